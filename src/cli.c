@@ -1,0 +1,51 @@
+/* Shared command-line helpers: usage errors, integer options, versions. */
+#include "cli.h"
+
+#include <config.h>
+#include <errno.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kernels/device_info.h"
+
+int wp_usage_error(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "wavepipe %s: ", command);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'wavepipe %s --help'.\n", command);
+    return 2;
+}
+
+int wp_parse_int_option(const char *command, const char *option, const char *text, int min,
+                        int max, int *value)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < min || v > max) {
+        wp_usage_error(command, "%s '%s' must be an integer in [%d, %d]", option, text, min, max);
+        return -1;
+    }
+    *value = (int)v;
+    return 0;
+}
+
+void wp_print_versions(void)
+{
+    printf("wavepipe %s (git %s)\n", PACKAGE_VERSION, WP_GIT_REVISION);
+    printf("  compiler  : %s\n", WP_CC_VERSION);
+    printf("  MPI       : %s\n", WP_MPI_VERSION);
+    printf("  hwloc     : %s\n", WP_HWLOC_VERSION);
+    printf("  PMIx      : %s\n", WP_PMIX_VERSION);
+    printf("  libconfig : %s\n", WP_LIBCONFIG_VERSION);
+    printf("  CBLAS     : %s\n", WP_CBLAS_VERSION);
+    struct wp_device_info info;
+    wp_device_query(&info);
+    printf("  CUDA/NCCL : %s\n", info.summary);
+}
