@@ -149,10 +149,23 @@ static int bridges_below(hwloc_obj_t obj, hwloc_obj_t top)
     return n;
 }
 
+/* Lowest common ancestor by parent links (hwloc's helper compares depths,
+ * which are virtual for I/O objects). */
+static hwloc_obj_t common_ancestor(hwloc_obj_t a, hwloc_obj_t b)
+{
+    for (hwloc_obj_t x = a; x; x = x->parent)
+        for (hwloc_obj_t y = b; y; y = y->parent)
+            if (x == y)
+                return x;
+    return NULL;
+}
+
 /* PCIe path class between two PCI functions, as nvidia-smi topo -m names it. */
 static enum wp_link_kind pci_path(hwloc_topology_t topo, hwloc_obj_t a, hwloc_obj_t b)
 {
-    hwloc_obj_t common = hwloc_get_common_ancestor_obj(topo, a, b);
+    hwloc_obj_t common = common_ancestor(a, b);
+    if (!common)
+        return WP_LINK_SYS;
     if (common->type == HWLOC_OBJ_BRIDGE) {
         if (is_host_bridge(common))
             return WP_LINK_PHB;
@@ -463,19 +476,20 @@ int wp_discover_node(const char *xml_path, struct wp_node_type *t, struct wp_err
         t->gpus[g] = found[g].gpu;
         /* Nearest NIC: the shortest PCIe path, among fabric NICs when the node
          * has any (a management Ethernet port is not where traffic goes). */
-        int best = -1;
-        enum wp_link_kind best_path = WP_LINK_KIND_COUNT;
+        int best = -1, best_distance = 1 << 30;
         for (int i = 0; i < nnics; i++) {
             if (any_fabric && !t->nics[i].fabric)
                 continue;
+            /* Ties between equal path classes go to a NIC in the same package. */
             enum wp_link_kind path = pci_path(topo, found[g].pci, nic_pci[i]);
-            if (path < best_path) {
-                best_path = path;
+            int distance = 2 * (int)path + (package_of(topo, nic_pci[i]) != found[g].gpu.package);
+            if (distance < best_distance) {
+                best_distance = distance;
                 best = i;
             }
         }
         t->gpus[g].nic = best;
-        t->gpus[g].nic_path = best >= 0 ? best_path : WP_LINK_SYS;
+        t->gpus[g].nic_path = best >= 0 ? (enum wp_link_kind)(best_distance / 2) : WP_LINK_SYS;
     }
     for (int a = 0; a < ngpus; a++) {
         for (int b = 0; b < ngpus; b++) {

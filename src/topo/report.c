@@ -7,33 +7,57 @@
 
 #include "util/units.h"
 
+/* Short link names for the matrix, like nvidia-smi topo -m. */
+static const char *short_kind(enum wp_link_kind k)
+{
+    switch (k) {
+    case WP_LINK_NVLINK: return "NVL";
+    case WP_LINK_NVSWITCH: return "NVSW";
+    default: return wp_link_kind_name(k);
+    }
+}
+
 static void report_gpu_matrix(FILE *out, const struct wp_node_type *t)
 {
     int n = t->ngpus;
-    fprintf(out, "  GPU interconnect (%s%s; link class / bandwidth in GB/s):\n", t->gpu_matrix,
-            t->nvswitches ? ", NVSwitch ports merged" : "");
-    fprintf(out, "    %5s", "");
+    int uniform = 1;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            if (a != b && (t->link_kind[a * n + b] != t->link_kind[1] || t->link_Bps[a * n + b] != t->link_Bps[1]))
+                uniform = 0;
+    fprintf(out, "  GPU interconnect from %s%s:\n", t->gpu_matrix,
+            t->nvswitches ? " (NVSwitch ports merged)" : "");
+    if (uniform) {
+        char bw[32];
+        fprintf(out, "    every GPU pair: %s, %s\n", wp_link_kind_name(t->link_kind[1]),
+                t->link_Bps[1] > 0 ? wp_format_bandwidth(t->link_Bps[1], bw, sizeof bw) : "bandwidth unknown");
+        return;
+    }
+    fprintf(out, "    %-4s", "");
     for (int b = 0; b < n; b++)
-        fprintf(out, " %9d", t->gpus[b].index);
+        fprintf(out, " %-5d", t->gpus[b].index);
+    fprintf(out, "   GB/s:");
+    for (int b = 0; b < n; b++)
+        fprintf(out, " %5d", t->gpus[b].index);
     fputc('\n', out);
     for (int a = 0; a < n; a++) {
-        fprintf(out, "    %5d", t->gpus[a].index);
+        fprintf(out, "    %-4d", t->gpus[a].index);
+        for (int b = 0; b < n; b++)
+            fprintf(out, " %-5s", short_kind(t->link_kind[a * n + b]));
+        fprintf(out, "   %4d:", t->gpus[a].index);
         for (int b = 0; b < n; b++) {
-            enum wp_link_kind k = t->link_kind[a * n + b];
-            if (k == WP_LINK_SELF) {
-                fprintf(out, " %9s", "X");
-                continue;
-            }
-            char cell[32];
             double GBps = t->link_Bps[a * n + b] / 1e9;
-            if (GBps > 0)
-                snprintf(cell, sizeof cell, "%s/%.4g", wp_link_kind_name(k), GBps);
+            if (a == b)
+                fprintf(out, " %5s", "-");
+            else if (GBps > 0)
+                fprintf(out, " %5.4g", GBps);
             else
-                snprintf(cell, sizeof cell, "%s/?", wp_link_kind_name(k));
-            fprintf(out, " %9s", cell);
+                fprintf(out, " %5s", "?");
         }
         fputc('\n', out);
     }
+    fprintf(out, "    NVL = NVLink, NVSW = NVLink through NVSwitch, XGMI = Infinity Fabric; PCIe paths:\n"
+                 "    PIX one switch, PXB several switches, PHB host bridge, NODE same NUMA node, SYS across sockets\n");
 }
 
 static void report_node_type(FILE *out, const struct wp_cluster *c, int ti)
@@ -45,7 +69,7 @@ static void report_node_type(FILE *out, const struct wp_cluster *c, int ti)
             t->numa_nodes, t->cores, t->pus, wp_format_bytes((double)t->memory_bytes, buf, sizeof buf));
     fprintf(out, "  %d GPUs, %d NVSwitches, %d NICs\n", t->ngpus, t->nvswitches, t->nnics);
     if (t->ngpus) {
-        fprintf(out, "  %-4s %-34s %-16s %-13s %-5s %-14s %-11s %s\n", "GPU", "model", "seen as",
+        fprintf(out, "  %-4s %-34s %-16s %-13s %-5s %-18s %-11s %s\n", "GPU", "model", "seen as",
                 "PCI", "NUMA", "nearest NIC", "PCIe", "NVLink/XGMI");
         for (int g = 0; g < t->ngpus; g++) {
             const struct wp_gpu *gpu = &t->gpus[g];
@@ -73,7 +97,7 @@ static void report_node_type(FILE *out, const struct wp_cluster *c, int ti)
             } else {
                 snprintf(nvl, sizeof nvl, "-");
             }
-            fprintf(out, "  %-4d %-34.34s %-16.16s %-13s %-5s %-14s %-11s %s\n", gpu->index, gpu->model,
+            fprintf(out, "  %-4d %-34.34s %-16.16s %-13s %-5s %-18s %-11s %s\n", gpu->index, gpu->model,
                     gpu->apis, gpu->pci_busid, numa, nic, pcie, nvl);
         }
     }
