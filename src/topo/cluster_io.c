@@ -341,7 +341,7 @@ static int read_cluster(const config_t *cfg, const char *path, struct wp_cluster
             return wp_cfg_errorf(err, config_setting_get_member(e, "type"),
                                  "node '%s' has type %d, but there are %d node types",
                                  wp_cfg_string(e, "host", ""), type, c->ntypes);
-        if (wp_cluster_add_node(c, wp_cfg_string(e, "host", ""), type, err))
+        if (wp_cluster_add_node(c, wp_cfg_string(e, "host", ""), type, err) < 0)
             return -1;
     }
     const config_setting_t *ranks = config_setting_get_member(root, "ranks");
@@ -352,7 +352,7 @@ static int read_cluster(const config_t *cfg, const char *path, struct wp_cluster
             return wp_cfg_errorf(err, config_setting_get_member(e, "node"),
                                  "rank %d is on node %d, but the file lists %d nodes",
                                  wp_cfg_int(e, "rank", 0), node, c->nnodes);
-        if (wp_cluster_add_rank(c, wp_cfg_int(e, "rank", 0), node, wp_cfg_int(e, "local_rank", 0), err))
+        if (wp_cluster_add_rank(c, wp_cfg_int(e, "rank", 0), node, wp_cfg_int(e, "local_rank", 0), err) < 0)
             return -1;
     }
     const config_setting_t *net = config_setting_get_member(root, "network");
