@@ -62,4 +62,8 @@ expect_contains "$out/err7.txt" "cannot write /nonexistent-dir/x.cfg" "unwritabl
 "$WAVEPIPE" topo --out "$out/live.cfg" > "$out/live.txt"; expect_status 0 $? "live topo of this machine"
 expect_contains "$out/live.txt" "live hwloc on $(hostname)" "live topology says where it comes from"
 expect_contains "$out/live.cfg" "host = \"$(hostname)\"" "live cluster file names this host"
+# The shipped reference machines stay readable.
+for f in "$WP_SRCDIR"/topology/*.cfg; do
+    "$WAVEPIPE" topo --cluster "$f" --quiet; expect_status 0 $? "topology/$(basename "$f") reads back"
+done
 finish
