@@ -12,6 +12,8 @@ struct wp_command {
 /* Subcommands (one file each: cmd_<name>.c). argv[0] is the subcommand. */
 int wp_cmd_topo(int argc, char **argv);
 int wp_cmd_probe(int argc, char **argv);
+int wp_cmd_schedule(int argc, char **argv);
+int wp_cmd_simulate(int argc, char **argv);
 
 /* Prints "wavepipe CMD: message" and a hint to --help; returns 2. */
 int wp_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

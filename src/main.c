@@ -11,6 +11,9 @@ static const struct wp_command commands[] = {
      wp_cmd_topo},
     {"probe", "describe every node of a Slurm allocation as a PMIx client (srun --mpi=pmix)",
      wp_cmd_probe},
+    {"schedule", "generate a pipeline schedule as action lists, and validate it", wp_cmd_schedule},
+    {"simulate", "time a schedule with the discrete-event simulator; timelines as JSON and SVG",
+     wp_cmd_simulate},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,40 @@
+/* Schedule generators: one entry point that places stages on ranks, orders
+ * each rank's compute, adds the communication every order implies, and
+ * gives each rank its activation bound. */
+#ifndef WP_SCHED_GENERATE_H
+#define WP_SCHED_GENERATE_H
+
+#include "sched/schedule.h"
+
+/* Fills params with defaults (policy A, k 1, waves 1, chunks 1, tf 1, tb 2). */
+void wp_sched_params_default(struct wp_sched_params *p);
+
+/* Generates the schedule p asks for. Errors explain what does not fit
+ * (e.g. interleaved needs M to be a multiple of P). */
+int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
+                         struct wp_err *err);
+
+/* ---- the parts, one file each ---- */
+
+/* place.c: stage count, stage -> rank placement, micro-batch -> copy. */
+int wp_sched_place(struct wp_schedule *s, struct wp_err *err);
+/* order_direct.c: gpipe, 1f1b and kfkb (grouped early backward), and
+ * Megatron's interleaved 1F1B; writes compute-only lists. */
+int wp_sched_order_grouped(struct wp_schedule *s, struct wp_err *err);
+int wp_sched_order_interleaved(struct wp_schedule *s, struct wp_err *err);
+/* order_greedy.c: list scheduling by priority for chimera, hanayo, zb-h1. */
+int wp_sched_order_greedy(struct wp_schedule *s, struct wp_err *err);
+/* comm.c: turns compute-only lists into full action lists. */
+int wp_sched_add_comm(struct wp_schedule *s, struct wp_err *err);
+
+/* Work and activation weight of one (stage, micro-batch slice) relative to
+ * one micro-batch through 1/P of the model: (P / S) * cost scale / replicas. */
+double wp_stage_weight(const struct wp_schedule *s, int stage);
+
+/* Slices of consecutive stages that overlap (DAPPLE split/concat). */
+static inline int wp_slices_overlap(int i, int ri, int j, int rj)
+{
+    return (long)i * rj < (long)(j + 1) * ri && (long)j * ri < (long)(i + 1) * rj;
+}
+
+#endif

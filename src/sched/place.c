@@ -1,0 +1,66 @@
+/* Stage placement of every schedule kind: straight pipelines (with DAPPLE's
+ * replicated stages), Megatron's interleaved chunks (stage c*P + r on rank
+ * r), Hanayo's waves (down the ranks, back up, W times), and Chimera's two
+ * pipelines in opposite directions (stage s on ranks s and P-1-s). */
+#include "sched/generate.h"
+
+#include <stdlib.h>
+
+static int set_place(struct wp_schedule *s, int stage, int ncopies, int nreplicas, struct wp_err *err)
+{
+    struct wp_stage_place *pl = &s->place[stage];
+    pl->ncopies = ncopies;
+    pl->nreplicas = nreplicas;
+    pl->ranks = calloc((size_t)(ncopies * nreplicas), sizeof *pl->ranks);
+    return pl->ranks ? 0 : wp_errorf(err, "out of memory");
+}
+
+int wp_sched_place(struct wp_schedule *s, struct wp_err *err)
+{
+    const struct wp_sched_params *p = &s->params;
+    int P = s->nranks;
+    switch (p->kind) {
+    case WP_SCHED_INTERLEAVED:
+        for (int st = 0; st < s->nstages; st++) {
+            if (set_place(s, st, 1, 1, err))
+                return -1;
+            s->place[st].ranks[0] = st % P;
+        }
+        return 0;
+    case WP_SCHED_HANAYO:
+        for (int st = 0; st < s->nstages; st++) {
+            if (set_place(s, st, 1, 1, err))
+                return -1;
+            int j = st % (2 * P);
+            s->place[st].ranks[0] = j < P ? j : 2 * P - 1 - j;
+        }
+        return 0;
+    case WP_SCHED_CHIMERA:
+        for (int st = 0; st < s->nstages; st++) {
+            if (set_place(s, st, 2, 1, err))
+                return -1;
+            s->place[st].ranks[0] = st;
+            s->place[st].ranks[1] = P - 1 - st;
+        }
+        /* Each unit of P micro-batches sends its first half down, the rest up. */
+        for (int m = 0; m < s->nmicro; m++)
+            s->mb_copy[m] = (m % P) < P / 2 ? 0 : 1;
+        return 0;
+    default: {
+        int next_rank = 0;
+        for (int st = 0; st < s->nstages; st++) {
+            int r = p->nreplicas ? p->replicas[st] : 1;
+            if (set_place(s, st, 1, r, err))
+                return -1;
+            for (int j = 0; j < r; j++)
+                s->place[st].ranks[j] = next_rank++;
+        }
+        return 0;
+    }
+    }
+}
+
+double wp_stage_weight(const struct wp_schedule *s, int stage)
+{
+    return (double)s->nranks / s->nstages * wp_stage_cost_scale(s, stage) / s->place[stage].nreplicas;
+}

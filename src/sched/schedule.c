@@ -1,0 +1,164 @@
+/* Lifetime and output of schedules and their action lists. */
+#include "sched/schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const op_names[WP_OP_COUNT] = {
+    [WP_OP_F] = "F",
+    [WP_OP_B] = "B",
+    [WP_OP_W] = "W",
+    [WP_OP_SEND_ACT] = "SEND_ACT",
+    [WP_OP_RECV_ACT] = "RECV_ACT",
+    [WP_OP_SEND_GRAD] = "SEND_GRAD",
+    [WP_OP_RECV_GRAD] = "RECV_GRAD",
+    [WP_OP_ALLREDUCE] = "ALLREDUCE",
+    [WP_OP_STEP] = "STEP",
+};
+
+static const char *const kind_names[WP_SCHED_KIND_COUNT] = {
+    [WP_SCHED_GPIPE] = "gpipe",   [WP_SCHED_1F1B] = "1f1b",       [WP_SCHED_KFKB] = "kfkb",
+    [WP_SCHED_INTERLEAVED] = "interleaved", [WP_SCHED_CHIMERA] = "chimera",
+    [WP_SCHED_HANAYO] = "hanayo", [WP_SCHED_ZBH1] = "zb-h1",
+};
+
+const char *wp_op_name(enum wp_op op)
+{
+    return (unsigned)op < WP_OP_COUNT ? op_names[op] : "?";
+}
+
+int wp_op_from_name(const char *name)
+{
+    for (int i = 0; i < WP_OP_COUNT; i++)
+        if (strcmp(op_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+const char *wp_sched_kind_name(enum wp_sched_kind kind)
+{
+    return (unsigned)kind < WP_SCHED_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+int wp_sched_kind_from_name(const char *name)
+{
+    for (int i = 0; i < WP_SCHED_KIND_COUNT; i++)
+        if (strcmp(kind_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int wp_schedule_init(struct wp_schedule *s, const struct wp_sched_params *p, int nstages,
+                     struct wp_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->params = *p;
+    s->nranks = p->ranks;
+    s->nstages = nstages;
+    s->nmicro = p->microbatches;
+    s->place = calloc((size_t)nstages, sizeof *s->place);
+    s->mb_copy = calloc((size_t)p->microbatches, sizeof *s->mb_copy);
+    s->lists = calloc((size_t)p->ranks, sizeof *s->lists);
+    s->activation_bound = calloc((size_t)p->ranks, sizeof *s->activation_bound);
+    if (p->nreplicas) {
+        s->replicas_store = malloc((size_t)p->nreplicas * sizeof *s->replicas_store);
+        if (s->replicas_store)
+            memcpy(s->replicas_store, p->replicas, (size_t)p->nreplicas * sizeof *p->replicas);
+        s->params.replicas = s->replicas_store;
+    }
+    if (p->nstage_costs) {
+        s->stage_cost_store = malloc((size_t)p->nstage_costs * sizeof *s->stage_cost_store);
+        if (s->stage_cost_store)
+            memcpy(s->stage_cost_store, p->stage_cost_scale,
+                   (size_t)p->nstage_costs * sizeof *p->stage_cost_scale);
+        s->params.stage_cost_scale = s->stage_cost_store;
+    }
+    if (!s->place || !s->mb_copy || !s->lists || !s->activation_bound || (p->nreplicas && !s->replicas_store) ||
+        (p->nstage_costs && !s->stage_cost_store)) {
+        wp_schedule_destroy(s);
+        return wp_errorf(err, "out of memory for a schedule of %d ranks", p->ranks);
+    }
+    return 0;
+}
+
+void wp_schedule_destroy(struct wp_schedule *s)
+{
+    for (int i = 0; s->place && i < s->nstages; i++)
+        free(s->place[i].ranks);
+    for (int r = 0; s->lists && r < s->nranks; r++)
+        free(s->lists[r].actions);
+    free(s->place);
+    free(s->mb_copy);
+    free(s->lists);
+    free(s->activation_bound);
+    free(s->replicas_store);
+    free(s->stage_cost_store);
+    memset(s, 0, sizeof *s);
+}
+
+int wp_schedule_push(struct wp_schedule *s, int rank, int op, int stage, int mb, int peer,
+                     struct wp_err *err)
+{
+    struct wp_action_list *l = &s->lists[rank];
+    if (l->count == l->capacity) {
+        int cap = l->capacity ? 2 * l->capacity : 64;
+        struct wp_action *grown = realloc(l->actions, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return wp_errorf(err, "out of memory for the action list of rank %d", rank);
+        l->actions = grown;
+        l->capacity = cap;
+    }
+    l->actions[l->count++] = (struct wp_action){(int8_t)op, stage, mb, peer};
+    return 0;
+}
+
+int wp_schedule_stages_per_rank(const struct wp_schedule *s, int rank)
+{
+    int n = 0;
+    for (int st = 0; st < s->nstages; st++) {
+        const struct wp_stage_place *pl = &s->place[st];
+        for (int i = 0; i < pl->ncopies * pl->nreplicas; i++)
+            if (pl->ranks[i] == rank) {
+                n++;
+                break;
+            }
+    }
+    return n;
+}
+
+void wp_schedule_write_text(FILE *out, const struct wp_schedule *s)
+{
+    for (int r = 0; r < s->nranks; r++) {
+        fprintf(out, "rank %d:", r);
+        const struct wp_action_list *l = &s->lists[r];
+        for (int i = 0; i < l->count; i++) {
+            const struct wp_action *a = &l->actions[i];
+            if (wp_op_is_compute(a->op))
+                fprintf(out, " %s%d.%d", wp_op_name(a->op), a->stage, a->microbatch);
+            else if (a->microbatch >= 0)
+                fprintf(out, " %s%d.%d%s%d", wp_op_name(a->op), a->stage, a->microbatch,
+                        wp_op_is_send(a->op) ? ">" : "<", a->peer);
+            else
+                fprintf(out, " %s%d", wp_op_name(a->op), a->stage);
+        }
+        fputc('\n', out);
+    }
+}
+
+void wp_schedule_write_csv(FILE *out, const struct wp_schedule *s)
+{
+    fprintf(out, "rank,step,op,stage,microbatch,peer\n");
+    for (int r = 0; r < s->nranks; r++) {
+        const struct wp_action_list *l = &s->lists[r];
+        for (int i = 0; i < l->count; i++) {
+            const struct wp_action *a = &l->actions[i];
+            fprintf(out, "%d,%d,%s,%d,", r, i, wp_op_name(a->op), a->stage);
+            if (a->microbatch >= 0)
+                fprintf(out, "%d", a->microbatch);
+            fputc(',', out);
+            if (a->peer >= 0)
+                fprintf(out, "%d", a->peer);
+            fputc('\n', out);
+        }
+    }
+}

@@ -1,0 +1,93 @@
+/* A pipeline schedule: the placement of stages on ranks, and one action
+ * list per rank. Generators fill it (see generate.h); the validator, the
+ * simulator and the runtime only read it. */
+#ifndef WP_SCHED_SCHEDULE_H
+#define WP_SCHED_SCHEDULE_H
+
+#include "sched/action.h"
+
+enum wp_sched_kind {
+    WP_SCHED_GPIPE,
+    WP_SCHED_1F1B,
+    WP_SCHED_KFKB,
+    WP_SCHED_INTERLEAVED,
+    WP_SCHED_CHIMERA,
+    WP_SCHED_HANAYO,
+    WP_SCHED_ZBH1,
+    WP_SCHED_KIND_COUNT
+};
+
+const char *wp_sched_kind_name(enum wp_sched_kind kind);
+int wp_sched_kind_from_name(const char *name); /* -1 when unknown */
+
+/* Where one stage lives. A stage has ncopies independent copies of its
+ * weights (2 in Chimera, whose two pipelines run in opposite directions,
+ * 1 elsewhere); each copy runs on nreplicas ranks that split every
+ * micro-batch into nreplicas slices (DAPPLE's stage replication). */
+struct wp_stage_place {
+    int ncopies;
+    int nreplicas;
+    int *ranks; /* ranks[copy * nreplicas + replica] */
+};
+
+/* What the generator was asked for. */
+struct wp_sched_params {
+    enum wp_sched_kind kind;
+    int ranks;          /* P */
+    int microbatches;   /* M */
+    int k;              /* kfkb group size */
+    int waves;          /* hanayo W */
+    int chunks;         /* interleaved V */
+    char policy;        /* 'A' or 'B' (1f1b warm-up) */
+    int max_inflight;   /* D: micro-batches that fit in memory; 0 = no limit */
+    int nreplicas;      /* entries in replicas (0: one rank per stage) */
+    const int *replicas;
+    int nstage_costs;   /* entries in stage_cost_scale (0: equal stages) */
+    const double *stage_cost_scale;
+    double tf, tb, tw, tc; /* costs the greedy generators schedule by */
+};
+
+struct wp_schedule {
+    struct wp_sched_params params;
+    int nranks;
+    int nstages;
+    int nmicro;
+    int split_backward;        /* B and W are separate actions */
+    struct wp_stage_place *place; /* per stage */
+    int *mb_copy;              /* per micro-batch: which copy of every stage runs it */
+    int *replicas_store;       /* owned copy of params.replicas */
+    double *stage_cost_store;  /* owned copy of params.stage_cost_scale */
+    struct wp_action_list *lists; /* per rank */
+    double *activation_bound;  /* per rank: the documented peak of held activations */
+};
+
+int wp_schedule_init(struct wp_schedule *s, const struct wp_sched_params *p, int nstages,
+                     struct wp_err *err);
+void wp_schedule_destroy(struct wp_schedule *s);
+
+/* Appends an action to a rank's list. */
+int wp_schedule_push(struct wp_schedule *s, int rank, int op, int stage, int mb, int peer,
+                     struct wp_err *err);
+
+/* The rank running (stage, micro-batch) in replica r (0 <= r < nreplicas). */
+static inline int wp_stage_rank(const struct wp_schedule *s, int stage, int mb, int replica)
+{
+    const struct wp_stage_place *pl = &s->place[stage];
+    return pl->ranks[s->mb_copy[mb] * pl->nreplicas + replica];
+}
+
+/* Number of distinct stages each rank holds, at most (chunks per rank). */
+int wp_schedule_stages_per_rank(const struct wp_schedule *s, int rank);
+
+/* Relative cost of a stage (1 for equal stages). */
+static inline double wp_stage_cost_scale(const struct wp_schedule *s, int stage)
+{
+    return s->params.nstage_costs ? s->stage_cost_store[stage] : 1.0;
+}
+
+/* Output as text (one line per action, grouped by rank) or as CSV with the
+ * header rank,step,op,stage,microbatch,peer. */
+void wp_schedule_write_text(FILE *out, const struct wp_schedule *s);
+void wp_schedule_write_csv(FILE *out, const struct wp_schedule *s);
+
+#endif

@@ -1,0 +1,331 @@
+/* Discrete-event simulation over action lists: a lock-step walk in which
+ * every rank keeps a clock, sends stamp their message's arrival, receives
+ * wait for it, and an ALLREDUCE starts when its last holder arrives. */
+#include "sched/simulate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/generate.h"
+#include "sched/walk.h"
+
+void wp_cost_model_default(struct wp_cost_model *c)
+{
+    memset(c, 0, sizeof *c);
+    c->tf = 1;
+    c->tb = 2;
+    c->prefetch = 1;
+}
+
+struct sim {
+    const struct wp_schedule *s;
+    const struct wp_cost_model *cost;
+    const struct wp_msg_match *mm;
+    struct wp_sim_result *res;
+    double *clock;     /* per rank */
+    double *held;      /* per rank */
+    double *post;      /* per global action id: when a send was posted */
+    double *arrival;   /* per global action id of a send: when its message is there */
+    double *link_free; /* per (src * P + dst) */
+    int *node_of;      /* per rank, with a cluster: node index */
+    int *type_of;      /* per rank, with a cluster: node type index */
+};
+
+static int add_event(struct wp_sim_result *res, int rank, int op, int stage, int mb, int peer, double start,
+                     double end, struct wp_err *err)
+{
+    if (res->nevents == res->cap_events) {
+        long cap = res->cap_events ? 2 * res->cap_events : 1024;
+        struct wp_sim_event *grown = realloc(res->events, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return wp_errorf(err, "out of memory for the timeline");
+        res->events = grown;
+        res->cap_events = cap;
+    }
+    res->events[res->nevents++] = (struct wp_sim_event){rank, (int8_t)op, stage, mb, peer, start, end};
+    return 0;
+}
+
+static double bandwidth_factor(const struct wp_cost_model *c, int src, int dst, double t)
+{
+    double f = 1;
+    for (int i = 0; i < c->nchanges; i++) {
+        const struct wp_bandwidth_change *ch = &c->changes[i];
+        if (ch->time_s <= t && (ch->src < 0 || ch->src == src) && (ch->dst < 0 || ch->dst == dst))
+            f = ch->factor;
+    }
+    return f;
+}
+
+/* Latency and seconds per byte of the link between two ranks. */
+static void link_params(const struct sim *sm, int a, int b, double *alpha, double *beta)
+{
+    const struct wp_cluster *cl = sm->cost->cluster;
+    if (!cl) {
+        *alpha = 0;
+        *beta = 0;
+        return;
+    }
+    int na = sm->node_of[a], nb = sm->node_of[b];
+    if (na != nb || cl->ntypes == 0) {
+        *alpha = cl->network.given ? cl->network.latency_s : 0;
+        *beta = cl->network.given ? 1.0 / cl->network.bandwidth_Bps : 0;
+        return;
+    }
+    const struct wp_node_type *t = &cl->types[sm->type_of[a]];
+    int ga = t->ngpus ? a % t->ngpus : 0, gb = t->ngpus ? b % t->ngpus : 0;
+    double bw = t->ngpus > 1 ? t->link_Bps[ga * t->ngpus + gb] : 0;
+    *alpha = 1e-6;
+    *beta = bw > 0 ? 1.0 / bw : 0;
+}
+
+/* Seconds a message occupies its link (bandwidth part) and its latency. */
+static void message_time(const struct sim *sm, int src, int dst, double t, double *occupy, double *latency)
+{
+    const struct wp_cost_model *c = sm->cost;
+    double f = bandwidth_factor(c, src, dst, t);
+    if (!(f > 0))
+        f = 1e-9;
+    if (c->cluster) {
+        double alpha, beta;
+        link_params(sm, src, dst, &alpha, &beta);
+        *occupy = c->message_bytes * beta / f;
+        *latency = alpha;
+    } else {
+        *occupy = c->tc / f;
+        *latency = 0;
+    }
+}
+
+static double compute_cost(const struct sim *sm, int op, int stage)
+{
+    const struct wp_cost_model *c = sm->cost;
+    double t = op == WP_OP_F ? c->tf : op == WP_OP_B ? (sm->s->split_backward ? c->tb : c->tb + c->tw) : c->tw;
+    return t * wp_stage_weight(sm->s, stage);
+}
+
+static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, struct wp_err *err)
+{
+    struct sim *sm = ctx;
+    const struct wp_schedule *s = sm->s;
+    long gid = sm->mm->offset[rank] + step;
+    double now = sm->clock[rank];
+    switch (a->op) {
+    case WP_OP_F:
+    case WP_OP_B:
+    case WP_OP_W: {
+        double end = now + compute_cost(sm, a->op, a->stage);
+        sm->res->busy[rank] += end - now;
+        sm->clock[rank] = end;
+        double w = wp_stage_weight(s, a->stage);
+        if (a->op == WP_OP_F) {
+            sm->held[rank] += w;
+            if (sm->held[rank] > sm->res->peak_activations[rank])
+                sm->res->peak_activations[rank] = sm->held[rank];
+        } else if (a->op == WP_OP_B) {
+            sm->held[rank] -= w;
+        }
+        return add_event(sm->res, rank, a->op, a->stage, a->microbatch, -1, now, end, err);
+    }
+    case WP_OP_SEND_ACT:
+    case WP_OP_SEND_GRAD:
+        sm->post[gid] = now;
+        if (sm->cost->prefetch) {
+            double occupy, latency;
+            size_t link = (size_t)rank * (size_t)s->nranks + (size_t)a->peer;
+            double start = now > sm->link_free[link] ? now : sm->link_free[link];
+            message_time(sm, rank, a->peer, start, &occupy, &latency);
+            sm->link_free[link] = start + occupy;
+            sm->arrival[gid] = start + occupy + latency;
+            return add_event(sm->res, rank, a->op, a->stage, a->microbatch, a->peer, start, sm->arrival[gid], err);
+        }
+        return 0;
+    case WP_OP_RECV_ACT:
+    case WP_OP_RECV_GRAD: {
+        long send = sm->mm->partner[gid];
+        double arrival;
+        if (sm->cost->prefetch) {
+            arrival = sm->arrival[send];
+        } else {
+            /* posted only now: the transfer starts when both sides are there */
+            double occupy, latency;
+            size_t link = (size_t)a->peer * (size_t)s->nranks + (size_t)rank;
+            double start = sm->post[send] > now ? sm->post[send] : now;
+            if (sm->link_free[link] > start)
+                start = sm->link_free[link];
+            message_time(sm, a->peer, rank, start, &occupy, &latency);
+            sm->link_free[link] = start + occupy;
+            arrival = start + occupy + latency;
+            int send_op = a->op == WP_OP_RECV_ACT ? WP_OP_SEND_ACT : WP_OP_SEND_GRAD;
+            if (add_event(sm->res, a->peer, send_op, a->stage, a->microbatch, rank, start, arrival, err))
+                return -1;
+        }
+        if (arrival > now)
+            sm->clock[rank] = arrival;
+        return 0;
+    }
+    case WP_OP_STEP:
+        return 0;
+    default:
+        return wp_errorf(err, "rank %d step %d: unexpected action", rank, step);
+    }
+}
+
+static int sim_collective(void *ctx, int stage, int n, const int *ranks, const int *steps, struct wp_err *err)
+{
+    struct sim *sm = ctx;
+    double start = 0;
+    for (int i = 0; i < n; i++)
+        if (sm->clock[ranks[i]] > start)
+            start = sm->clock[ranks[i]];
+    /* ring allreduce: 2(n-1) steps, each 1/n of the gradients over the
+     * slowest link of the ring */
+    double alpha = 0, beta = 0, share;
+    if (sm->cost->cluster) {
+        for (int i = 0; i < n; i++) {
+            double a, b;
+            link_params(sm, ranks[i], ranks[(i + 1) % n], &a, &b);
+            alpha = a > alpha ? a : alpha;
+            beta = b > beta ? b : beta;
+        }
+        share = sm->cost->gradient_bytes * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
+    } else {
+        beta = 1;
+        share = sm->cost->tar * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
+    }
+    double duration = 2.0 * (n - 1) * (alpha + share / n * beta);
+    for (int i = 0; i < n; i++) {
+        sm->clock[ranks[i]] = start + duration;
+        if (add_event(sm->res, ranks[i], WP_OP_ALLREDUCE, stage, -1, -1, start, start + duration, err))
+            return -1;
+    }
+    (void)steps;
+    return 0;
+}
+
+void wp_sim_result_destroy(struct wp_sim_result *res)
+{
+    free(res->busy);
+    free(res->peak_activations);
+    free(res->events);
+    memset(res, 0, sizeof *res);
+}
+
+int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, struct wp_sim_result *res,
+                struct wp_err *err)
+{
+    memset(res, 0, sizeof *res);
+    int P = s->nranks;
+    res->nranks = P;
+    res->busy = calloc((size_t)P, sizeof *res->busy);
+    res->peak_activations = calloc((size_t)P, sizeof *res->peak_activations);
+    struct sim sm = {s, cost, NULL, res, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    struct wp_msg_match mm;
+    int rc = res->busy && res->peak_activations ? wp_match_messages(s, &mm, err) : wp_errorf(err, "out of memory");
+    if (rc) {
+        wp_sim_result_destroy(res);
+        return -1;
+    }
+    sm.mm = &mm;
+    sm.clock = calloc((size_t)P, sizeof *sm.clock);
+    sm.held = calloc((size_t)P, sizeof *sm.held);
+    sm.post = calloc((size_t)(mm.total ? mm.total : 1), sizeof *sm.post);
+    sm.arrival = calloc((size_t)(mm.total ? mm.total : 1), sizeof *sm.arrival);
+    sm.link_free = calloc((size_t)P * (size_t)P, sizeof *sm.link_free);
+    sm.node_of = calloc((size_t)P, sizeof *sm.node_of);
+    sm.type_of = calloc((size_t)P, sizeof *sm.type_of);
+    if (!sm.clock || !sm.held || !sm.post || !sm.arrival || !sm.link_free || !sm.node_of || !sm.type_of)
+        rc = wp_errorf(err, "out of memory");
+    if (rc == 0 && cost->cluster) {
+        /* ranks fill nodes in order: the job's own rank list when it has one,
+         * else as many ranks per node as the node type has GPUs (1 if none) */
+        const struct wp_cluster *cl = cost->cluster;
+        if (cl->nranks >= P) {
+            for (int r = 0; r < P; r++) {
+                sm.node_of[r] = cl->ranks[r].node;
+                sm.type_of[r] = cl->nodes[cl->ranks[r].node].type;
+            }
+        } else {
+            int r = 0, node = 0;
+            for (int ti = 0; ti < cl->ntypes && r < P; ti++)
+                for (int n = 0; n < cl->types[ti].count && r < P; n++, node++) {
+                    int per = cl->types[ti].ngpus > 0 ? cl->types[ti].ngpus : 1;
+                    for (int g = 0; g < per && r < P; g++, r++) {
+                        sm.node_of[r] = node;
+                        sm.type_of[r] = ti;
+                    }
+                }
+            if (r < P)
+                rc = wp_errorf(err, "the cluster has room for %d ranks (one per GPU), the schedule needs %d", r, P);
+        }
+    }
+    if (rc == 0) {
+        struct wp_walk_visitor v = {&sm, sim_run, sim_collective};
+        rc = wp_walk(s, &mm, &v, err);
+    }
+    if (rc == 0) {
+        double busy = 0;
+        for (int r = 0; r < P; r++) {
+            if (sm.clock[r] > res->makespan)
+                res->makespan = sm.clock[r];
+            busy += res->busy[r];
+            if (res->peak_activations[r] > res->peak_max)
+                res->peak_max = res->peak_activations[r];
+        }
+        res->bubble_ratio = res->makespan > 0 ? 1.0 - busy / (P * res->makespan) : 0;
+    }
+    wp_match_destroy(&mm);
+    free(sm.clock);
+    free(sm.held);
+    free(sm.post);
+    free(sm.arrival);
+    free(sm.link_free);
+    free(sm.node_of);
+    free(sm.type_of);
+    if (rc)
+        wp_sim_result_destroy(res);
+    return rc;
+}
+
+int wp_bandwidth_trace_read(const char *path, struct wp_bandwidth_change **changes, int *n, struct wp_err *err)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return wp_errorf(err, "cannot read %s: %s", path, strerror(errno));
+    char line[256];
+    int lineno = 0, cap = 0;
+    *changes = NULL;
+    *n = 0;
+    while (fgets(line, sizeof line, fp)) {
+        lineno++;
+        if (line[0] == '#' || line[0] == '\n' || (lineno == 1 && strncmp(line, "time_s", 6) == 0))
+            continue;
+        char src[32], dst[32];
+        struct wp_bandwidth_change ch;
+        if (sscanf(line, "%lf,%31[^,],%31[^,],%lf", &ch.time_s, src, dst, &ch.factor) != 4 || ch.time_s < 0 ||
+            !(ch.factor > 0)) {
+            fclose(fp);
+            free(*changes);
+            *changes = NULL;
+            return wp_errorf(err, "%s:%d: expected time_s,src,dst,factor with time_s >= 0 and factor > 0", path,
+                             lineno);
+        }
+        ch.src = strcmp(src, "*") == 0 ? -1 : atoi(src);
+        ch.dst = strcmp(dst, "*") == 0 ? -1 : atoi(dst);
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct wp_bandwidth_change *grown = realloc(*changes, (size_t)cap * sizeof *grown);
+            if (!grown) {
+                fclose(fp);
+                free(*changes);
+                return wp_errorf(err, "out of memory");
+            }
+            *changes = grown;
+        }
+        (*changes)[(*n)++] = ch;
+    }
+    fclose(fp);
+    return 0;
+}

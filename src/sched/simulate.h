@@ -1,0 +1,58 @@
+/* The discrete-event simulator of action lists: compute costs per stage,
+ * messages at alpha + n * beta over the link they cross (or a constant tc),
+ * allreduce by the ring cost, receives posted ahead of need (prefetch) so
+ * that transfers overlap compute, and optional bandwidth changes over time. */
+#ifndef WP_SCHED_SIMULATE_H
+#define WP_SCHED_SIMULATE_H
+
+#include "sched/schedule.h"
+#include "topo/cluster.h"
+
+/* A change of link speed from time_s on: factor multiplies bandwidth
+ * (0.5 halves it). src/dst -1 stand for every rank. */
+struct wp_bandwidth_change {
+    double time_s;
+    int src, dst;
+    double factor;
+};
+
+struct wp_cost_model {
+    double tf, tb, tw;     /* seconds per micro-batch through 1/P of the model */
+    double tc;             /* seconds per message, when no cluster is given */
+    double tar;            /* seconds to move one 1/P share of the gradients over a link */
+    int prefetch;          /* 1: receives are posted ahead (transfers start at the send) */
+    const struct wp_cluster *cluster; /* optional: links by rank placement on its nodes */
+    double message_bytes;  /* with a cluster: bytes of one activation or gradient message */
+    double gradient_bytes; /* with a cluster: bytes of one 1/P share of the gradients */
+    int nchanges;
+    const struct wp_bandwidth_change *changes;
+};
+
+struct wp_sim_event {
+    int rank;
+    int8_t op;
+    int stage, microbatch, peer;
+    double start, end;
+};
+
+struct wp_sim_result {
+    int nranks;
+    double makespan;
+    double bubble_ratio;      /* idle / (ranks * makespan) */
+    double *busy;             /* per rank: compute seconds */
+    double *peak_activations; /* per rank, weighted */
+    double peak_max;
+    struct wp_sim_event *events; /* compute, allreduce and transfers */
+    long nevents, cap_events;
+};
+
+void wp_cost_model_default(struct wp_cost_model *c);
+int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, struct wp_sim_result *res,
+                struct wp_err *err);
+void wp_sim_result_destroy(struct wp_sim_result *res);
+
+/* Reads a bandwidth trace: CSV lines time_s,src,dst,factor (src/dst a rank
+ * or *), header optional. *changes is malloc'ed. */
+int wp_bandwidth_trace_read(const char *path, struct wp_bandwidth_change **changes, int *n, struct wp_err *err);
+
+#endif

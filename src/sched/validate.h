@@ -1,0 +1,23 @@
+/* The one validator of schedules: every (stage, micro-batch) slice has its
+ * F, B (and W) exactly once on the rank that holds it, in dependency order;
+ * every send has exactly one matching receive in channel order; a lock-step
+ * run terminates; and each rank's peak of held activations is reported and
+ * within the schedule's documented bound. */
+#ifndef WP_SCHED_VALIDATE_H
+#define WP_SCHED_VALIDATE_H
+
+#include "sched/schedule.h"
+
+struct wp_validation {
+    int nranks;
+    double *peak_activations;  /* per rank, weighted (see wp_stage_weight) */
+    double peak_max;
+    long actions;
+    long messages;
+};
+
+/* 0 when valid; otherwise -1 and a message naming the rank, step, action. */
+int wp_schedule_validate(const struct wp_schedule *s, struct wp_validation *v, struct wp_err *err);
+void wp_validation_destroy(struct wp_validation *v);
+
+#endif

@@ -1,0 +1,35 @@
+/* Command-line options shared by the commands that make schedules
+ * (`schedule`, `simulate`, later `run`): kind, ranks, micro-batches, k,
+ * waves, chunks, policy, replicas, stage costs and the cost model. */
+#ifndef WP_SCHED_CLI_H
+#define WP_SCHED_CLI_H
+
+#include <getopt.h>
+#include "sched/generate.h"
+#include "sched/simulate.h"
+
+#define WP_SCHED_MAX_STAGES 4096
+
+struct wp_sched_cli {
+    struct wp_sched_params params;
+    int all_kinds;                     /* --kind all */
+    int replicas[WP_SCHED_MAX_STAGES];
+    double stage_costs[WP_SCHED_MAX_STAGES];
+    const char *format;                /* "text" or "csv" */
+    int validate;
+    int tc_given, tw_given;
+};
+
+/* The long options of the schedule family; index of the first free slot is
+ * returned through *count so that commands can append their own. */
+extern const struct option wp_sched_long_options[];
+extern const int wp_sched_long_option_count;
+
+void wp_sched_cli_init(struct wp_sched_cli *o);
+/* Handles one option returned by getopt_long; returns 0 when handled, 1
+ * when the option is not one of the shared ones, 2 after a usage error. */
+int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp_sched_cli *o);
+/* The option help shared by the commands. */
+void wp_sched_cli_help(void);
+
+#endif
