@@ -1,0 +1,500 @@
+/* Schedules against closed forms and the papers: makespan and bubble ratio
+ * of gpipe, 1f1b and kfkb ((M+P-1)(tf+tb), (P-1)/(M+P-1)), interleaved
+ * ((P-1)/(VM+P-1)), zb-h1's idle time ((P-1)(tf+tb-tw) against 1F1B's
+ * (P-1)(tf+tb+tw)), peak activations (gpipe M, 1f1b min(P-r, M), policy B
+ * min(2(P-r)-1, M), kfkb between, hanayo within P), Hanayo's bubble falling
+ * with waves (and its closed form at M = P), Ada-Grouper's communication
+ * hiding, validation over a grid of every kind, stage replication, and the
+ * validator rejecting hand-broken lists. */
+#include <stdlib.h>
+
+#include "sched/generate.h"
+#include "sched/simulate.h"
+#include "sched/validate.h"
+#include "tap.h"
+
+static struct wp_sched_params params(enum wp_sched_kind kind, int P, int M)
+{
+    struct wp_sched_params p;
+    wp_sched_params_default(&p);
+    p.kind = kind;
+    p.ranks = P;
+    p.microbatches = M;
+    return p;
+}
+
+/* Generates, validates and simulates; returns 0 on success. */
+static int run(const struct wp_sched_params *p, struct wp_sim_result *res, struct wp_validation *v)
+{
+    struct wp_schedule s;
+    struct wp_err err = {""};
+    if (wp_schedule_generate(p, &s, &err)) {
+        ok(0, "%s P=%d M=%d generates (%s)", wp_sched_kind_name(p->kind), p->ranks, p->microbatches, err.msg);
+        return -1;
+    }
+    struct wp_validation local;
+    int rc = wp_schedule_validate(&s, v ? v : &local, &err);
+    if (rc)
+        ok(0, "%s P=%d M=%d validates (%s)", wp_sched_kind_name(p->kind), p->ranks, p->microbatches, err.msg);
+    else if (!v)
+        wp_validation_destroy(&local);
+    struct wp_cost_model cost;
+    wp_cost_model_default(&cost);
+    cost.tf = p->tf;
+    cost.tb = p->tb;
+    cost.tw = p->tw;
+    cost.tc = p->tc;
+    if (rc == 0 && res && wp_simulate(&s, &cost, res, &err)) {
+        ok(0, "simulates (%s)", err.msg);
+        rc = -1;
+    }
+    wp_schedule_destroy(&s);
+    return rc;
+}
+
+static void test_closed_forms(void)
+{
+    static const int shapes[][2] = {{4, 8}, {4, 5}, {3, 7}, {8, 16}, {5, 3}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int P = shapes[i][0], M = shapes[i][1];
+        for (int kind = WP_SCHED_GPIPE; kind <= WP_SCHED_KFKB; kind++) {
+            for (int k = 1; k <= (kind == WP_SCHED_KFKB ? M : 1); k++) {
+                struct wp_sched_params p = params(kind, P, M);
+                p.k = k;
+                p.tf = 1.5;
+                p.tb = 2.5;
+                struct wp_sim_result res;
+                if (run(&p, &res, NULL))
+                    continue;
+                double want = (M + P - 1) * (p.tf + p.tb);
+                is_near(res.makespan, want, 1e-12, "%s k=%d P=%d M=%d: makespan (M+P-1)(tf+tb) = %g",
+                        wp_sched_kind_name(kind), k, P, M, want);
+                is_near(res.bubble_ratio, (double)(P - 1) / (M + P - 1), 1e-12, "%s k=%d P=%d M=%d: bubble (P-1)/(M+P-1)",
+                        wp_sched_kind_name(kind), k, P, M);
+                wp_sim_result_destroy(&res);
+            }
+        }
+    }
+}
+
+static int same_lists(const struct wp_sched_params *a, const struct wp_sched_params *b)
+{
+    struct wp_schedule sa, sb;
+    struct wp_err err;
+    if (wp_schedule_generate(a, &sa, &err) || wp_schedule_generate(b, &sb, &err))
+        return 0;
+    int same = sa.nranks == sb.nranks;
+    for (int r = 0; same && r < sa.nranks; r++) {
+        same = sa.lists[r].count == sb.lists[r].count;
+        for (int i = 0; same && i < sa.lists[r].count; i++)
+        {
+            const struct wp_action *x = &sa.lists[r].actions[i], *y = &sb.lists[r].actions[i];
+            same = x->op == y->op && x->stage == y->stage && x->microbatch == y->microbatch && x->peer == y->peer;
+        }
+    }
+    wp_schedule_destroy(&sa);
+    wp_schedule_destroy(&sb);
+    return same;
+}
+
+static void test_kfkb_limits(void)
+{
+    struct wp_sched_params k1 = params(WP_SCHED_KFKB, 4, 8), f1b = params(WP_SCHED_1F1B, 4, 8);
+    k1.k = 1;
+    ok(same_lists(&k1, &f1b), "kfkb with k = 1 is exactly 1f1b");
+    struct wp_sched_params km = params(WP_SCHED_KFKB, 4, 8), gp = params(WP_SCHED_GPIPE, 4, 8);
+    km.k = 8;
+    ok(same_lists(&km, &gp), "kfkb with k = M is exactly gpipe");
+}
+
+static void test_interleaved(void)
+{
+    static const int shapes[][3] = {{4, 8, 2}, {4, 4, 3}, {2, 6, 4}, {8, 16, 2}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int P = shapes[i][0], M = shapes[i][1], V = shapes[i][2];
+        struct wp_sched_params p = params(WP_SCHED_INTERLEAVED, P, M);
+        p.chunks = V;
+        struct wp_sim_result res;
+        if (run(&p, &res, NULL))
+            continue;
+        is_near(res.bubble_ratio, (double)(P - 1) / (V * M + P - 1), 1e-12,
+                "interleaved P=%d M=%d V=%d: bubble (P-1)/(VM+P-1)", P, M, V);
+        wp_sim_result_destroy(&res);
+    }
+    struct wp_sched_params p = params(WP_SCHED_INTERLEAVED, 4, 6);
+    p.chunks = 2;
+    struct wp_schedule s;
+    struct wp_err err = {""};
+    ok(wp_schedule_generate(&p, &s, &err) == -1, "interleaved rejects M not a multiple of P");
+    has_substr(err.msg, "multiple of the ranks", "and says why");
+}
+
+static double idle_per_rank(const struct wp_sim_result *res, int r)
+{
+    return res->makespan - res->busy[r];
+}
+
+static void test_zero_bubble(void)
+{
+    static const int shapes[][2] = {{4, 8}, {4, 16}, {6, 12}, {3, 9}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int P = shapes[i][0], M = shapes[i][1];
+        struct wp_sched_params zb = params(WP_SCHED_ZBH1, P, M), f1b = params(WP_SCHED_1F1B, P, M);
+        zb.tf = f1b.tf = 1;
+        zb.tb = f1b.tb = 1;
+        zb.tw = f1b.tw = 1;
+        struct wp_sim_result rz, rf;
+        struct wp_validation vz;
+        if (run(&zb, &rz, &vz) || run(&f1b, &rf, NULL))
+            continue;
+        double want_zb = (P - 1) * (zb.tf + zb.tb - zb.tw), want_1f1b = (P - 1) * (zb.tf + zb.tb + zb.tw);
+        int all = 1;
+        for (int r = 0; r < P; r++)
+            all &= fabs(idle_per_rank(&rz, r) - want_zb) < 1e-9 && fabs(idle_per_rank(&rf, r) - want_1f1b) < 1e-9;
+        ok(all, "zb-h1 P=%d M=%d: idle per rank (P-1)(tf+tb-tw) = %g, 1F1B's (P-1)(tf+tb+tw) = %g", P, M, want_zb,
+           want_1f1b);
+        is_near(idle_per_rank(&rz, 0) / idle_per_rank(&rf, 0), 1.0 / 3, 1e-12,
+                "zb-h1 P=%d M=%d: with tf = tb = tw the idle time is one third of 1F1B's", P, M);
+        int mem = 1;
+        for (int r = 0; r < P; r++)
+            mem &= vz.peak_activations[r] <= (P - r < M ? P - r : M) + 1e-12;
+        ok(mem, "zb-h1 P=%d M=%d: activations within 1F1B's min(P-r, M)", P, M);
+        wp_validation_destroy(&vz);
+        wp_sim_result_destroy(&rz);
+        wp_sim_result_destroy(&rf);
+    }
+}
+
+static void test_peak_activations(void)
+{
+    int P = 4, M = 12;
+    struct wp_validation v;
+    struct wp_sched_params p = params(WP_SCHED_GPIPE, P, M);
+    if (run(&p, NULL, &v) == 0) {
+        int all = 1;
+        for (int r = 0; r < P; r++)
+            all &= fabs(v.peak_activations[r] - M) < 1e-12;
+        ok(all, "gpipe holds M activations on every rank");
+        wp_validation_destroy(&v);
+    }
+    for (int policy = 'A'; policy <= 'B'; policy++) {
+        p = params(WP_SCHED_1F1B, P, M);
+        p.policy = (char)policy;
+        if (run(&p, NULL, &v) == 0) {
+            int all = 1;
+            for (int r = 0; r < P; r++) {
+                int k = policy == 'A' ? P - r : 2 * (P - r) - 1;
+                all &= fabs(v.peak_activations[r] - (k < M ? k : M)) < 1e-12;
+            }
+            ok(all, "1f1b policy %c holds %s on rank r", policy, policy == 'A' ? "min(P-r, M)" : "min(2(P-r)-1, M)");
+            wp_validation_destroy(&v);
+        }
+    }
+    p = params(WP_SCHED_1F1B, P, M);
+    p.max_inflight = 2;
+    if (run(&p, NULL, &v) == 0) {
+        ok(v.peak_max <= 2 + 1e-12, "1f1b with D = 2 holds at most 2 activations");
+        wp_validation_destroy(&v);
+    }
+    double prev = 0;
+    int grows = 1, between = 1;
+    for (int k = 1; k <= M; k++) {
+        p = params(WP_SCHED_KFKB, P, M);
+        p.k = k;
+        if (run(&p, NULL, &v))
+            continue;
+        grows &= v.peak_max >= prev - 1e-12;
+        between &= v.peak_max >= P - 1e-12 && v.peak_max <= M + 1e-12;
+        prev = v.peak_max;
+        wp_validation_destroy(&v);
+    }
+    ok(grows, "kfkb peak activations grow with k");
+    ok(between, "kfkb peak activations lie between 1f1b's (P) and gpipe's (M)");
+    for (int W = 1; W <= 4; W *= 2) {
+        p = params(WP_SCHED_HANAYO, P, M);
+        p.waves = W;
+        if (run(&p, NULL, &v) == 0) {
+            ok(v.peak_max <= P + 1e-12, "hanayo W=%d within Hanayo's bound P M_a (peak %.3g)", W, v.peak_max);
+            wp_validation_destroy(&v);
+        }
+    }
+}
+
+static void test_hanayo_waves(void)
+{
+    /* Hanayo's closed form (section 3.4, T_B = 2 T_F, T_C = 0, M = P):
+     * (2P-2)/(3PW+P-1). Ours is never above it by more than 0.01 (it is
+     * below it for one wave: the paper counts bubbles our list scheduling
+     * fills) and below 1F1B's. */
+    static const int shapes[][2] = {{4, 4}, {8, 8}};
+    for (size_t i = 0; i < 2; i++) {
+        int P = shapes[i][0], M = shapes[i][1];
+        struct wp_sim_result res;
+        struct wp_sched_params f1b = params(WP_SCHED_1F1B, P, M);
+        if (run(&f1b, &res, NULL))
+            continue;
+        double bubble_1f1b = res.bubble_ratio, prev = 1;
+        wp_sim_result_destroy(&res);
+        for (int W = 1; W <= 4; W *= 2) {
+            struct wp_sched_params p = params(WP_SCHED_HANAYO, P, M);
+            p.waves = W;
+            if (run(&p, &res, NULL))
+                continue;
+            double paper = (2.0 * P - 2) / (3.0 * P * W + P - 1);
+            ok(res.bubble_ratio < prev, "hanayo P=%d M=%d: bubble falls from W=%d/2 to W=%d (%.4f)", P, M, W, W,
+               res.bubble_ratio);
+            ok(res.bubble_ratio < bubble_1f1b, "hanayo P=%d M=%d W=%d: bubble %.4f below 1f1b's %.4f", P, M, W,
+               res.bubble_ratio, bubble_1f1b);
+            ok(res.bubble_ratio <= paper + 0.01, "hanayo P=%d M=%d W=%d: bubble %.4f not above the paper's %.4f", P,
+               M, W, res.bubble_ratio, paper);
+            prev = res.bubble_ratio;
+            wp_sim_result_destroy(&res);
+        }
+    }
+}
+
+static void test_communication_hiding(void)
+{
+    /* Ada-Grouper figure 2: with tc comparable to tf, kFkB (k >= 2) overlaps
+     * the transfers 1F1B waits for. */
+    for (int k = 2; k <= 4; k++) {
+        struct wp_sched_params a = params(WP_SCHED_1F1B, 4, 16), b = params(WP_SCHED_KFKB, 4, 16);
+        a.tc = b.tc = 1;
+        b.k = k;
+        struct wp_sim_result ra, rb;
+        if (run(&a, &ra, NULL) || run(&b, &rb, NULL))
+            continue;
+        ok(rb.makespan < ra.makespan, "tc = tf: kfkb k=%d makespan %.4g below 1f1b's %.4g", k, rb.makespan,
+           ra.makespan);
+        wp_sim_result_destroy(&ra);
+        wp_sim_result_destroy(&rb);
+    }
+    struct wp_sched_params a = params(WP_SCHED_1F1B, 4, 8);
+    a.tc = 0.5;
+    struct wp_sim_result with, without;
+    struct wp_schedule s;
+    struct wp_err err;
+    if (wp_schedule_generate(&a, &s, &err) == 0) {
+        struct wp_cost_model c;
+        wp_cost_model_default(&c);
+        c.tc = 0.5;
+        wp_simulate(&s, &c, &with, &err);
+        c.prefetch = 0;
+        wp_simulate(&s, &c, &without, &err);
+        ok(with.makespan <= without.makespan, "prefetching receives is never slower (%.4g vs %.4g)", with.makespan,
+           without.makespan);
+        wp_sim_result_destroy(&with);
+        wp_sim_result_destroy(&without);
+        wp_schedule_destroy(&s);
+    }
+}
+
+static void test_grid(void)
+{
+    static const int ranks[] = {1, 2, 3, 4, 6, 8, 16};
+    static const int micro[] = {1, 2, 3, 5, 8, 16, 33, 64};
+    int generated = 0, failures = 0;
+    char first[WP_ERR_MAX] = "";
+    for (size_t pi = 0; pi < sizeof ranks / sizeof ranks[0]; pi++)
+        for (size_t mi = 0; mi < sizeof micro / sizeof micro[0]; mi++)
+            for (int kind = 0; kind < WP_SCHED_KIND_COUNT; kind++)
+                for (int x = 1; x <= 4; x++) {
+                    int P = ranks[pi], M = micro[mi];
+                    struct wp_sched_params p = params(kind, P, M);
+                    if (kind == WP_SCHED_KFKB)
+                        p.k = x == 4 ? M : x <= M ? x : M;
+                    else if (kind == WP_SCHED_HANAYO)
+                        p.waves = x;
+                    else if (kind == WP_SCHED_INTERLEAVED)
+                        p.chunks = x;
+                    else if (kind == WP_SCHED_1F1B)
+                        p.policy = x % 2 ? 'A' : 'B';
+                    else if (x > 1)
+                        continue;
+                    if ((kind == WP_SCHED_INTERLEAVED && M % P) || (kind == WP_SCHED_CHIMERA && P % 2))
+                        continue;
+                    struct wp_schedule s;
+                    struct wp_validation v;
+                    struct wp_err err = {""};
+                    generated++;
+                    if (wp_schedule_generate(&p, &s, &err) || wp_schedule_validate(&s, &v, &err)) {
+                        if (!failures++)
+                            snprintf(first, sizeof first, "%s P=%d M=%d x=%d: %s", wp_sched_kind_name(kind), P, M, x,
+                                     err.msg);
+                        continue;
+                    }
+                    wp_validation_destroy(&v);
+                    wp_schedule_destroy(&s);
+                }
+    ok(failures == 0, "every kind validates over P <= 16, M <= 64 and each k, W, V, policy (%d schedules)%s%s",
+       generated, failures ? "; first failure: " : "", first);
+}
+
+static void test_replication(void)
+{
+    static const int layouts[][4] = {{2, 1, 2, 0}, {1, 3, 0, 0}, {3, 1, 0, 0}, {2, 3, 1, 0}, {4, 0, 0, 0}};
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+        int reps[4], n = 0, P = 0;
+        for (int j = 0; j < 4 && layouts[i][j]; j++) {
+            reps[n++] = layouts[i][j];
+            P += layouts[i][j];
+        }
+        for (int kind = WP_SCHED_GPIPE; kind <= WP_SCHED_KFKB; kind++) {
+            struct wp_sched_params p = params(kind, P, 6);
+            p.k = 2;
+            p.replicas = reps;
+            p.nreplicas = n;
+            struct wp_sim_result res;
+            if (run(&p, &res, NULL) == 0) {
+                ok(res.makespan > 0, "%s with replicas %d%s%s%s%s%s validates (%s)", wp_sched_kind_name(kind), reps[0],
+                   n > 1 ? "," : "", n > 1 ? (char[]){(char)('0' + reps[1]), 0} : "", n > 2 ? "," : "",
+                   n > 2 ? (char[]){(char)('0' + reps[2]), 0} : "", "", "split/concat between stages");
+                wp_sim_result_destroy(&res);
+            }
+        }
+    }
+    /* DP as a special case: one stage on every rank, gradients allreduced. */
+    int dp[1] = {4};
+    struct wp_sched_params p = params(WP_SCHED_1F1B, 4, 4);
+    p.replicas = dp;
+    p.nreplicas = 1;
+    struct wp_schedule s;
+    struct wp_err err;
+    if (wp_schedule_generate(&p, &s, &err) == 0) {
+        int ar = 0, msgs = 0;
+        for (int r = 0; r < 4; r++)
+            for (int i = 0; i < s.lists[r].count; i++) {
+                ar += s.lists[r].actions[i].op == WP_OP_ALLREDUCE;
+                msgs += wp_op_is_send(s.lists[r].actions[i].op);
+            }
+        ok(ar == 4 && msgs == 0, "one stage on 4 ranks is data parallelism: 4 ALLREDUCE, no messages");
+        wp_schedule_destroy(&s);
+    }
+    int bad[2] = {2, 1};
+    p = params(WP_SCHED_1F1B, 4, 4);
+    p.replicas = bad;
+    p.nreplicas = 2;
+    ok(wp_schedule_generate(&p, &s, &err) == -1, "replicas that do not add up to P are rejected");
+    has_substr(err.msg, "replicas add up to 3 ranks, but --ranks is 4", "and the sums are named");
+    p = params(WP_SCHED_HANAYO, 3, 4);
+    p.replicas = bad;
+    p.nreplicas = 2;
+    ok(wp_schedule_generate(&p, &s, &err) == -1, "replication with hanayo is rejected");
+    p = params(WP_SCHED_CHIMERA, 3, 4);
+    ok(wp_schedule_generate(&p, &s, &err) == -1, "chimera with an odd P is rejected");
+    has_substr(err.msg, "even number of ranks", "and says why");
+    p = params(WP_SCHED_KFKB, 4, 4);
+    p.k = 5;
+    ok(wp_schedule_generate(&p, &s, &err) == -1, "kfkb with k > M is rejected");
+}
+
+static void test_unequal_stages(void)
+{
+    double costs[4] = {1, 2, 1, 1};
+    struct wp_sched_params g = params(WP_SCHED_GPIPE, 4, 8), f = params(WP_SCHED_1F1B, 4, 8);
+    g.stage_cost_scale = f.stage_cost_scale = costs;
+    g.nstage_costs = f.nstage_costs = 4;
+    struct wp_sim_result rg, rf;
+    if (run(&g, &rg, NULL) || run(&f, &rf, NULL))
+        return;
+    /* GPipe: (sum c + (M-1) max c)(tf+tb) */
+    is_near(rg.makespan, (5 + 7 * 2) * 3.0, 1e-12, "gpipe with stage costs 1,2,1,1: (sum c + (M-1) max c)(tf+tb)");
+    ok(rf.makespan <= rg.makespan + 1e-12 && rf.makespan >= 8 * 2 * 3.0,
+       "1f1b with unequal stages: between the bottleneck's work and gpipe (%.4g)", rf.makespan);
+    wp_sim_result_destroy(&rg);
+    wp_sim_result_destroy(&rf);
+}
+
+/* ---- hand-broken lists --------------------------------------------------------------- */
+
+static int find(const struct wp_schedule *s, int rank, int op, int stage, int mb)
+{
+    for (int i = 0; i < s->lists[rank].count; i++) {
+        const struct wp_action *a = &s->lists[rank].actions[i];
+        if (a->op == op && a->stage == stage && a->microbatch == mb)
+            return i;
+    }
+    return -1;
+}
+
+static void expect_broken(struct wp_schedule *s, const char *what, const char *fragment)
+{
+    struct wp_validation v;
+    struct wp_err err = {""};
+    ok(wp_schedule_validate(s, &v, &err) == -1, "validator rejects %s", what);
+    has_substr(err.msg, fragment, "%s: the message names it", what);
+}
+
+static void test_broken(void)
+{
+    struct wp_sched_params p = params(WP_SCHED_1F1B, 2, 2);
+    struct wp_schedule s;
+    struct wp_err err;
+    /* rank 0: F0.0 SEND_ACT0.0>1 F0.1 SEND_ACT0.1>1 RECV_GRAD0.0<1 B0.0 RECV_GRAD0.1<1 B0.1 STEP0 */
+    wp_schedule_generate(&p, &s, &err);
+    int i = find(&s, 1, WP_OP_RECV_ACT, 1, 1);
+    memmove(&s.lists[1].actions[i], &s.lists[1].actions[i + 1], (size_t)(s.lists[1].count - i - 1) * sizeof(struct wp_action));
+    s.lists[1].count--;
+    expect_broken(&s, "a dropped receive", "rank 0 step 3: SEND_ACT stage 0 micro-batch 1 to rank 1 is never received");
+    wp_schedule_destroy(&s);
+
+    wp_schedule_generate(&p, &s, &err);
+    int a = find(&s, 0, WP_OP_SEND_ACT, 0, 0), b = find(&s, 0, WP_OP_SEND_ACT, 0, 1);
+    struct wp_action tmp = s.lists[0].actions[a];
+    s.lists[0].actions[a] = s.lists[0].actions[b];
+    s.lists[0].actions[b] = tmp;
+    expect_broken(&s, "swapped sends", "out of order");
+    wp_schedule_destroy(&s);
+
+    wp_schedule_generate(&p, &s, &err);
+    a = find(&s, 0, WP_OP_RECV_GRAD, 0, 0);
+    b = find(&s, 0, WP_OP_F, 0, 0);
+    tmp = s.lists[0].actions[a];
+    memmove(&s.lists[0].actions[b + 1], &s.lists[0].actions[b], (size_t)(a - b) * sizeof(struct wp_action));
+    s.lists[0].actions[b] = tmp;
+    expect_broken(&s, "a receive moved before the send it waits for (deadlock)",
+                  "deadlock: rank 0 step 0 waits at RECV_GRAD stage 0 micro-batch 0 from rank 1");
+    wp_schedule_destroy(&s);
+
+    wp_schedule_generate(&p, &s, &err);
+    a = find(&s, 1, WP_OP_RECV_ACT, 1, 0);
+    b = find(&s, 1, WP_OP_F, 1, 0);
+    tmp = s.lists[1].actions[a];
+    s.lists[1].actions[a] = s.lists[1].actions[b];
+    s.lists[1].actions[b] = tmp;
+    expect_broken(&s, "a forward before its input", "rank 1 step 0: F stage 1 micro-batch 0: runs before its input activation arrived");
+    wp_schedule_destroy(&s);
+
+    wp_schedule_generate(&p, &s, &err);
+    a = find(&s, 1, WP_OP_B, 1, 1);
+    s.lists[1].actions[a].microbatch = 0;
+    expect_broken(&s, "a duplicated backward", "runs twice");
+    wp_schedule_destroy(&s);
+
+    wp_schedule_generate(&p, &s, &err);
+    a = find(&s, 0, WP_OP_SEND_ACT, 0, 1);
+    s.lists[0].actions[a].peer = 0;
+    expect_broken(&s, "a send to itself", "names an invalid peer");
+    wp_schedule_destroy(&s);
+
+    wp_schedule_generate(&p, &s, &err);
+    s.activation_bound[0] = 1;
+    expect_broken(&s, "a peak above the documented bound", "rank 0 holds 2 activations at its peak, above the bound 1");
+    wp_schedule_destroy(&s);
+}
+
+int main(void)
+{
+    test_closed_forms();
+    test_kfkb_limits();
+    test_interleaved();
+    test_zero_bubble();
+    test_peak_activations();
+    test_hanayo_waves();
+    test_communication_hiding();
+    test_grid();
+    test_replication();
+    test_unequal_stages();
+    test_broken();
+    return tap_done();
+}
