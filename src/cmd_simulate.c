@@ -184,6 +184,7 @@ int wp_cmd_simulate(int argc, char **argv)
         return 1;
     }
     cost.changes = changes;
+    cost.record_events = trace || svg;
     int csv = strcmp(o.format, "csv") == 0;
     if (csv)
         printf("kind,ranks,micro_batches,k,waves,chunks,makespan,bubble_ratio,peak_activations_max\n");

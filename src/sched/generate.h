@@ -28,8 +28,12 @@ int wp_sched_order_greedy(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_add_comm(struct wp_schedule *s, struct wp_err *err);
 
 /* Work and activation weight of one (stage, micro-batch slice) relative to
- * one micro-batch through 1/P of the model: (P / S) * cost scale / replicas. */
-double wp_stage_weight(const struct wp_schedule *s, int stage);
+ * one micro-batch through 1/P of the model: (P / S) * cost scale / replicas
+ * (computed once by wp_sched_place). */
+static inline double wp_stage_weight(const struct wp_schedule *s, int stage)
+{
+    return s->stage_weight[stage];
+}
 
 /* Slices of consecutive stages that overlap (DAPPLE split/concat). */
 static inline int wp_slices_overlap(int i, int ri, int j, int rj)

@@ -15,7 +15,7 @@ static int set_place(struct wp_schedule *s, int stage, int ncopies, int nreplica
     return pl->ranks ? 0 : wp_errorf(err, "out of memory");
 }
 
-int wp_sched_place(struct wp_schedule *s, struct wp_err *err)
+static int place(struct wp_schedule *s, struct wp_err *err)
 {
     const struct wp_sched_params *p = &s->params;
     int P = s->nranks;
@@ -60,7 +60,17 @@ int wp_sched_place(struct wp_schedule *s, struct wp_err *err)
     }
 }
 
-double wp_stage_weight(const struct wp_schedule *s, int stage)
+static void set_weights(struct wp_schedule *s)
 {
-    return (double)s->nranks / s->nstages * wp_stage_cost_scale(s, stage) / s->place[stage].nreplicas;
+    for (int st = 0; st < s->nstages; st++)
+        s->stage_weight[st] =
+            (double)s->nranks / s->nstages * wp_stage_cost_scale(s, st) / s->place[st].nreplicas;
+}
+
+int wp_sched_place(struct wp_schedule *s, struct wp_err *err)
+{
+    if (place(s, err))
+        return -1;
+    set_weights(s);
+    return 0;
 }

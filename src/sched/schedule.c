@@ -60,6 +60,7 @@ int wp_schedule_init(struct wp_schedule *s, const struct wp_sched_params *p, int
     s->mb_copy = calloc((size_t)p->microbatches, sizeof *s->mb_copy);
     s->lists = calloc((size_t)p->ranks, sizeof *s->lists);
     s->activation_bound = calloc((size_t)p->ranks, sizeof *s->activation_bound);
+    s->stage_weight = calloc((size_t)nstages, sizeof *s->stage_weight);
     if (p->nreplicas) {
         s->replicas_store = malloc((size_t)p->nreplicas * sizeof *s->replicas_store);
         if (s->replicas_store)
@@ -73,7 +74,7 @@ int wp_schedule_init(struct wp_schedule *s, const struct wp_sched_params *p, int
                    (size_t)p->nstage_costs * sizeof *p->stage_cost_scale);
         s->params.stage_cost_scale = s->stage_cost_store;
     }
-    if (!s->place || !s->mb_copy || !s->lists || !s->activation_bound || (p->nreplicas && !s->replicas_store) ||
+    if (!s->place || !s->mb_copy || !s->lists || !s->activation_bound || !s->stage_weight || (p->nreplicas && !s->replicas_store) ||
         (p->nstage_costs && !s->stage_cost_store)) {
         wp_schedule_destroy(s);
         return wp_errorf(err, "out of memory for a schedule of %d ranks", p->ranks);
@@ -91,6 +92,7 @@ void wp_schedule_destroy(struct wp_schedule *s)
     free(s->mb_copy);
     free(s->lists);
     free(s->activation_bound);
+    free(s->stage_weight);
     free(s->replicas_store);
     free(s->stage_cost_store);
     memset(s, 0, sizeof *s);

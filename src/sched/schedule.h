@@ -59,6 +59,7 @@ struct wp_schedule {
     double *stage_cost_store;  /* owned copy of params.stage_cost_scale */
     struct wp_action_list *lists; /* per rank */
     double *activation_bound;  /* per rank: the documented peak of held activations */
+    double *stage_weight;      /* per stage, see wp_stage_weight (set after placement) */
 };
 
 int wp_schedule_init(struct wp_schedule *s, const struct wp_sched_params *p, int nstages,

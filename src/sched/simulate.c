@@ -26,16 +26,19 @@ struct sim {
     struct wp_sim_result *res;
     double *clock;     /* per rank */
     double *held;      /* per rank */
-    double *post;      /* per global action id: when a send was posted */
-    double *arrival;   /* per global action id of a send: when its message is there */
+    double *msg_time;  /* per global action id of a send: when its message arrives
+                          (prefetch), or when the send was posted (no prefetch) */
     double *link_free; /* per (src * P + dst) */
     int *node_of;      /* per rank, with a cluster: node index */
     int *type_of;      /* per rank, with a cluster: node type index */
 };
 
-static int add_event(struct wp_sim_result *res, int rank, int op, int stage, int mb, int peer, double start,
+static int add_event(const struct sim *sm, int rank, int op, int stage, int mb, int peer, double start,
                      double end, struct wp_err *err)
 {
+    struct wp_sim_result *res = sm->res;
+    if (!sm->cost->record_events)
+        return 0;
     if (res->nevents == res->cap_events) {
         long cap = res->cap_events ? 2 * res->cap_events : 1024;
         struct wp_sim_event *grown = realloc(res->events, (size_t)cap * sizeof *grown);
@@ -127,19 +130,19 @@ static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, str
         } else if (a->op == WP_OP_B) {
             sm->held[rank] -= w;
         }
-        return add_event(sm->res, rank, a->op, a->stage, a->microbatch, -1, now, end, err);
+        return add_event(sm, rank, a->op, a->stage, a->microbatch, -1, now, end, err);
     }
     case WP_OP_SEND_ACT:
     case WP_OP_SEND_GRAD:
-        sm->post[gid] = now;
+        sm->msg_time[gid] = now;
         if (sm->cost->prefetch) {
             double occupy, latency;
             size_t link = (size_t)rank * (size_t)s->nranks + (size_t)a->peer;
             double start = now > sm->link_free[link] ? now : sm->link_free[link];
             message_time(sm, rank, a->peer, start, &occupy, &latency);
             sm->link_free[link] = start + occupy;
-            sm->arrival[gid] = start + occupy + latency;
-            return add_event(sm->res, rank, a->op, a->stage, a->microbatch, a->peer, start, sm->arrival[gid], err);
+            sm->msg_time[gid] = start + occupy + latency;
+            return add_event(sm, rank, a->op, a->stage, a->microbatch, a->peer, start, sm->msg_time[gid], err);
         }
         return 0;
     case WP_OP_RECV_ACT:
@@ -147,19 +150,19 @@ static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, str
         long send = sm->mm->partner[gid];
         double arrival;
         if (sm->cost->prefetch) {
-            arrival = sm->arrival[send];
+            arrival = sm->msg_time[send];
         } else {
             /* posted only now: the transfer starts when both sides are there */
             double occupy, latency;
             size_t link = (size_t)a->peer * (size_t)s->nranks + (size_t)rank;
-            double start = sm->post[send] > now ? sm->post[send] : now;
+            double start = sm->msg_time[send] > now ? sm->msg_time[send] : now;
             if (sm->link_free[link] > start)
                 start = sm->link_free[link];
             message_time(sm, a->peer, rank, start, &occupy, &latency);
             sm->link_free[link] = start + occupy;
             arrival = start + occupy + latency;
             int send_op = a->op == WP_OP_RECV_ACT ? WP_OP_SEND_ACT : WP_OP_SEND_GRAD;
-            if (add_event(sm->res, a->peer, send_op, a->stage, a->microbatch, rank, start, arrival, err))
+            if (add_event(sm, a->peer, send_op, a->stage, a->microbatch, rank, start, arrival, err))
                 return -1;
         }
         if (arrival > now)
@@ -198,7 +201,7 @@ static int sim_collective(void *ctx, int stage, int n, const int *ranks, const i
     double duration = 2.0 * (n - 1) * (alpha + share / n * beta);
     for (int i = 0; i < n; i++) {
         sm->clock[ranks[i]] = start + duration;
-        if (add_event(sm->res, ranks[i], WP_OP_ALLREDUCE, stage, -1, -1, start, start + duration, err))
+        if (add_event(sm, ranks[i], WP_OP_ALLREDUCE, stage, -1, -1, start, start + duration, err))
             return -1;
     }
     (void)steps;
@@ -221,7 +224,7 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     res->nranks = P;
     res->busy = calloc((size_t)P, sizeof *res->busy);
     res->peak_activations = calloc((size_t)P, sizeof *res->peak_activations);
-    struct sim sm = {s, cost, NULL, res, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    struct sim sm = {s, cost, NULL, res, NULL, NULL, NULL, NULL, NULL, NULL};
     struct wp_msg_match mm;
     int rc = res->busy && res->peak_activations ? wp_match_messages(s, &mm, err) : wp_errorf(err, "out of memory");
     if (rc) {
@@ -231,12 +234,11 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     sm.mm = &mm;
     sm.clock = calloc((size_t)P, sizeof *sm.clock);
     sm.held = calloc((size_t)P, sizeof *sm.held);
-    sm.post = calloc((size_t)(mm.total ? mm.total : 1), sizeof *sm.post);
-    sm.arrival = calloc((size_t)(mm.total ? mm.total : 1), sizeof *sm.arrival);
+    sm.msg_time = malloc((size_t)(mm.total ? mm.total : 1) * sizeof *sm.msg_time);
     sm.link_free = calloc((size_t)P * (size_t)P, sizeof *sm.link_free);
     sm.node_of = calloc((size_t)P, sizeof *sm.node_of);
     sm.type_of = calloc((size_t)P, sizeof *sm.type_of);
-    if (!sm.clock || !sm.held || !sm.post || !sm.arrival || !sm.link_free || !sm.node_of || !sm.type_of)
+    if (!sm.clock || !sm.held || !sm.msg_time || !sm.link_free || !sm.node_of || !sm.type_of)
         rc = wp_errorf(err, "out of memory");
     if (rc == 0 && cost->cluster) {
         /* ranks fill nodes in order: the job's own rank list when it has one,
@@ -279,8 +281,7 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     wp_match_destroy(&mm);
     free(sm.clock);
     free(sm.held);
-    free(sm.post);
-    free(sm.arrival);
+    free(sm.msg_time);
     free(sm.link_free);
     free(sm.node_of);
     free(sm.type_of);

@@ -26,6 +26,7 @@ struct wp_cost_model {
     double gradient_bytes; /* with a cluster: bytes of one 1/P share of the gradients */
     int nchanges;
     const struct wp_bandwidth_change *changes;
+    int record_events;     /* keep the timeline (for --trace, --svg) */
 };
 
 struct wp_sim_event {

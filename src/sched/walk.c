@@ -75,42 +75,32 @@ void wp_match_locate(const struct wp_msg_match *mm, int nranks, long gid, int *r
     *step = (int)(gid - mm->offset[lo]);
 }
 
-static const struct wp_action *action_at(const struct wp_schedule *s, const struct wp_msg_match *mm, long gid,
-                                         int *rank, int *step)
-{
-    wp_match_locate(mm, s->nranks, gid, rank, step);
-    return &s->lists[*rank].actions[*step];
-}
-
-static int match_channel(const struct wp_schedule *s, struct wp_msg_match *mm, const struct channel *c,
+static int match_channel(const struct wp_schedule *s, struct wp_msg_match *mm, int src, const struct channel *c,
                          struct wp_err *err)
 {
     char what[160];
+    int dst = c->dst;
     int n = c->nsends < c->nrecvs ? c->nsends : c->nrecvs;
+    const struct wp_action *sends = s->lists[src].actions, *recvs = s->lists[dst].actions;
+    long soff = mm->offset[src], roff = mm->offset[dst];
     for (int i = 0; i < n; i++) {
-        int sr, ss, rr, rs;
-        const struct wp_action *send = action_at(s, mm, c->sends[i], &sr, &ss);
-        const struct wp_action *recv = action_at(s, mm, c->recvs[i], &rr, &rs);
+        const struct wp_action *send = &sends[c->sends[i] - soff], *recv = &recvs[c->recvs[i] - roff];
         if (send->microbatch != recv->microbatch) {
             wp_action_describe(recv, what, sizeof what);
-            return wp_errorf(err, "rank %d step %d: %s, but the next message rank %d sends on that channel "
-                                  "is micro-batch %d (its step %d): sends and receives are out of order",
-                             rr, rs, what, sr, send->microbatch, ss);
+            return wp_errorf(err, "rank %d step %ld: %s, but the next message rank %d sends on that channel "
+                                  "is micro-batch %d (its step %ld): sends and receives are out of order",
+                             dst, c->recvs[i] - roff, what, src, send->microbatch, c->sends[i] - soff);
         }
-        mm->partner[c->recvs[i]] = c->sends[i];
-        mm->partner[c->sends[i]] = c->recvs[i];
+        mm->partner[c->recvs[i]] = (int32_t)c->sends[i];
+        mm->partner[c->sends[i]] = (int32_t)c->recvs[i];
     }
     if (c->nsends > n) {
-        int sr, ss;
-        const struct wp_action *send = action_at(s, mm, c->sends[n], &sr, &ss);
-        wp_action_describe(send, what, sizeof what);
-        return wp_errorf(err, "rank %d step %d: %s is never received", sr, ss, what);
+        wp_action_describe(&sends[c->sends[n] - soff], what, sizeof what);
+        return wp_errorf(err, "rank %d step %ld: %s is never received", src, c->sends[n] - soff, what);
     }
     if (c->nrecvs > n) {
-        int rr, rs;
-        const struct wp_action *recv = action_at(s, mm, c->recvs[n], &rr, &rs);
-        wp_action_describe(recv, what, sizeof what);
-        return wp_errorf(err, "rank %d step %d: %s has no matching send", rr, rs, what);
+        wp_action_describe(&recvs[c->recvs[n] - roff], what, sizeof what);
+        return wp_errorf(err, "rank %d step %ld: %s has no matching send", dst, c->recvs[n] - roff, what);
     }
     return 0;
 }
@@ -134,6 +124,10 @@ int wp_match_messages(const struct wp_schedule *s, struct wp_msg_match *mm, stru
         mm->total += s->lists[r].count;
     }
     mm->offset[P] = mm->total;
+    if (mm->total > INT32_MAX) {
+        wp_match_destroy(mm);
+        return wp_errorf(err, "schedule too large: %ld actions", mm->total);
+    }
     mm->partner = malloc((size_t)(mm->total ? mm->total : 1) * sizeof *mm->partner);
     struct channel_table t = {calloc((size_t)P, sizeof(struct channel *)), calloc((size_t)P, sizeof(int))};
     int rc = mm->partner && t.by_src && t.count ? 0 : wp_errorf(err, "out of memory");
@@ -165,7 +159,7 @@ int wp_match_messages(const struct wp_schedule *s, struct wp_msg_match *mm, stru
     for (int r = 0; t.by_src && r < P; r++) {
         for (int i = 0; i < t.count[r]; i++) {
             if (rc == 0)
-                rc = match_channel(s, mm, &t.by_src[r][i], err);
+                rc = match_channel(s, mm, r, &t.by_src[r][i], err);
             free(t.by_src[r][i].sends);
             free(t.by_src[r][i].recvs);
         }
@@ -215,7 +209,7 @@ int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const st
     w.waiter_stage_arrivals = calloc((size_t)s->nstages, sizeof(int));
     w.arrived_flag = calloc((size_t)P, sizeof(int));
     int *ranks = calloc((size_t)P, sizeof *ranks), *steps = calloc((size_t)P, sizeof *steps);
-    long *waiter = malloc((size_t)(mm->total ? mm->total : 1) * sizeof *waiter);
+    int32_t *waiter = malloc((size_t)(mm->total ? mm->total : 1) * sizeof *waiter);
     int rc = w.pc && w.queue && w.queued && w.waiter_stage_arrivals && w.arrived_flag && ranks && steps && waiter
                  ? 0 : wp_errorf(err, "out of memory");
     for (long g = 0; rc == 0 && g < mm->total; g++)
@@ -234,9 +228,9 @@ int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const st
             const struct wp_action *a = &l->actions[w.pc[r]];
             long gid = mm->offset[r] + w.pc[r];
             if (wp_op_is_recv(a->op)) {
-                int sr, ss;
-                wp_match_locate(mm, P, mm->partner[gid], &sr, &ss);
-                if (w.pc[sr] <= ss) {
+                /* the matching send is on the peer rank */
+                long ss = mm->partner[gid] - mm->offset[a->peer];
+                if (w.pc[a->peer] <= ss) {
                     waiter[mm->partner[gid]] = r;
                     break;
                 }
@@ -267,7 +261,7 @@ int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const st
             if (rc == 0 && wp_op_is_send(a->op)) {
                 long rgid = mm->partner[gid];
                 if (rgid >= 0 && waiter[gid] >= 0 && !w.queued[waiter[gid]]) {
-                    enqueue(&w, P, (int)waiter[gid]);
+                    enqueue(&w, P, waiter[gid]);
                     pending++;
                 }
             }

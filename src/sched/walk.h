@@ -5,6 +5,7 @@
 #ifndef WP_SCHED_WALK_H
 #define WP_SCHED_WALK_H
 
+#include <stdint.h>
 #include "sched/schedule.h"
 
 /* Which send each receive gets. A channel is (sender, receiver, kind,
@@ -12,7 +13,7 @@
 struct wp_msg_match {
     long *offset;     /* per rank: global id of its first action */
     long total;
-    long *partner;    /* per global id: the matching send (for receives) or
+    int32_t *partner; /* per global id: the matching send (for receives) or
                          receive (for sends); -1 for other actions */
 };
 
