@@ -60,8 +60,17 @@ static const char *colour(int op)
 
 int wp_trace_write_svg(const char *path, const struct wp_sim_result *res, const char *title, struct wp_err *err)
 {
-    const double width = 1200, left = 70, row = 34, bar = 22, top = 50;
+    const double left = 70, row = 34, bar = 22, top = 50;
     double span = res->makespan > 0 ? res->makespan : 1;
+    /* wide enough that the shortest compute block can carry its number
+     * (at least 1200 px, at most 8000 px) */
+    double shortest = span;
+    for (long i = 0; i < res->nevents; i++)
+        if (wp_op_is_compute(res->events[i].op) && res->events[i].end - res->events[i].start > 0 &&
+            res->events[i].end - res->events[i].start < shortest)
+            shortest = res->events[i].end - res->events[i].start;
+    double width = left + 20 + 14.0 * span / shortest;
+    width = width < 1200 ? 1200 : width > 8000 ? 8000 : width;
     double scale = (width - left - 20) / span;
     double height = top + row * res->nranks + 60;
     struct wp_atomic_file af;

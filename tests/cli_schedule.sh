@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `wavepipe schedule` and `wavepipe simulate` from the command line: the CSV
+# headers campaigns rely on, validation, timelines as Chrome trace JSON and
+# SVG, comparing every kind at once, a bandwidth trace, and bad input.
+. "$(dirname "$0")/lib.sh"
+out=$(scratch_dir)
+
+"$WAVEPIPE" schedule --kind 1f1b --ranks 2 --micro-batches 2 --format csv > "$out/s.csv"
+expect_status 0 $? "schedule --format csv"
+expect_status "rank,step,op,stage,microbatch,peer" "$(head -n 1 "$out/s.csv")" "schedule CSV header"
+expect_contains "$out/s.csv" "0,0,F,0,0," "rank 0 starts with F of stage 0, micro-batch 0, empty peer"
+expect_contains "$out/s.csv" "0,1,SEND_ACT,0,0,1" "then sends the activation to rank 1"
+expect_contains "$out/s.csv" "1,0,RECV_ACT,1,0,0" "rank 1 receives it first"
+expect_contains "$out/s.csv" ",STEP,0,," "optimizer steps have no micro-batch and no peer"
+"$WAVEPIPE" schedule --kind hanayo --ranks 4 --micro-batches 8 --waves 2 --validate > "$out/h.txt"
+expect_status 0 $? "schedule --validate of hanayo"
+expect_contains "$out/h.txt" "valid:" "validation reported"
+expect_contains "$out/h.txt" "hanayo: 4 ranks, 16 stages, 8 micro-batches" "hanayo with 2 waves has 2WP = 16 stages"
+
+"$WAVEPIPE" simulate --kind hanayo --ranks 4 --micro-batches 8 --waves 2 --tf 1 --tb 2 \
+    --svg "$out/t.svg" --trace "$out/t.json" > "$out/sim.txt"
+expect_status 0 $? "simulate hanayo with a timeline"
+expect_contains "$out/sim.txt" "bubble ratio" "simulate prints the bubble ratio"
+expect_contains "$out/t.svg" "<svg" "SVG written"
+expect_contains "$out/t.svg" "rank 3" "SVG has a row per rank"
+if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert any(e.get('ph')=='X' for e in d['traceEvents'])" "$out/t.json" 2>/dev/null; then
+    pass "Chrome trace is JSON with complete events"
+else
+    fail "Chrome trace is not valid JSON with events"
+fi
+
+"$WAVEPIPE" simulate --kind all --ranks 4 --micro-batches 8 --k 2 --waves 2 --chunks 2 --tf 1 --tb 2 \
+    --format csv > "$out/all.csv" 2> "$out/all.err"
+expect_status 0 $? "simulate --kind all"
+expect_status "kind,ranks,micro_batches,k,waves,chunks,makespan,bubble_ratio,peak_activations_max" \
+    "$(head -n 1 "$out/all.csv")" "simulate CSV header"
+expect_status 8 "$(wc -l < "$out/all.csv")" "one row per kind (7) after the header"
+expect_contains "$out/all.csv" "1f1b,4,8,1,1,1,33,0.272727273,4" "1f1b row: makespan (M+P-1)(tf+tb) = 33"
+
+printf 'time_s,src,dst,factor\n10,*,*,0.25\n' > "$out/bw.csv"
+base=$("$WAVEPIPE" simulate --kind 1f1b --ranks 4 --micro-batches 8 --tc 0.5 --format csv | tail -n 1 | cut -d, -f7)
+slow=$("$WAVEPIPE" simulate --kind 1f1b --ranks 4 --micro-batches 8 --tc 0.5 --bandwidth-trace "$out/bw.csv" --format csv | tail -n 1 | cut -d, -f7)
+if awk -v a="$base" -v b="$slow" 'BEGIN { exit !(b > a) }'; then
+    pass "a bandwidth drop at t=10 lengthens the makespan ($base -> $slow)"
+else
+    fail "bandwidth trace had no effect ($base -> $slow)"
+fi
+
+"$WAVEPIPE" simulate --kind 1f1b --ranks 16 --micro-batches 16 --cluster "$WP_SRCDIR/topology/dgx2-x4-ib-edr.cfg" \
+    --message-bytes 64MiB --format csv > "$out/cl.csv"
+expect_status 0 $? "simulate on a cluster description (NVSwitch inside, InfiniBand between)"
+
+"$WAVEPIPE" schedule --kind interleaved --ranks 4 --micro-batches 6 --chunks 2 2> "$out/e1.txt"
+expect_status 1 $? "interleaved with M not a multiple of P fails"
+expect_contains "$out/e1.txt" "multiple of the ranks" "and says why"
+"$WAVEPIPE" schedule --kind chimera --ranks 3 --micro-batches 6 2> "$out/e2.txt"
+expect_status 1 $? "chimera with an odd P fails"
+"$WAVEPIPE" schedule --kind pipedream --ranks 3 2> "$out/e3.txt"
+expect_status 2 $? "unknown kind is a usage error"
+expect_contains "$out/e3.txt" "unknown --kind 'pipedream'" "the kind is named"
+"$WAVEPIPE" simulate --kind 1f1b --tf -1 2> "$out/e4.txt"
+expect_status 2 $? "negative time is a usage error"
+"$WAVEPIPE" schedule --kind 1f1b --ranks 4 --replicas 1,2 2> "$out/e5.txt"
+expect_status 1 $? "replicas not adding up to P fail"
+expect_contains "$out/e5.txt" "replicas add up to 3 ranks, but --ranks is 4" "the mismatch is named"
+printf 'time_s,src,dst,factor\nsoon,*,*,2\n' > "$out/badbw.csv"
+"$WAVEPIPE" simulate --kind 1f1b --bandwidth-trace "$out/badbw.csv" 2> "$out/e6.txt"
+expect_status 1 $? "a bad bandwidth trace fails"
+expect_contains "$out/e6.txt" "badbw.csv:2:" "with file:line"
+"$WAVEPIPE" schedule --help > "$out/help.txt"; expect_status 0 $? "schedule --help"
+"$WAVEPIPE" simulate --help > "$out/help2.txt"; expect_status 0 $? "simulate --help"
+expect_contains "$out/help2.txt" "kind,ranks,micro_batches,k,waves,chunks,makespan,bubble_ratio,peak_activations_max" \
+    "simulate --help documents the CSV columns"
+finish
