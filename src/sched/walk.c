@@ -20,7 +20,7 @@ void wp_action_describe(const struct wp_action *a, char *buf, size_t len)
 /* One channel: its key and the global ids of its sends and receives in order. */
 struct channel {
     int dst, kind, boundary;
-    long *sends, *recvs;
+    int32_t *sends, *recvs;
     int nsends, nrecvs, cap_s, cap_r;
 };
 
@@ -47,17 +47,17 @@ static struct channel *channel_get(struct channel_table *t, int src, int dst, in
     return c;
 }
 
-static int append(long **v, int *n, int *cap, long x)
+static int append(int32_t **v, int *n, int *cap, long x)
 {
     if (*n == *cap) {
         int c = *cap ? 2 * *cap : 16;
-        long *g = realloc(*v, (size_t)c * sizeof *g);
+        int32_t *g = realloc(*v, (size_t)c * sizeof *g);
         if (!g)
             return -1;
         *v = g;
         *cap = c;
     }
-    (*v)[(*n)++] = x;
+    (*v)[(*n)++] = (int32_t)x;
     return 0;
 }
 
@@ -91,8 +91,8 @@ static int match_channel(const struct wp_schedule *s, struct wp_msg_match *mm, i
                                   "is micro-batch %d (its step %ld): sends and receives are out of order",
                              dst, c->recvs[i] - roff, what, src, send->microbatch, c->sends[i] - soff);
         }
-        mm->partner[c->recvs[i]] = (int32_t)c->sends[i];
-        mm->partner[c->sends[i]] = (int32_t)c->recvs[i];
+        mm->partner[c->recvs[i]] = c->sends[i];
+        mm->partner[c->sends[i]] = c->recvs[i];
     }
     if (c->nsends > n) {
         wp_action_describe(&sends[c->sends[n] - soff], what, sizeof what);
@@ -209,11 +209,12 @@ int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const st
     w.waiter_stage_arrivals = calloc((size_t)s->nstages, sizeof(int));
     w.arrived_flag = calloc((size_t)P, sizeof(int));
     int *ranks = calloc((size_t)P, sizeof *ranks), *steps = calloc((size_t)P, sizeof *steps);
-    int32_t *waiter = malloc((size_t)(mm->total ? mm->total : 1) * sizeof *waiter);
-    int rc = w.pc && w.queue && w.queued && w.waiter_stage_arrivals && w.arrived_flag && ranks && steps && waiter
+    /* per rank: the global id of the send its receive waits for, or -1 */
+    long *blocked_on = malloc((size_t)P * sizeof *blocked_on);
+    int rc = w.pc && w.queue && w.queued && w.waiter_stage_arrivals && w.arrived_flag && ranks && steps && blocked_on
                  ? 0 : wp_errorf(err, "out of memory");
-    for (long g = 0; rc == 0 && g < mm->total; g++)
-        waiter[g] = -1;
+    for (int r = 0; rc == 0 && r < P; r++)
+        blocked_on[r] = -1;
     w.qhead = w.qtail = 0;
     for (int r = 0; rc == 0 && r < P; r++)
         enqueue(&w, P, r);
@@ -231,9 +232,10 @@ int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const st
                 /* the matching send is on the peer rank */
                 long ss = mm->partner[gid] - mm->offset[a->peer];
                 if (w.pc[a->peer] <= ss) {
-                    waiter[mm->partner[gid]] = r;
+                    blocked_on[r] = mm->partner[gid];
                     break;
                 }
+                blocked_on[r] = -1;
             } else if (a->op == WP_OP_ALLREDUCE) {
                 if (!w.arrived_flag[r]) {
                     w.arrived_flag[r] = 1;
@@ -258,12 +260,9 @@ int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const st
             }
             rc = v->run ? v->run(v->ctx, r, w.pc[r], a, err) : 0;
             w.pc[r]++;
-            if (rc == 0 && wp_op_is_send(a->op)) {
-                long rgid = mm->partner[gid];
-                if (rgid >= 0 && waiter[gid] >= 0 && !w.queued[waiter[gid]]) {
-                    enqueue(&w, P, waiter[gid]);
-                    pending++;
-                }
+            if (rc == 0 && wp_op_is_send(a->op) && blocked_on[a->peer] == gid && !w.queued[a->peer]) {
+                enqueue(&w, P, a->peer);
+                pending++;
             }
         }
     }
@@ -290,6 +289,6 @@ int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const st
     free(w.arrived_flag);
     free(ranks);
     free(steps);
-    free(waiter);
+    free(blocked_on);
     return rc;
 }
