@@ -2,7 +2,9 @@
  * description by its local rank 0, PMIx_Commit, PMIx_Fence with data
  * collection, then rank 0 reads PMIX_JOB_SIZE, PMIX_NUM_NODES, and per
  * process PMIX_HOSTNAME, PMIX_NODEID, PMIX_LOCAL_RANK, and checks every
- * node's PMIX_LOCAL_PEERS against the processes found on it. */
+ * node's PMIX_LOCAL_PEERS against the processes found on it. Slurm's PMIx
+ * server answers those per-process keys only about the asking process
+ * itself, so each process reads its own and publishes them. */
 #include "topo/probe_pmix.h"
 
 #include <pmix.h>
@@ -18,6 +20,7 @@
 
 #define KEY_NODE "wavepipe.node"     /* node description text, or "!error" */
 #define KEY_PEERS "wavepipe.peers"   /* PMIX_LOCAL_PEERS as the node saw it */
+#define KEY_PROC "wavepipe.proc"     /* "HOST LOCAL_RANK NODEID" from the process's own PMIx */
 
 int wp_pmix_launched(void)
 {
@@ -81,9 +84,15 @@ static int put_string(const char *key, const char *value)
 /* Publishes this process's contribution; returns 0 or -1 with err. */
 static int publish(const pmix_proc_t *me, struct wp_err *err)
 {
-    unsigned local_rank = 0;
-    if (get_uint(me, PMIX_LOCAL_RANK, &local_rank))
-        return wp_errorf(err, "PMIx gives no PMIX_LOCAL_RANK for rank %u", me->rank);
+    unsigned local_rank = 0, node_id = 0;
+    char host[WP_NAME_MAX];
+    if (get_uint(me, PMIX_LOCAL_RANK, &local_rank) || get_uint(me, PMIX_NODEID, &node_id) ||
+        get_string(me, PMIX_HOSTNAME, host, sizeof host))
+        return wp_errorf(err, "PMIx gives rank %u no PMIX_LOCAL_RANK, PMIX_NODEID or PMIX_HOSTNAME", me->rank);
+    char proc[WP_NAME_MAX + 32];
+    snprintf(proc, sizeof proc, "%s %u %u", host, local_rank, node_id);
+    if (put_string(KEY_PROC, proc))
+        return wp_errorf(err, "PMIx_Put failed on rank %u", me->rank);
     if (local_rank != 0)
         return 0;
     pmix_proc_t wildcard;
@@ -146,9 +155,10 @@ static int assemble(const pmix_proc_t *me, struct wp_cluster *c, struct wp_err *
         PMIX_LOAD_PROCID(&p, me->nspace, r);
         unsigned local_rank = 0;
         procs[r].rank = (int)r;
-        if (get_string(&p, PMIX_HOSTNAME, procs[r].host, sizeof procs[r].host) ||
-            get_uint(&p, PMIX_LOCAL_RANK, &local_rank) || get_uint(&p, PMIX_NODEID, &node_ids[r])) {
-            status = wp_errorf(err, "PMIx gives no PMIX_HOSTNAME/PMIX_LOCAL_RANK/PMIX_NODEID for rank %u", r);
+        char proc[WP_NAME_MAX + 32] = "";
+        if (get_string(&p, KEY_PROC, proc, sizeof proc) ||
+            sscanf(proc, "%63s %u %u", procs[r].host, &local_rank, &node_ids[r]) != 3) {
+            status = wp_errorf(err, "rank %u published no PMIX_HOSTNAME/PMIX_LOCAL_RANK/PMIX_NODEID", r);
             break;
         }
         procs[r].local_rank = (int)local_rank;
