@@ -8,5 +8,5 @@ void wp_device_query(struct wp_device_info *info)
 {
     memset(info, 0, sizeof *info);
     snprintf(info->summary, sizeof info->summary,
-             "not built (configure found no nvcc; rebuild with --with-cuda=DIR)");
+             "not built (configured --without-cuda, or no nvcc found; rebuild with --with-cuda=DIR)");
 }

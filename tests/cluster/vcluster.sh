@@ -1,0 +1,526 @@
+#!/usr/bin/env bash
+# vcluster.sh -- a real multi-node Slurm cluster on one Linux machine, built
+# from network namespaces.  wavepipe's Slurm tests run on it.
+#
+# Usage:
+#   vcluster.sh can-run              0: namespaces/veth/bridges can be made here
+#                                    1: they cannot (reason on stdout)
+#                                    2: a tool this script needs is missing
+#   vcluster.sh up DIR [NODES]       build a cluster of NODES (1-4, default 3)
+#                                    slurmd nodes; writes DIR/env to source
+#   vcluster.sh down DIR             tear it down (safe twice, safe half-built)
+#   vcluster.sh selftest DIR         srun -N NODES hostname, checks the names
+#   vcluster.sh shape DIR NODE RATE  tbf rate limit on NODE's link (e.g. 10mbit)
+#   vcluster.sh unshape DIR NODE     remove it
+#
+# Shape of the cluster:
+#   controller  slurmctld in the root network namespace, in its own UTS
+#               namespace with host name wpctl, at 10.250.0.1 on bridge wpbr
+#   nodes       wpn1..wpnN: one network namespace each (/run/netns/wpnN), own
+#               UTS namespace (host name wpnN), own mount namespace in which
+#               DIR/nodes/wpnN/tmp is bind-mounted on /tmp; address 10.250.0.1N
+#               on eth0, a veth whose other end (wpvN) is a port of wpbr
+#   munge       a private munged: key, socket, pid, log, seed under DIR/munge
+#   Slurm       slurm.conf under DIR/etc, ports 26817 (slurmctld) and 26818
+#               (slurmd), partition wp (default), MpiDefault=none, no
+#               accounting (job completions go to DIR/log/jobcomp.txt)
+#
+# What this script owns, and the only things it creates or removes:
+#   - the network namespaces wpn1..wpn4, the bridge wpbr, the links wpv1..wpv4
+#   - the lines of /etc/hosts that end in "# wavepipe-vcluster"
+#   - the symbolic link /run/wavepipe-vcluster -> DIR (short socket paths)
+#   - the daemons it starts (munged, slurmctld, slurmd) and every process
+#     inside the wpnN namespaces (slurmstepd, job tasks).  Leftovers of an
+#     earlier run are found and killed by pid: Slurm daemons by their UTS host
+#     name (wpctl, wpn1..wpn4), munged by its --key-file under a DIR that
+#     holds the .vcluster marker
+#   - under DIR: env etc/ munge/ state/ sp/ log/ run/ nodes/ .vcluster
+#     (other files under DIR are left alone)
+#
+# Paths that must be visible on the nodes (binaries under test, job output)
+# must not be under /tmp, which is private per node.  DIR itself and the
+# colon-separated paths in $VCLUSTER_KEEP are re-mounted at their own place on
+# the nodes when they are under /tmp, so a build tree under /tmp still works.
+#
+# Environment knobs (read by 'up'):
+#   VCLUSTER_CPUS     CPUs declared per node (default 2; more is allowed,
+#                     SlurmdParameters=config_overrides)
+#   VCLUSTER_WAIT     seconds to wait for all nodes to be idle (default 60)
+#   VCLUSTER_KEEP     colon-separated paths under /tmp to keep visible on nodes
+#   VCLUSTER_UCX_TLS  UCX_TLS written to DIR/env (default: none, see below)
+#
+# MPI transport.  MPICH (ch4:ucx) talks through UCX.  Left alone, UCX sees the
+# nodes as one machine and uses shared memory (sysv/cma) between them: MPI
+# works and is reliable, but its traffic does not cross the veth links, so
+# 'shape' does not slow it.  VCLUSTER_UCX_TLS=tcp,self makes MPI traffic go
+# over the veth links, but with Debian 12's MPICH 4.0.2 + UCX 1.13.1 a job
+# over 2+ nodes then often hangs in MPI_Finalize: a rank waits in
+# ucp_disconnect_nb for a peer that already sits in MPICH's PMI barrier
+# (fixed upstream by MPICH "ch4/ucx: remove MPIR_pmi_barrier in finalize").
+# Non-MPI traffic (PMIx, sockets of the program itself) always crosses them.
+#
+# Needs root and the Debian packages slurmctld slurmd slurm-client
+# slurm-wlm-basic-plugins munge iproute2 util-linux procps (and libpmix-dev
+# for srun --mpi=pmix: Slurm's plugin dlopens libpmix.so).  No systemd.
+set -euo pipefail
+
+readonly BR=wpbr
+readonly NET=10.250.0
+readonly CTL=wpctl
+readonly CTL_ADDR=$NET.1
+readonly NODE_PREFIX=wpn
+readonly VETH_PREFIX=wpv
+readonly MAX_NODES=4
+readonly CTLD_PORT=26817
+readonly SLURMD_PORT=26818
+readonly TAG='# wavepipe-vcluster'
+readonly NODE_IF=eth0
+# Unix socket paths are limited to 107 bytes, so the sockets (munge's, and
+# slurmstepd's under SlurmdSpoolDir) are reached through this short link to
+# DIR, whatever DIR's length.
+readonly LINK=/run/wavepipe-vcluster
+
+CPUS=${VCLUSTER_CPUS:-2}
+WAIT_S=${VCLUSTER_WAIT:-60}
+
+log() { printf 'vcluster: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+usage() {
+    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2
+    exit 2
+}
+
+node_name() { printf '%s%d' "$NODE_PREFIX" "$1"; }
+node_addr() { printf '%s.%d' "$NET" $((10 + $1)); }
+
+# --- processes ------------------------------------------------------------
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+    local st
+    [[ -r /proc/$1/stat ]] || return 1
+    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+    [[ -n $st && $st != Z && $st != X ]]
+}
+
+# comm_is PID NAME
+comm_is() { [[ $(cat "/proc/$1/comm" 2>/dev/null) == "$2" ]]; }
+
+# pid_from FILE NAME: the pid in FILE if that process is alive and is NAME.
+pid_from() {
+    local p
+    [[ -r $1 ]] || return 0
+    p=$(tr -dc '0-9' <"$1")
+    [[ -n $p ]] && alive "$p" && comm_is "$p" "$2" && echo "$p"
+    return 0
+}
+
+# kill_wait PID...: SIGTERM, wait up to 3 s, SIGKILL, wait up to 2 s.
+kill_wait() {
+    local p i left=()
+    for p in "$@"; do alive "$p" && left+=("$p"); done
+    ((${#left[@]})) || return 0
+    kill -TERM "${left[@]}" 2>/dev/null || true
+    for ((i = 0; i < 30; i++)); do
+        local still=()
+        for p in "${left[@]}"; do alive "$p" && still+=("$p"); done
+        left=("${still[@]+"${still[@]}"}")
+        ((${#left[@]})) || return 0
+        sleep 0.1
+    done
+    log "SIGKILL to ${left[*]}"
+    kill -KILL "${left[@]}" 2>/dev/null || true
+    for ((i = 0; i < 20; i++)); do
+        local still=()
+        for p in "${left[@]}"; do alive "$p" && still+=("$p"); done
+        left=("${still[@]+"${still[@]}"}")
+        ((${#left[@]})) || return 0
+        sleep 0.1
+    done
+    log "warning: still alive after SIGKILL: ${left[*]}"
+}
+
+# kill_listed: kill_wait the pids read from stdin (one a line, any order).
+kill_listed() {
+    local pids
+    mapfile -t pids < <(grep -E '^[0-9]+$' | sort -un)
+    if ((${#pids[@]})); then kill_wait "${pids[@]}"; fi
+}
+
+# Slurm daemons of any earlier run: recognised by their UTS host name.
+stale_slurm_pids() {
+    local p h
+    for p in $(pgrep -x 'slurmctld|slurmscriptd|slurmd|slurmstepd' 2>/dev/null || true); do
+        alive "$p" || continue
+        h=$(nsenter --target "$p" --uts hostname 2>/dev/null) || continue
+        if [[ $h == "$CTL" || $h =~ ^${NODE_PREFIX}[1-${MAX_NODES}]$ ]]; then
+            echo "$p"
+        fi
+    done
+}
+
+# munged daemons started by this script (for any DIR that still carries the
+# .vcluster marker), recognised by their --key-file argument.
+stale_munged_pids() {
+    local p key d
+    for p in $(pgrep -x munged 2>/dev/null || true); do
+        alive "$p" || continue
+        key=$(tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null |
+            sed -n 's/^--key-file=//p' | head -n1)
+        [[ $key == */munge/munge.key ]] || continue
+        d=${key%/munge/munge.key}
+        [[ -e $d/.vcluster ]] && echo "$p"
+    done
+    return 0
+}
+
+# --- can-run --------------------------------------------------------------
+
+cmd_can_run() {
+    local t missing=()
+    for t in ip unshare nsenter tc slurmctld slurmd munged munge unmunge \
+        sinfo srun sbatch scontrol; do
+        command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+    done
+    if ((${#missing[@]})); then
+        echo "missing tools: ${missing[*]}"
+        return 2
+    fi
+    if [[ $(id -u) != 0 ]]; then
+        echo "not root: network namespaces and bridges need root"
+        return 1
+    fi
+    if ! t=$(unshare --net --uts --mount true 2>&1); then
+        echo "cannot create namespaces (unshare --net --uts --mount): $t"
+        return 1
+    fi
+    if ! t=$(unshare --net sh -c \
+        'ip link add name wpchk0 type veth peer name wpchk1 &&
+         ip link add name wpchkbr type bridge &&
+         ip link set wpchk0 master wpchkbr' 2>&1); then
+        echo "cannot create veth pairs/bridges: $t"
+        return 1
+    fi
+    local ns=wpchk$$
+    if ! t=$(ip netns add "$ns" 2>&1); then
+        echo "cannot create named network namespaces (ip netns add): $t"
+        return 1
+    fi
+    ip netns del "$ns" 2>/dev/null || true
+    echo "ok"
+}
+
+# --- down -----------------------------------------------------------------
+
+hosts_remove() {
+    grep -qF -- "$TAG" /etc/hosts 2>/dev/null || return 0
+    local rest
+    rest=$(grep -vF -- "$TAG" /etc/hosts || true)
+    # rewrite in place: /etc/hosts may be a bind mount, so no rename
+    printf '%s\n' "$rest" >/etc/hosts
+}
+
+cmd_down() {
+    local dir=${1:-}
+    [[ -n $dir ]] || usage
+    local i n
+
+    # 1. everything inside the node namespaces (slurmd, slurmstepd, tasks),
+    # 2. slurmctld, and leftovers of earlier runs
+    kill_listed < <(
+        for ((i = 1; i <= MAX_NODES; i++)); do
+            n=$(node_name "$i")
+            if [[ -e /run/netns/$n ]]; then ip netns pids "$n" 2>/dev/null || true; fi
+            pid_from "$dir/run/slurmd.$n.pid" slurmd
+        done
+        pid_from "$dir/run/slurmctld.pid" slurmctld
+        stale_slurm_pids
+    )
+    # 3. our munged
+    kill_listed < <(
+        pid_from "$dir/munge/munged.pid" munged
+        stale_munged_pids
+    )
+
+    # 4. network
+    for ((i = 1; i <= MAX_NODES; i++)); do
+        ip link del "$VETH_PREFIX$i" 2>/dev/null || true
+        ip netns del "$(node_name "$i")" 2>/dev/null || true
+    done
+    ip link del "$BR" 2>/dev/null || true
+    [[ -L $LINK ]] && rm -f "$LINK"
+    hosts_remove
+    rm -f "$dir/run/"*.pid "$dir/munge/munged.pid" 2>/dev/null || true
+    return 0
+}
+
+# --- up -------------------------------------------------------------------
+
+write_conf() {
+    local dir=$1 nodes=$2 i conf=$1/etc/slurm.conf
+    cat >"$conf" <<EOF
+# Written by tests/cluster/vcluster.sh; rewritten on every 'up'.
+ClusterName=wavepipe
+SlurmctldHost=$CTL($CTL_ADDR)
+SlurmUser=root
+MailProg=/bin/true
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$LINK/munge/munge.socket
+CredType=cred/munge
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$LINK/sp/%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd.%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+PlugStackConfig=$dir/etc/plugstack.conf
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=$dir/log/jobcomp.txt
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/backfill
+ReturnToService=2
+SlurmdParameters=config_overrides
+SlurmctldTimeout=30
+SlurmdTimeout=60
+MessageTimeout=10
+InactiveLimit=0
+KillWait=5
+MinJobAge=300
+TmpFS=/tmp
+EOF
+    for ((i = 1; i <= nodes; i++)); do
+        echo "NodeName=$(node_name "$i") NodeAddr=$(node_addr "$i") CPUs=$CPUS State=UNKNOWN" >>"$conf"
+    done
+    echo "PartitionName=wp Nodes=${NODE_PREFIX}[1-$nodes] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >>"$conf"
+    : >"$dir/etc/plugstack.conf"
+}
+
+log_tails() {
+    local dir=$1 f
+    for f in "$dir"/log/munged.log "$dir"/log/slurmctld.log "$dir"/log/slurmd.*.log; do
+        [[ -r $f ]] || continue
+        echo "==== tail of $f" >&2
+        tail -n 25 "$f" >&2
+    done
+}
+
+start_munged() {
+    local dir=$1 m=$1/munge i
+    chmod 0755 "$m"
+    dd if=/dev/urandom of="$m/munge.key" bs=1024 count=1 status=none
+    chmod 0400 "$m/munge.key"
+    # --force: runs as root and accepts group-writable parents (logged, harmless)
+    munged --force --socket="$LINK/munge/munge.socket" --key-file="$m/munge.key" \
+        --pid-file="$m/munged.pid" --log-file="$dir/log/munged.log" \
+        --seed-file="$m/munged.seed" 2>>"$dir/log/munged.log" ||
+        { log_tails "$dir"; die "munged did not start"; }
+    for ((i = 0; i < 50; i++)); do
+        if munge -S "$LINK/munge/munge.socket" -n 2>/dev/null |
+            unmunge -S "$LINK/munge/munge.socket" >/dev/null 2>&1; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    log_tails "$dir"
+    die "munged does not answer on $LINK/munge/munge.socket"
+}
+
+make_network() {
+    local nodes=$1 i n v
+    ip link add name "$BR" type bridge
+    ip addr add "$CTL_ADDR/24" dev "$BR"
+    ip link set "$BR" up
+    for ((i = 1; i <= nodes; i++)); do
+        n=$(node_name "$i")
+        v=$VETH_PREFIX$i
+        ip netns add "$n"
+        ip link add name "$v" type veth peer name "$NODE_IF" netns "$n"
+        ip link set "$v" master "$BR"
+        ip link set "$v" up
+        ip -n "$n" link set lo up
+        ip -n "$n" addr add "$(node_addr "$i")/24" dev "$NODE_IF"
+        ip -n "$n" link set "$NODE_IF" up
+    done
+}
+
+hosts_add() {
+    local nodes=$1 i
+    {
+        echo "$CTL_ADDR $CTL $TAG"
+        for ((i = 1; i <= nodes; i++)); do
+            echo "$(node_addr "$i") $(node_name "$i") $TAG"
+        done
+    } >>/etc/hosts
+}
+
+# The node's start script, run by sh inside the node's namespaces.
+# $1 node name, $2 private tmp, $3 slurm.conf, $4.. paths under /tmp to keep.
+# shellcheck disable=SC2016
+readonly NODE_SH='
+set -e
+n=$1; priv=$2; conf=$3; shift 3
+hostname "$n"
+if [ $# -gt 0 ]; then
+    for k in "$@"; do
+        rel=${k#/tmp/}
+        mkdir -p "$priv/$rel"
+        mount --bind "$k" "$priv/$rel"
+    done
+    mount --rbind "$priv" /tmp
+else
+    mount --bind "$priv" /tmp
+fi
+cd /
+exec slurmd -f "$conf" -N "$n"
+'
+
+# Paths to keep visible on the nodes because they live under /tmp.
+keep_paths() {
+    local dir=$1 p r
+    local IFS=:
+    for p in $dir ${VCLUSTER_KEEP:-}; do
+        [[ -n $p && -e $p ]] || continue
+        r=$(readlink -f "$p")
+        [[ $r == /tmp/* ]] && echo "$r"
+    done | sort -u
+}
+
+cmd_up() {
+    local dir=${1:-} nodes=${2:-3} i n t
+    [[ -n $dir ]] || usage
+    [[ $dir == /* ]] || die "DIR must be absolute: $dir"
+    [[ $dir != *[[:space:]\'\"\\]* ]] || die "DIR must not contain blanks or quotes: $dir"
+    if ! [[ $nodes =~ ^[1-9][0-9]*$ ]] || ((nodes > MAX_NODES)); then
+        die "NODES must be 1..$MAX_NODES: $nodes"
+    fi
+    [[ $CPUS =~ ^[1-9][0-9]*$ ]] || die "VCLUSTER_CPUS must be a number: $CPUS"
+    dir=${dir%/}
+    if ! t=$(cmd_can_run); then die "cannot run here: $t"; fi
+
+    local t0=$SECONDS
+    mkdir -p "$dir"
+    cmd_down "$dir"
+    : >"$dir/.vcluster"
+    rm -rf "${dir:?}/etc" "$dir/munge" "$dir/state" "$dir/sp" "$dir/log" \
+        "$dir/run" "$dir/nodes" "$dir/env"
+    mkdir -p "$dir/etc" "$dir/munge" "$dir/state" "$dir/log" "$dir/run"
+    ln -sfn "$dir" "$LINK"
+    for ((i = 1; i <= nodes; i++)); do
+        n=$(node_name "$i")
+        mkdir -p "$dir/sp/$n" "$dir/nodes/$n/tmp"
+        chmod 1777 "$dir/nodes/$n/tmp"
+    done
+    write_conf "$dir" "$nodes"
+    local conf=$dir/etc/slurm.conf
+    export SLURM_CONF=$conf
+
+    start_munged "$dir"
+    make_network "$nodes"
+    hosts_add "$nodes"
+
+    # shellcheck disable=SC2016
+    unshare --uts sh -c 'hostname "$1" && cd / && exec slurmctld -f "$2"' \
+        sh "$CTL" "$conf" || { log_tails "$dir"; die "slurmctld did not start"; }
+
+    local keep
+    mapfile -t keep < <(keep_paths "$dir")
+    for ((i = 1; i <= nodes; i++)); do
+        n=$(node_name "$i")
+        nsenter --net="/run/netns/$n" \
+            unshare --uts --mount --propagation private \
+            sh -c "$NODE_SH" sh "$n" "$dir/nodes/$n/tmp" "$conf" \
+            "${keep[@]+"${keep[@]}"}" ||
+            { log_tails "$dir"; die "slurmd on $n did not start"; }
+    done
+
+    # wait until every node is idle
+    local deadline=$((SECONDS + WAIT_S)) idle=0 out=
+    while ((SECONDS < deadline)); do
+        out=$(timeout 5 sinfo -h -N -p wp -o '%N %t' 2>/dev/null || true)
+        idle=$(grep -c ' idle$' <<<"$out" || true)
+        ((idle == nodes)) && break
+        sleep 0.5
+    done
+    if ((idle != nodes)); then
+        log "nodes not idle after ${WAIT_S}s; sinfo says:"
+        printf '%s\n' "$out" >&2
+        log_tails "$dir"
+        die "cluster did not come up"
+    fi
+
+    local ucx="unset UCX_TLS"
+    [[ -n ${VCLUSTER_UCX_TLS:-} ]] && ucx="export UCX_TLS='$VCLUSTER_UCX_TLS'"
+    cat >"$dir/env" <<EOF
+# Written by tests/cluster/vcluster.sh up: source this to use the cluster
+# (sbatch/srun pass this environment on to the jobs).
+export SLURM_CONF=$conf
+$ucx
+export VCLUSTER_DIR=$dir
+export VCLUSTER_NODES=$nodes
+export VCLUSTER_NODELIST='${NODE_PREFIX}[1-$nodes]'
+EOF
+    log "up: $nodes nodes idle in $((SECONDS - t0)) s (source $dir/env)"
+}
+
+# --- selftest, shape --------------------------------------------------------
+
+load_env() {
+    local dir=${1:-}
+    [[ -n $dir && -r $dir/env ]] || die "no cluster at '$dir' (no $dir/env)"
+    # shellcheck disable=SC1091
+    source "$dir/env"
+}
+
+cmd_selftest() {
+    load_env "${1:-}"
+    local want got i
+    want=$(for ((i = 1; i <= VCLUSTER_NODES; i++)); do node_name "$i"; echo; done)
+    got=$(timeout 60 srun -N "$VCLUSTER_NODES" -n "$VCLUSTER_NODES" hostname | sort)
+    if [[ $got != "$want" ]]; then
+        log "srun hostname gave:"; printf '%s\n' "$got" >&2
+        die "selftest failed"
+    fi
+    log "selftest ok: $(tr '\n' ' ' <<<"$got")"
+}
+
+check_node() {
+    [[ ${1:-} =~ ^${NODE_PREFIX}[1-${MAX_NODES}]$ && -e /run/netns/$1 ]] ||
+        die "no such node: ${1:-}"
+}
+
+cmd_shape() {
+    load_env "${1:-}"
+    check_node "${2:-}"
+    [[ -n ${3:-} ]] || usage
+    nsenter --net="/run/netns/$2" tc qdisc replace dev "$NODE_IF" root \
+        tbf rate "$3" burst 32kbit latency 50ms
+}
+
+cmd_unshape() {
+    load_env "${1:-}"
+    check_node "${2:-}"
+    nsenter --net="/run/netns/$2" tc qdisc del dev "$NODE_IF" root 2>/dev/null || true
+}
+
+case ${1:-} in
+can-run) cmd_can_run ;;
+up) shift; cmd_up "$@" ;;
+down) shift; cmd_down "$@" ;;
+selftest) shift; cmd_selftest "$@" ;;
+shape) shift; cmd_shape "$@" ;;
+unshape) shift; cmd_unshape "$@" ;;
+*) usage ;;
+esac
