@@ -28,11 +28,14 @@ static inline int wp_op_is_compute(int op) { return op <= WP_OP_W; }
 static inline int wp_op_is_send(int op) { return op == WP_OP_SEND_ACT || op == WP_OP_SEND_GRAD; }
 static inline int wp_op_is_recv(int op) { return op == WP_OP_RECV_ACT || op == WP_OP_RECV_GRAD; }
 
+/* One action in 8 bytes (a 1,024-rank, 4,096-micro-batch schedule has 25
+ * million): stages, micro-batches and ranks below WP_ACTION_FIELD_MAX. */
+#define WP_ACTION_FIELD_MAX ((1 << 19) - 1)
 struct wp_action {
-    int8_t op;
-    int32_t stage;
-    int32_t microbatch; /* -1 for ALLREDUCE and STEP */
-    int32_t peer;       /* communication peer rank, -1 otherwise */
+    uint64_t op : 4;
+    int64_t stage : 20;
+    int64_t microbatch : 20; /* -1 for ALLREDUCE and STEP */
+    int64_t peer : 20;       /* communication peer rank, -1 otherwise */
 };
 
 struct wp_action_list {

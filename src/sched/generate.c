@@ -30,6 +30,9 @@ static int check_params(const struct wp_sched_params *p, int *nstages, struct wp
     int P = p->ranks, M = p->microbatches;
     if (P < 1 || M < 1)
         return wp_errorf(err, "%s needs at least 1 rank and 1 micro-batch (got %d ranks, %d)", kind, P, M);
+    if (P > WP_ACTION_FIELD_MAX || M > WP_ACTION_FIELD_MAX)
+        return wp_errorf(err, "at most %d ranks and %d micro-batches (got %d, %d)", WP_ACTION_FIELD_MAX,
+                         WP_ACTION_FIELD_MAX, P, M);
     if (!(p->tf > 0) || !(p->tb > 0) || p->tw < 0 || p->tc < 0 || !isfinite(p->tf + p->tb + p->tw + p->tc))
         return wp_errorf(err, "costs must be finite with tf > 0, tb > 0, tw >= 0, tc >= 0");
     if (p->policy != 'A' && p->policy != 'B')
@@ -79,6 +82,8 @@ static int check_params(const struct wp_sched_params *p, int *nstages, struct wp
             return wp_errorf(err, "replicas add up to %d ranks, but --ranks is %d", sum, P);
         *nstages = p->nreplicas;
     }
+    if (*nstages > WP_ACTION_FIELD_MAX)
+        return wp_errorf(err, "%s on these settings has %d stages; at most %d", kind, *nstages, WP_ACTION_FIELD_MAX);
     if (p->nstage_costs) {
         if (p->nstage_costs != *nstages)
             return wp_errorf(err, "%d stage costs given, but %s on these settings has %d stages", p->nstage_costs,

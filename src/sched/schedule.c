@@ -110,7 +110,7 @@ int wp_schedule_push(struct wp_schedule *s, int rank, int op, int stage, int mb,
         l->actions = grown;
         l->capacity = cap;
     }
-    l->actions[l->count++] = (struct wp_action){(int8_t)op, stage, mb, peer};
+    l->actions[l->count++] = (struct wp_action){op, stage, mb, peer};
     return 0;
 }
 

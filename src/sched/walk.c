@@ -181,10 +181,14 @@ struct walk_state {
     int *arrived_flag;          /* per rank: arrived at the ALLREDUCE it is stopped at */
 };
 
-static void enqueue(struct walk_state *w, int P, int r)
+static void enqueue(struct walk_state *w, const struct wp_schedule *s, int P, int r)
 {
     if (w->queued[r])
         return;
+    /* the rank runs when it reaches the queue's head: fetch its next action
+     * now, since switching between ranks is what the walk waits on */
+    if (w->pc[r] < s->lists[r].count)
+        __builtin_prefetch(&s->lists[r].actions[w->pc[r]]);
     w->queued[r] = 1;
     w->queue[w->qtail] = r;
     w->qtail = (w->qtail + 1) % P;
@@ -217,7 +221,7 @@ int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const st
         blocked_on[r] = -1;
     w.qhead = w.qtail = 0;
     for (int r = 0; rc == 0 && r < P; r++)
-        enqueue(&w, P, r);
+        enqueue(&w, s, P, r);
     int pending = P; /* ranks in the queue */
     while (rc == 0 && pending > 0) {
         int r = w.queue[w.qhead];
@@ -252,7 +256,7 @@ int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const st
                     w.arrived_flag[ranks[i]] = 0;
                     w.pc[ranks[i]]++;
                     if (ranks[i] != r && !w.queued[ranks[i]]) {
-                        enqueue(&w, P, ranks[i]);
+                        enqueue(&w, s, P, ranks[i]);
                         pending++;
                     }
                 }
@@ -261,7 +265,7 @@ int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const st
             rc = v->run ? v->run(v->ctx, r, w.pc[r], a, err) : 0;
             w.pc[r]++;
             if (rc == 0 && wp_op_is_send(a->op) && blocked_on[a->peer] == gid && !w.queued[a->peer]) {
-                enqueue(&w, P, a->peer);
+                enqueue(&w, s, P, a->peer);
                 pending++;
             }
         }
