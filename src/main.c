@@ -14,6 +14,7 @@ static const struct wp_command commands[] = {
     {"schedule", "generate a pipeline schedule as action lists, and validate it", wp_cmd_schedule},
     {"simulate", "time a schedule with the discrete-event simulator; timelines as JSON and SVG",
      wp_cmd_simulate},
+    {"run", "train GPT-2 over MPI ranks by interpreting a schedule's action lists", wp_cmd_run},
 };
 
 static void usage(FILE *out)

@@ -100,7 +100,9 @@ int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp
         p->kind = (enum wp_sched_kind)wp_sched_kind_from_name(arg);
         return 0;
     case OPT_RANKS: return wp_parse_int_option(command, "--ranks", arg, 1, 1 << 20, &p->ranks) ? 2 : 0;
-    case OPT_MICRO: return wp_parse_int_option(command, "--micro-batches", arg, 1, 1 << 24, &p->microbatches) ? 2 : 0;
+    case OPT_MICRO:
+        o->micro_given = 1;
+        return wp_parse_int_option(command, "--micro-batches", arg, 1, 1 << 24, &p->microbatches) ? 2 : 0;
     case OPT_K: return wp_parse_int_option(command, "--k", arg, 1, 1 << 24, &p->k) ? 2 : 0;
     case OPT_WAVES: return wp_parse_int_option(command, "--waves", arg, 1, 4096, &p->waves) ? 2 : 0;
     case OPT_CHUNKS: return wp_parse_int_option(command, "--chunks", arg, 1, 4096, &p->chunks) ? 2 : 0;

@@ -17,7 +17,7 @@ struct wp_sched_cli {
     double stage_costs[WP_SCHED_MAX_STAGES];
     const char *format;                /* "text" or "csv" */
     int validate;
-    int tc_given, tw_given;
+    int tc_given, tw_given, micro_given;
 };
 
 /* The long options of the schedule family; index of the first free slot is

@@ -1,0 +1,73 @@
+/* The CPU backend of the kernel table: prototypes of the wp_cpu_<op> functions
+ * behind wp_kernels_cpu (same signatures and semantics as kernels/kernels.h). */
+#ifndef WP_KERNELS_CPU_CPU_KERNELS_H
+#define WP_KERNELS_CPU_CPU_KERNELS_H
+
+#include <stddef.h>
+
+#include "kernels/kernels.h"
+
+/* Reductions across rows (dbias, dweight, dwte, ...) run in parallel over
+ * blocks of this many columns, every block summing the rows in order: the
+ * result does not depend on the number of threads. */
+#define WP_CPU_COL_BLOCK 64
+
+/* Loops go parallel (OpenMP) only from this much work on (elements or
+ * multiply-adds): a tiny kernel costs less than waking the threads. Results
+ * are the same either way. */
+#define WP_CPU_PAR_MIN 16384
+
+/* backend.c: host memory */
+void *wp_cpu_alloc(size_t bytes);
+void wp_cpu_release(void *p);
+void wp_cpu_to_device(void *dst, const void *host_src, size_t bytes);
+void wp_cpu_to_host(void *host_dst, const void *src, size_t bytes);
+void wp_cpu_zero(void *p, size_t bytes);
+void wp_cpu_synchronize(void);
+
+/* encoder.c */
+void wp_cpu_encoder_forward(float *out, const int *inp, const float *wte, const float *wpe, int B, int T, int C);
+void wp_cpu_encoder_backward(float *dwte, float *dwpe, const float *dout, const int *inp, int B, int T, int C);
+
+/* layernorm.c */
+void wp_cpu_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                              const float *bias, int N, int C);
+void wp_cpu_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                               const float *weight, const float *mean, const float *rstd, int N, int C);
+
+/* matmul.c */
+void wp_cpu_matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
+                           int OC, enum wp_weight_layout layout);
+void wp_cpu_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                            const float *weight, int N, int C, int OC, enum wp_weight_layout layout);
+
+/* attention.c */
+void wp_cpu_attention_forward(float *out, float *preatt, float *att, const float *inp, int B, int T, int C,
+                              int NH);
+void wp_cpu_attention_backward(float *dinp, float *dpreatt, float *datt, const float *dout, const float *inp,
+                               const float *att, int B, int T, int C, int NH);
+
+/* gelu.c */
+void wp_cpu_gelu_forward(float *out, const float *inp, size_t n);
+void wp_cpu_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n);
+
+/* residual.c */
+void wp_cpu_residual_forward(float *out, const float *a, const float *b, size_t n);
+void wp_cpu_residual_backward(float *da, float *db, const float *dout, size_t n);
+
+/* crossentropy.c */
+void wp_cpu_crossentropy_forward(float *losses, float *probs, const float *logits, const int *targets, int N,
+                                 int V);
+void wp_cpu_crossentropy_backward(float *dlogits, const float *probs, const int *targets, float dloss, int N,
+                                  int V);
+
+/* adamw.c */
+void wp_cpu_adamw_update(float *params, const float *grads, float *m, float *v, size_t n, float lr, float beta1,
+                         float beta2, float eps, float weight_decay, int t);
+
+/* vector.c */
+void wp_cpu_accumulate(float *dst, const float *src, size_t n);
+void wp_cpu_scale(float *x, float s, size_t n);
+void wp_cpu_sum_squares(double *host_out, const float *x, size_t n);
+
+#endif

@@ -1,0 +1,125 @@
+/* The CUDA backend of the kernel table: prototypes of the wp_cuda_<op> functions
+ * behind wp_kernels_cuda (same signatures and semantics as kernels/kernels.h). */
+#ifndef WP_KERNELS_CUDA_CUDA_KERNELS_H
+#define WP_KERNELS_CUDA_CUDA_KERNELS_H
+
+/* The part above #ifdef __CUDACC__ is plain C (tests/test_kernels_cuda.c
+ * includes it without the CUDA headers); the part below is for the .cu files. */
+#include <stddef.h>
+
+#include "kernels/kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* backend.cu: 1 when a CUDA device can be used; else 0 with the reason in why[len] */
+int wp_cuda_device_usable(char *why, size_t len);
+
+/* backend.cu: device memory */
+void *wp_cuda_alloc(size_t bytes);
+void wp_cuda_release(void *p);
+void wp_cuda_to_device(void *dst, const void *host_src, size_t bytes);
+void wp_cuda_to_host(void *host_dst, const void *src, size_t bytes);
+void wp_cuda_zero(void *p, size_t bytes);
+void wp_cuda_synchronize(void);
+
+/* encoder.cu */
+void wp_cuda_encoder_forward(float *out, const int *inp, const float *wte, const float *wpe, int B, int T, int C);
+void wp_cuda_encoder_backward(float *dwte, float *dwpe, const float *dout, const int *inp, int B, int T, int C);
+
+/* layernorm.cu */
+void wp_cuda_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                               const float *bias, int N, int C);
+void wp_cuda_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                const float *weight, const float *mean, const float *rstd, int N, int C);
+
+/* matmul.cu */
+void wp_cuda_matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
+                            int OC, enum wp_weight_layout layout);
+void wp_cuda_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                             const float *weight, int N, int C, int OC, enum wp_weight_layout layout);
+
+/* attention.cu */
+void wp_cuda_attention_forward(float *out, float *preatt, float *att, const float *inp, int B, int T, int C,
+                               int NH);
+void wp_cuda_attention_backward(float *dinp, float *dpreatt, float *datt, const float *dout, const float *inp,
+                                const float *att, int B, int T, int C, int NH);
+
+/* gelu.cu */
+void wp_cuda_gelu_forward(float *out, const float *inp, size_t n);
+void wp_cuda_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n);
+
+/* residual.cu */
+void wp_cuda_residual_forward(float *out, const float *a, const float *b, size_t n);
+void wp_cuda_residual_backward(float *da, float *db, const float *dout, size_t n);
+
+/* crossentropy.cu */
+void wp_cuda_crossentropy_forward(float *losses, float *probs, const float *logits, const int *targets, int N,
+                                  int V);
+void wp_cuda_crossentropy_backward(float *dlogits, const float *probs, const int *targets, float dloss, int N,
+                                   int V);
+
+/* adamw.cu */
+void wp_cuda_adamw_update(float *params, const float *grads, float *m, float *v, size_t n, float lr, float beta1,
+                          float beta2, float eps, float weight_decay, int t);
+
+/* vector.cu */
+void wp_cuda_accumulate(float *dst, const float *src, size_t n);
+void wp_cuda_scale(float *x, float s, size_t n);
+void wp_cuda_sum_squares(double *host_out, const float *x, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __CUDACC__
+/* ---- shared by the .cu files only ---------------------------------------- */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Every CUDA runtime and cuBLAS call goes through WP_CUDA_CHECK: on failure it
+ * prints file:line and the error string and aborts (a broken device has no
+ * graceful path). After a kernel launch: WP_CUDA_CHECK(cudaGetLastError()). */
+static inline void wp_cuda_check_(cudaError_t rc, const char *what, const char *file, int line)
+{
+    if (rc != cudaSuccess) {
+        fprintf(stderr, "%s:%d: %s: CUDA error %s\n", file, line, what, cudaGetErrorString(rc));
+        abort();
+    }
+}
+static inline void wp_cuda_check_(cublasStatus_t rc, const char *what, const char *file, int line)
+{
+    if (rc != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "%s:%d: %s: cuBLAS error %s\n", file, line, what, cublasGetStatusString(rc));
+        abort();
+    }
+}
+#define WP_CUDA_CHECK(call) wp_cuda_check_((call), #call, __FILE__, __LINE__)
+
+/* backend.cu: the process's cuBLAS handle, created on first use (see there) */
+cublasHandle_t wp_cuda_cublas(void);
+
+/* Threads per block of the elementwise and per-row kernels. */
+#define WP_CUDA_BLOCK 256
+
+/* Blocks for a grid-stride loop over n items (n > 0): ceil(n / block),
+ * capped; the kernels' loops cover whatever the cap leaves. */
+static inline unsigned int wp_cuda_grid(size_t n, unsigned int block)
+{
+    const size_t blocks = (n + block - 1) / block;
+    return blocks > (1u << 20) ? (1u << 20) : (unsigned int)blocks;
+}
+
+/* Sum over the 32 lanes of a warp; every lane gets the result. */
+static __device__ __forceinline__ float wp_warp_sum(float v)
+{
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+}
+#endif
+
+#endif

@@ -1,0 +1,100 @@
+/* The compute kernels of GPT-2 training behind one table of function
+ * pointers (IOR's backend table): wp_kernels_cpu (CBLAS and C, the tested
+ * reference) and, in the CUDA build, wp_kernels_cuda (cuBLAS and .cu
+ * kernels, a line-for-line sibling). Every pointer argument points into the
+ * backend's own memory (host for CPU, device for CUDA). Shapes follow
+ * llm.c's comments: B batch, T sequence, C channels, NH heads, V vocabulary,
+ * N = B*T rows. Backward functions accumulate (+=) into weight gradients
+ * and overwrite input gradients unless said otherwise. */
+#ifndef WP_KERNELS_KERNELS_H
+#define WP_KERNELS_KERNELS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where a matmul's weight keeps its dimensions. */
+enum wp_weight_layout {
+    WP_WEIGHT_IN_OUT, /* (C, OC): Hugging Face Conv1D, out = inp @ W */
+    WP_WEIGHT_OUT_IN  /* (OC, C): tied LM head on wte, out = inp @ W^T */
+};
+
+struct wp_kernel_ops {
+    const char *name;
+
+    /* memory of the backend */
+    void *(*alloc)(size_t bytes);                 /* zeroed; NULL on failure */
+    void (*release)(void *p);
+    void (*to_device)(void *dst, const void *host_src, size_t bytes);
+    void (*to_host)(void *host_dst, const void *src, size_t bytes);
+    void (*zero)(void *p, size_t bytes);
+    void (*synchronize)(void);
+
+    /* out (B,T,C) = wte[inp] + wpe[t]; inp (B,T) token ids, wte (V,C), wpe (maxT,C) */
+    void (*encoder_forward)(float *out, const int *inp, const float *wte, const float *wpe, int B, int T, int C);
+    /* dwte, dwpe += from dout (B,T,C) */
+    void (*encoder_backward)(float *dwte, float *dwpe, const float *dout, const int *inp, int B, int T, int C);
+
+    /* out (N,C) = (inp - mean) * rstd * weight + bias, eps 1e-5; mean, rstd (N) saved */
+    void (*layernorm_forward)(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                              const float *bias, int N, int C);
+    /* dinp (N,C) +=, dweight, dbias (C) +=; dinp may be NULL (skip the input
+     * gradient) and dweight/dbias may both be NULL (skip the weight gradients):
+     * zero-bubble schedules run the two halves apart, with the same results */
+    void (*layernorm_backward)(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                               const float *weight, const float *mean, const float *rstd, int N, int C);
+
+    /* out (N,OC) = inp (N,C) x weight + bias (OC; may be NULL) */
+    void (*matmul_forward)(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
+                           int OC, enum wp_weight_layout layout);
+    /* dinp (N,C) +=, dweight (weight's layout) +=, dbias (OC) +=; any of the
+     * three may be NULL to skip it (the B and W halves of a split backward) */
+    void (*matmul_backward)(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                            const float *weight, int N, int C, int OC, enum wp_weight_layout layout);
+
+    /* causal multi-head self-attention: inp (B,T,3C) is q,k,v; out (B,T,C);
+     * preatt, att (B,NH,T,T) saved (scores before and after softmax) */
+    void (*attention_forward)(float *out, float *preatt, float *att, const float *inp, int B, int T, int C,
+                              int NH);
+    /* dinp (B,T,3C) +=; dpreatt, datt (B,NH,T,T) are scratch, zeroed by the kernel */
+    void (*attention_backward)(float *dinp, float *dpreatt, float *datt, const float *dout, const float *inp,
+                               const float *att, int B, int T, int C, int NH);
+
+    /* GELU, tanh approximation, elementwise over n */
+    void (*gelu_forward)(float *out, const float *inp, size_t n);
+    void (*gelu_backward)(float *dinp, const float *inp, const float *dout, size_t n); /* dinp += */
+
+    /* out = a + b over n; backward: da += dout, db += dout */
+    void (*residual_forward)(float *out, const float *a, const float *b, size_t n);
+    void (*residual_backward)(float *da, float *db, const float *dout, size_t n);
+
+    /* probs (N,V) = softmax(logits); losses (N) = -log probs[target] */
+    void (*crossentropy_forward)(float *losses, float *probs, const float *logits, const int *targets, int N,
+                                 int V);
+    /* dlogits (N,V) += (probs - onehot(target)) * dloss, one dloss for every row
+     * (1 / tokens of the global batch for a mean loss) */
+    void (*crossentropy_backward)(float *dlogits, const float *probs, const int *targets, float dloss, int N,
+                                  int V);
+
+    /* AdamW with bias correction (step t from 1); decoupled weight decay */
+    void (*adamw_update)(float *params, const float *grads, float *m, float *v, size_t n, float lr, float beta1,
+                         float beta2, float eps, float weight_decay, int t);
+
+    /* dst += src; x *= s; sum of squares into *out (host) */
+    void (*accumulate)(float *dst, const float *src, size_t n);
+    void (*scale)(float *x, float s, size_t n);
+    void (*sum_squares)(double *host_out, const float *x, size_t n);
+};
+
+extern const struct wp_kernel_ops wp_kernels_cpu;
+#ifdef WP_HAVE_CUDA
+extern const struct wp_kernel_ops wp_kernels_cuda;
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

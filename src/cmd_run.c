@@ -1,0 +1,460 @@
+/* `wavepipe run`: train GPT-2 over MPI ranks by interpreting the schedule's
+ * action lists; one CSV row per iteration, a measured timeline on request. */
+#include <config.h>
+#include <cblas.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cli.h"
+#include "run/checkpoint.h"
+#include "run/interpreter.h"
+#include "sched/generate.h"
+#include "sched/trace.h"
+#include "sched_cli.h"
+#include "util/strutil.h"
+
+#define CMD "run"
+
+enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
+       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME };
+
+static void usage(void)
+{
+    printf("Usage: mpiexec -n P wavepipe run --config FILE [--schedule KIND] [--k K] [--waves W]\n"
+           "         [--chunks V] [--policy A|B] [--replicas r0,r1,...] [--micro-batches M]\n"
+           "         [--global-batch G] [--steps N] [--seed N] [--data FILE] [--synthetic-data]\n"
+           "         [--partition n0,n1,...] [--results FILE.csv] [--trace FILE.json]\n"
+           "         [--save DIR [--save-every N]] [--resume DIR]\n\n"
+           "Trains the GPT-2 model of FILE (jobs/models/gpt-tiny.cfg) on P ranks: the\n"
+           "schedule's generator makes one action list per rank and one interpreter runs\n"
+           "them: activations and gradients cross stages with MPI_Isend/MPI_Irecv, each\n"
+           "receive posted before the compute ahead of it, gradients accumulated over\n"
+           "micro-batches, ALLREDUCE over a stage's replicas, AdamW at STEP. Command-line\n"
+           "values override the file. Blocks are split evenly over the stages unless\n"
+           "--partition gives each stage's block count.\n\n"
+           "Options:\n"
+           "  --config FILE          model and training settings (libconfig)\n"
+           "  --schedule KIND        gpipe, 1f1b (default), kfkb, interleaved, chimera, hanayo, zb-h1\n"
+           "  --k, --waves, --chunks, --policy, --replicas, --micro-batches, --max-inflight\n"
+           "                         as for wavepipe schedule\n"
+           "  --global-batch G       sequences per step\n"
+           "  --steps N              optimizer steps\n"
+           "  --seed N               initialisation seed\n"
+           "  --data FILE            text corpus (bytes are tokens); default: the shipped corpus\n"
+           "  --synthetic-data       random tokens instead of a corpus\n"
+           "  --partition n0,n1,...  transformer blocks per stage\n"
+           "  --results FILE.csv     append one row per iteration (header on the first line)\n"
+           "  --trace FILE.json      the measured timeline of the last iteration (Chrome trace)\n"
+           "  --save DIR             checkpoint at the end (and every N steps with --save-every N):\n"
+           "                         DIR/model.safetensors with Hugging Face GPT-2 names, config.json,\n"
+           "                         optimizer.safetensors (AdamW moments); --steps 0 saves the initial\n"
+           "                         weights\n"
+           "  --resume DIR           continue from a checkpoint: --steps is the total, rows continue\n"
+           "                         the iteration numbers, the losses are those of an uninterrupted run\n"
+           "  -h, --help             this text\n");
+}
+
+struct run_options {
+    struct wp_sched_cli sched;
+    const char *config, *data, *results, *trace, *partition, *save, *resume;
+    int global_batch, steps, synthetic, kind_given, save_every;
+    long long seed;
+};
+
+static int parse(int argc, char **argv, struct run_options *o)
+{
+    static const struct option own[] = {
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"schedule", required_argument, NULL, OPT_SCHEDULE},
+        {"global-batch", required_argument, NULL, OPT_GLOBAL_BATCH},
+        {"steps", required_argument, NULL, OPT_STEPS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"data", required_argument, NULL, OPT_DATA},
+        {"synthetic-data", no_argument, NULL, OPT_SYNTHETIC},
+        {"results", required_argument, NULL, OPT_RESULTS},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"partition", required_argument, NULL, OPT_PARTITION},
+        {"save", required_argument, NULL, OPT_SAVE},
+        {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
+        {"resume", required_argument, NULL, OPT_RESUME},
+        {"help", no_argument, NULL, 'h'},
+    };
+    struct option longopts[64];
+    int n = 0;
+    for (int i = 0; i < wp_sched_long_option_count; i++)
+        if (strcmp(wp_sched_long_options[i].name, "kind") != 0)
+            longopts[n++] = wp_sched_long_options[i];
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        longopts[n++] = own[i];
+    longopts[n] = (struct option){NULL, 0, NULL, 0};
+    memset(o, 0, sizeof *o);
+    wp_sched_cli_init(&o->sched);
+    o->global_batch = o->steps = -1;
+    o->seed = -1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'h': usage(); return 1;
+        case ':': return wp_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
+        case '?': return wp_usage_error(CMD, "unknown option %s", argv[optind - 1]);
+        case OPT_CONFIG: o->config = optarg; break;
+        case OPT_SCHEDULE: {
+            int k = wp_sched_kind_from_name(optarg);
+            if (k < 0)
+                return wp_usage_error(CMD, "unknown --schedule '%s' (gpipe, 1f1b, kfkb, interleaved, chimera, "
+                                           "hanayo, zb-h1)", optarg);
+            o->sched.params.kind = (enum wp_sched_kind)k;
+            o->kind_given = 1;
+            break;
+        }
+        case OPT_GLOBAL_BATCH:
+            if (wp_parse_int_option(CMD, "--global-batch", optarg, 1, 1 << 20, &o->global_batch))
+                return 2;
+            break;
+        case OPT_STEPS:
+            if (wp_parse_int_option(CMD, "--steps", optarg, 0, 1 << 30, &o->steps))
+                return 2;
+            break;
+        case OPT_SEED: {
+            char *end;
+            o->seed = strtoll(optarg, &end, 10);
+            if (end == optarg || *end || o->seed < 0)
+                return wp_usage_error(CMD, "--seed '%s' must be an integer >= 0", optarg);
+            break;
+        }
+        case OPT_DATA: o->data = optarg; break;
+        case OPT_SYNTHETIC: o->synthetic = 1; break;
+        case OPT_RESULTS: o->results = optarg; break;
+        case OPT_TRACE: o->trace = optarg; break;
+        case OPT_PARTITION: o->partition = optarg; break;
+        case OPT_SAVE: o->save = optarg; break;
+        case OPT_RESUME: o->resume = optarg; break;
+        case OPT_SAVE_EVERY:
+            if (wp_parse_int_option(CMD, "--save-every", optarg, 1, 1 << 30, &o->save_every))
+                return 2;
+            break;
+        default:
+            if (wp_sched_cli_option(CMD, opt, optarg, &o->sched) == 2)
+                return 2;
+        }
+    }
+    if (optind < argc)
+        return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!o->config)
+        return wp_usage_error(CMD, "--config FILE is required (e.g. jobs/models/gpt-tiny.cfg)");
+    if (o->save_every && !o->save)
+        return wp_usage_error(CMD, "--save-every needs --save DIR");
+    return 0;
+}
+
+/* Blocks per stage: even, or the user's partition. */
+static int partition(const char *spec, int L, int S, int *first, int *end, struct wp_err *err)
+{
+    if (L < S)
+        return wp_errorf(err, "the model has %d blocks but the schedule has %d stages (more stages than layers)", L,
+                         S);
+    if (!spec) {
+        for (int s = 0; s < S; s++) {
+            first[s] = (int)((long)s * L / S);
+            end[s] = (int)((long)(s + 1) * L / S);
+        }
+        return 0;
+    }
+    char copy[4096];
+    wp_strlcpy(copy, spec, sizeof copy);
+    int s = 0, next = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save), s++) {
+        int n = atoi(tok);
+        if (s >= S || n < 1)
+            return wp_errorf(err, "--partition '%s' must give %d block counts >= 1", spec, S);
+        first[s] = next;
+        next += n;
+        end[s] = next;
+    }
+    if (s != S || next != L)
+        return wp_errorf(err, "--partition '%s' must give %d stages adding up to %d blocks", spec, S, L);
+    return 0;
+}
+
+static int append_row(const char *path, const char *row, struct wp_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0)
+        return wp_errorf(err, "cannot append to %s: %s", path, strerror(errno));
+    off_t size = lseek(fd, 0, SEEK_END);
+    char buf[2048];
+    int len = snprintf(buf, sizeof buf, "%s%s",
+                       size == 0 ? "timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,"
+                                   "micro_batch_size,global_batch,iteration,iter_time_s,samples_per_s,tokens_per_s,"
+                                   "bubble_ratio,peak_activation_bytes,loss\n"
+                                 : "",
+                       row);
+    /* one write of whole rows: a crash never leaves half a row */
+    ssize_t w = write(fd, buf, (size_t)len);
+    int saved = errno;
+    close(fd);
+    return w == len ? 0 : wp_errorf(err, "cannot append to %s: %s", path, strerror(saved));
+}
+
+/* One thread per rank unless OMP_NUM_THREADS says otherwise: with several
+ * ranks per node, threads of busy-waiting OpenMP barriers steal the cores
+ * the ranks compute on (measured here: a 2-thread rank ran its step 20x
+ * slower on a loaded 2-core node). Rank 0 says when ranks outnumber cores. */
+static void share_cores(int rank)
+{
+    MPI_Comm local;
+    int lsize;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+    MPI_Comm_size(local, &lsize);
+    MPI_Comm_free(&local);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef _OPENMP
+    if (!getenv("OMP_NUM_THREADS"))
+        omp_set_num_threads(1);
+#endif
+    openblas_set_num_threads(1);
+    if (rank == 0 && lsize > cores)
+        printf("note: %d ranks share %ld cores on this node; waiting ranks poll and sleep instead of spinning, "
+               "and timings include the sharing\n",
+               lsize, cores);
+}
+
+static int count_nodes(void)
+{
+    MPI_Comm local;
+    int rank, lrank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &lrank);
+    MPI_Comm_free(&local);
+    int leader = lrank == 0;
+    MPI_Allreduce(&leader, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return n;
+}
+
+static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct wp_err *err)
+{
+    wp_run_config_default(cfg);
+    if (wp_run_config_read(o->config, cfg, err))
+        return -1;
+    struct wp_train_config *t = &cfg->train;
+    if (o->global_batch > 0)
+        t->global_batch = o->global_batch;
+    if (o->steps >= 0)
+        t->steps = o->steps;
+    if (o->seed >= 0)
+        t->seed = (unsigned long long)o->seed;
+    if (o->data)
+        wp_strlcpy(t->data, o->data, sizeof t->data);
+    if (o->synthetic)
+        t->synthetic_data = 1;
+    struct wp_sched_params *p = &o->sched.params;
+    if (o->sched.micro_given)
+        t->micro_batches = p->microbatches;
+    p->microbatches = t->micro_batches;
+    p->ranks = P;
+    return wp_run_config_check(cfg, err);
+}
+
+int wp_cmd_run(int argc, char **argv)
+{
+    struct run_options o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    MPI_Init(&argc, &argv);
+    int rank, P;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    share_cores(rank);
+    struct wp_err err = {""};
+    struct wp_run_config cfg;
+    struct wp_schedule s;
+    memset(&s, 0, sizeof s);
+    struct wp_corpus corpus;
+    memset(&corpus, 0, sizeof corpus);
+    int *first = NULL, *end = NULL;
+    /* Everything that can be wrong with the settings is found before any
+     * rank computes, identically on every rank. */
+    int status = setup(&o, &cfg, P, &err);
+    if (status == 0)
+        status = wp_schedule_generate(&o.sched.params, &s, &err);
+    if (status == 0) {
+        first = malloc((size_t)s.nstages * sizeof *first);
+        end = malloc((size_t)s.nstages * sizeof *end);
+        status = first && end ? partition(o.partition, cfg.model.layers, s.nstages, first, end, &err)
+                              : wp_errorf(&err, "out of memory");
+    }
+    if (status == 0) {
+        if (cfg.train.synthetic_data)
+            status = wp_corpus_synthetic(1 << 20, cfg.model.vocabulary, cfg.train.seed, &corpus, &err);
+        else
+            status = wp_corpus_load(cfg.train.data[0]                  ? cfg.train.data
+                                    : access(WP_DEFAULT_CORPUS, R_OK) == 0 ? WP_DEFAULT_CORPUS
+                                                                           : WP_SOURCE_CORPUS,
+                                    cfg.model.sequence_length, &corpus, &err);
+        if (status == 0 && !cfg.train.synthetic_data && cfg.model.vocabulary < 256)
+            status = wp_errorf(&err, "byte-level tokens need vocabulary 256 (the model has %d)", cfg.model.vocabulary);
+    }
+    if (status) {
+        if (rank == 0)
+            wp_err_print(CMD, &err);
+        wp_schedule_destroy(&s);
+        free(first);
+        free(end);
+        MPI_Finalize();
+        return 1;
+    }
+    struct wp_comm *comm = NULL;
+    struct wp_interp in;
+    memset(&in, 0, sizeof in);
+    status = wp_comm_mpi.init(&comm, &err);
+    if (status == 0)
+        status = wp_interp_init(&in, &s, rank, &wp_kernels_cpu, &wp_comm_mpi, comm, &cfg, &corpus, first, end, &err);
+    int any = status != 0;
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any) {
+        if (status)
+            wp_err_print(CMD, &err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    in.record_events = o.trace != NULL;
+    long first_step = 0;
+    if (o.resume) {
+        status = wp_checkpoint_load(&in, o.resume, &first_step, &err);
+        if (status) {
+            if (rank == 0)
+                wp_err_print(CMD, &err);
+            wp_interp_destroy(&in);
+            wp_comm_mpi.destroy(comm);
+            MPI_Finalize();
+            return 1;
+        }
+        if (rank == 0)
+            printf("resumed from %s after %ld steps\n", o.resume, first_step);
+    }
+    int nodes = count_nodes();
+    char replicas[256] = "";
+    for (int st = 0; st < s.nstages && strlen(replicas) < sizeof replicas - 8; st++)
+        snprintf(replicas + strlen(replicas), sizeof replicas - strlen(replicas), "%s%d", st ? ":" : "",
+                 s.place[st].nreplicas * s.place[st].ncopies);
+    /* activation memory: the slots a rank needs at once (the schedule's peak
+     * of micro-batches in flight, plus the one being received ahead) */
+    double peak_bytes = 0;
+    for (int h = 0; h < in.nheld; h++)
+        peak_bytes += (double)in.held[h].model.nslots * wp_gpt2_stage_slot_bytes(&in.held[h].model);
+    MPI_Allreduce(MPI_IN_PLACE, &peak_bytes, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const struct wp_sched_params *p = &s.params;
+    int k = p->kind == WP_SCHED_KFKB ? p->k : p->kind == WP_SCHED_GPIPE ? s.nmicro : 1;
+    for (long step = first_step; step < cfg.train.steps && status == 0; step++) {
+        double loss_sum = 0;
+        status = wp_interp_step(&in, step, &loss_sum, &err);
+        double sums[3] = {loss_sum, in.timing.busy_s, 0};
+        double iter = in.timing.iter_s;
+        MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &iter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        double loss = sums[0] / ((double)cfg.train.global_batch * cfg.model.sequence_length);
+        double bubble = iter > 0 ? 1.0 - sums[1] / (P * iter) : 0;
+        if (rank == 0) {
+            char row[1024];
+            time_t now = time(NULL);
+            char stamp[32];
+            strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+            int G = cfg.train.global_batch;
+            snprintf(row, sizeof row, "%s,%s,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%ld,%.6f,%.3f,%.1f,%.4f,%.0f,%.9g\n", stamp,
+                     wp_sched_kind_name(p->kind), P, nodes, s.nstages, replicas,
+                     p->kind == WP_SCHED_HANAYO ? p->waves : 1, k, p->kind == WP_SCHED_INTERLEAVED ? p->chunks : 1,
+                     s.nmicro, G / s.nmicro, G, step, iter, G / iter, (double)G * cfg.model.sequence_length / iter,
+                     bubble, peak_bytes, loss);
+            printf("step %ld: loss %.9g, %.3f s, bubble %.3f\n", step, loss, iter, bubble);
+            fflush(stdout);
+            if (o.results && append_row(o.results, row, &err)) {
+                wp_err_print(CMD, &err);
+                status = -1;
+            }
+        }
+        MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (status == 0 && o.save && o.save_every && (step + 1) % o.save_every == 0 && step + 1 < cfg.train.steps)
+            status = wp_checkpoint_save(&in, o.save, step + 1, &err);
+    }
+    if (status == 0 && o.save) {
+        status = wp_checkpoint_save(&in, o.save, cfg.train.steps > first_step ? cfg.train.steps : first_step, &err);
+        if (status == 0 && rank == 0)
+            printf("saved %s\n", o.save);
+    }
+    if (status == 0 && o.trace) {
+        /* gather every rank's events of the last step into rank 0's timeline */
+        long n = in.timing.nevents;
+        double *mine = malloc((size_t)(n ? n : 1) * 5 * sizeof *mine);
+        for (long i = 0; mine && i < n; i++) {
+            mine[5 * i] = in.timing.events[i].op;
+            mine[5 * i + 1] = in.timing.events[i].stage;
+            mine[5 * i + 2] = in.timing.events[i].mb;
+            mine[5 * i + 3] = in.timing.events[i].start;
+            mine[5 * i + 4] = in.timing.events[i].end;
+        }
+        int count = (int)(5 * n), *counts = NULL, *displs = NULL;
+        double *all = NULL;
+        if (rank == 0) {
+            counts = calloc((size_t)P, sizeof *counts);
+            displs = calloc((size_t)P, sizeof *displs);
+        }
+        MPI_Gather(&count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        int total = 0;
+        if (rank == 0) {
+            for (int r = 0; r < P; r++) {
+                displs[r] = total;
+                total += counts[r];
+            }
+            all = malloc((size_t)(total ? total : 1) * sizeof *all);
+        }
+        MPI_Gatherv(mine, count, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            struct wp_sim_result res;
+            memset(&res, 0, sizeof res);
+            res.nranks = P;
+            res.events = calloc((size_t)(total / 5 + 1), sizeof *res.events);
+            for (int r = 0; res.events && r < P; r++)
+                for (int i = displs[r]; i < displs[r] + counts[r]; i += 5) {
+                    struct wp_sim_event *e = &res.events[res.nevents++];
+                    *e = (struct wp_sim_event){r, (int8_t)all[i], (int)all[i + 1], (int)all[i + 2], -1, all[i + 3],
+                                               all[i + 4]};
+                    if (e->end > res.makespan)
+                        res.makespan = e->end;
+                }
+            char title[128];
+            snprintf(title, sizeof title, "%s, P=%d, M=%d (measured)", wp_sched_kind_name(p->kind), P, s.nmicro);
+            if (wp_trace_write_json(o.trace, &res, title, &err))
+                wp_err_print(CMD, &err);
+            free(res.events);
+        }
+        free(mine);
+        free(all);
+        free(counts);
+        free(displs);
+    }
+    if (status && rank == 0 && err.msg[0])
+        wp_err_print(CMD, &err);
+    wp_interp_destroy(&in);
+    wp_comm_mpi.destroy(comm);
+    wp_corpus_destroy(&corpus);
+    wp_schedule_destroy(&s);
+    free(first);
+    free(end);
+    MPI_Finalize();
+    return status ? 1 : 0;
+}

@@ -1,0 +1,226 @@
+/* Saving and resuming checkpoints (see checkpoint.h). */
+#include "run/checkpoint.h"
+
+#include <errno.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "run/safetensors.h"
+#include "util/atomic_file.h"
+
+/* Stage of a block from the interpreter's held layouts: every rank knows the
+ * partition through first/end of its own stages only, so the partition is
+ * passed around once: block_stage[b]. */
+static int *block_stages(const struct wp_interp *in)
+{
+    int L = in->cfg->model.layers, P = in->s->nranks;
+    int *mine = malloc((size_t)L * sizeof *mine), *all = malloc((size_t)L * sizeof *all);
+    if (!mine || !all) {
+        free(mine);
+        free(all);
+        return NULL;
+    }
+    for (int b = 0; b < L; b++)
+        mine[b] = -1;
+    for (int h = 0; h < in->nheld; h++)
+        for (int b = in->held[h].model.layout.first_block; b < in->held[h].model.layout.end_block; b++)
+            mine[b] = in->held[h].stage;
+    MPI_Allreduce(mine, all, L, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    free(mine);
+    (void)P;
+    return all;
+}
+
+static struct wp_held_stage *held(struct wp_interp *in, int stage)
+{
+    int h = in->local_of_stage[stage];
+    return h >= 0 ? &in->held[h] : NULL;
+}
+
+static int write_config_json(const char *path, const struct wp_gpt2_config *g, struct wp_err *err)
+{
+    struct wp_atomic_file af;
+    if (wp_atomic_open(&af, path, err))
+        return -1;
+    fprintf(af.fp,
+            "{\n  \"architectures\": [\"GPT2LMHeadModel\"],\n  \"model_type\": \"gpt2\",\n"
+            "  \"n_layer\": %d,\n  \"n_embd\": %d,\n  \"n_head\": %d,\n  \"n_positions\": %d,\n  \"n_ctx\": %d,\n"
+            "  \"vocab_size\": %d,\n  \"n_inner\": null,\n  \"layer_norm_epsilon\": 1e-05,\n"
+            "  \"activation_function\": \"gelu_new\",\n  \"resid_pdrop\": 0.0,\n  \"embd_pdrop\": 0.0,\n"
+            "  \"attn_pdrop\": 0.0,\n  \"initializer_range\": 0.02,\n  \"tie_word_embeddings\": true,\n"
+            "  \"scale_attn_weights\": true,\n  \"torch_dtype\": \"float32\"\n}\n",
+            g->layers, g->channels, g->heads, g->max_positions, g->max_positions, g->vocabulary);
+    return wp_atomic_commit(&af, err);
+}
+
+int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, struct wp_err *err)
+{
+    const struct wp_gpt2_config *g = &in->cfg->model;
+    int rank = in->rank, n = wp_gpt2_tensor_count(g->layers), rc = 0;
+    int *bstage = block_stages(in);
+    if (!bstage)
+        return wp_errorf(err, "out of memory");
+    if (rank == 0 && mkdir(dir, 0755) != 0 && errno != EEXIST)
+        rc = wp_errorf(err, "cannot create checkpoint directory %s: %s", dir, strerror(errno));
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rc) {
+        free(bstage);
+        return rank == 0 ? -1 : wp_errorf(err, "rank 0 cannot create %s", dir);
+    }
+    struct wp_st_tensor *model = NULL, *opt = NULL;
+    float **values = NULL;
+    if (rank == 0) {
+        model = calloc((size_t)n, sizeof *model);
+        opt = calloc((size_t)n * 2, sizeof *opt);
+        values = calloc((size_t)n * 3, sizeof *values);
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        struct wp_tensor_desc d;
+        wp_gpt2_tensor_desc(g, i, &d);
+        int stage = d.block >= 0 ? bstage[d.block] : (d.role == WP_T_LNFW || d.role == WP_T_LNFB) ? in->s->nstages - 1 : 0;
+        int owner = in->s->place[stage].ranks[0];
+        float *buf = malloc(3 * d.numel * sizeof *buf);
+        if (!buf) {
+            rc = wp_errorf(err, "out of memory");
+            break;
+        }
+        if (owner == rank) {
+            struct wp_held_stage *h = held(in, stage);
+            long off = wp_stage_layout_find(&h->model.layout, i);
+            in->k->to_host(buf, h->model.params + off, d.numel * sizeof(float));
+            in->k->to_host(buf + d.numel, h->model.m + off, d.numel * sizeof(float));
+            in->k->to_host(buf + 2 * d.numel, h->model.v + off, d.numel * sizeof(float));
+            if (rank != 0)
+                MPI_Send(buf, (int)(3 * d.numel), MPI_FLOAT, 0, 7000 + i % 1000, MPI_COMM_WORLD);
+        }
+        if (rank == 0) {
+            if (owner != 0)
+                MPI_Recv(buf, (int)(3 * d.numel), MPI_FLOAT, owner, 7000 + i % 1000, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+            struct wp_st_tensor *t = &model[i];
+            snprintf(t->name, sizeof t->name, "%s", d.name);
+            t->ndim = d.ndim;
+            t->shape[0] = d.shape[0];
+            t->shape[1] = d.shape[1];
+            t->numel = d.numel;
+            t->data = buf;
+            for (int k = 0; k < 2; k++) {
+                opt[2 * i + k] = *t;
+                snprintf(opt[2 * i + k].name, sizeof opt[2 * i + k].name, "%s.%s", d.name, k ? "exp_avg_sq" : "exp_avg");
+                opt[2 * i + k].data = buf + (size_t)(k + 1) * d.numel;
+            }
+            values[i] = buf;
+        } else {
+            free(buf);
+        }
+    }
+    if (rank == 0 && rc == 0) {
+        struct wp_st_metadata meta = {0};
+        snprintf(meta.key[0], 64, "format");
+        snprintf(meta.value[0], 256, "pt");
+        snprintf(meta.key[1], 64, "wavepipe_steps_done");
+        snprintf(meta.value[1], 256, "%ld", steps_done);
+        snprintf(meta.key[2], 64, "wavepipe_seed");
+        snprintf(meta.value[2], 256, "%llu", in->cfg->train.seed);
+        meta.n = 3;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
+        rc = wp_safetensors_write(path, opt, 2 * n, &meta, err);
+        snprintf(path, sizeof path, "%s/model.safetensors", dir);
+        if (rc == 0)
+            rc = wp_safetensors_write(path, model, n, &meta, err);
+        snprintf(path, sizeof path, "%s/config.json", dir);
+        if (rc == 0)
+            rc = write_config_json(path, g, err);
+    }
+    for (int i = 0; values && i < n; i++)
+        free(values[i]);
+    free(values);
+    free(model);
+    free(opt);
+    free(bstage);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rc && rank != 0)
+        wp_errorf(err, "rank 0 could not write the checkpoint %s", dir);
+    return rc;
+}
+
+int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, struct wp_err *err)
+{
+    const struct wp_gpt2_config *g = &in->cfg->model;
+    int rank = in->rank, n = wp_gpt2_tensor_count(g->layers), rc = 0;
+    struct wp_st_file model, opt;
+    memset(&model, 0, sizeof model);
+    memset(&opt, 0, sizeof opt);
+    long steps = 0;
+    char msg[WP_ERR_MAX] = "";
+    if (rank == 0) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/model.safetensors", dir);
+        rc = wp_safetensors_read(path, &model, err);
+        snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
+        if (rc == 0)
+            rc = wp_safetensors_read(path, &opt, err);
+        const char *a = rc == 0 ? wp_safetensors_meta(&model, "wavepipe_steps_done") : NULL;
+        const char *b = rc == 0 ? wp_safetensors_meta(&opt, "wavepipe_steps_done") : NULL;
+        if (rc == 0 && (!a || !b || strcmp(a, b) != 0))
+            rc = wp_errorf(err, "%s: model and optimizer files are from different steps (torn checkpoint)", dir);
+        if (rc == 0)
+            steps = atol(a);
+        for (int i = 0; i < n && rc == 0; i++) {
+            struct wp_tensor_desc d;
+            wp_gpt2_tensor_desc(g, i, &d);
+            const struct wp_st_tensor *t = wp_safetensors_find(&model, d.name);
+            char mname[160];
+            snprintf(mname, sizeof mname, "%s.exp_avg", d.name);
+            if (!t || t->numel != d.numel || (d.ndim == 2 && (t->shape[0] != d.shape[0] || t->shape[1] != d.shape[1])))
+                rc = wp_errorf(err, "%s/model.safetensors: %s is missing or has another shape than the model's", dir,
+                               d.name);
+            else if (!wp_safetensors_find(&opt, mname))
+                rc = wp_errorf(err, "%s/optimizer.safetensors lacks %s", dir, mname);
+        }
+        if (rc)
+            snprintf(msg, sizeof msg, "%s", err->msg);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rc) {
+        wp_safetensors_free(&model);
+        wp_safetensors_free(&opt);
+        return wp_errorf(err, "%s", msg);
+    }
+    MPI_Bcast(&steps, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) {
+        struct wp_tensor_desc d;
+        wp_gpt2_tensor_desc(g, i, &d);
+        float *buf = malloc(3 * d.numel * sizeof *buf);
+        if (!buf)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        if (rank == 0) {
+            char name[160];
+            wp_safetensors_values(&model, wp_safetensors_find(&model, d.name), buf);
+            snprintf(name, sizeof name, "%s.exp_avg", d.name);
+            wp_safetensors_values(&opt, wp_safetensors_find(&opt, name), buf + d.numel);
+            snprintf(name, sizeof name, "%s.exp_avg_sq", d.name);
+            wp_safetensors_values(&opt, wp_safetensors_find(&opt, name), buf + 2 * d.numel);
+        }
+        MPI_Bcast(buf, (int)(3 * d.numel), MPI_FLOAT, 0, MPI_COMM_WORLD);
+        for (int h = 0; h < in->nheld; h++) {
+            struct wp_gpt2_stage *st = &in->held[h].model;
+            long off = wp_stage_layout_find(&st->layout, i);
+            if (off < 0)
+                continue;
+            in->k->to_device(st->params + off, buf, d.numel * sizeof(float));
+            in->k->to_device(st->m + off, buf + d.numel, d.numel * sizeof(float));
+            in->k->to_device(st->v + off, buf + 2 * d.numel, d.numel * sizeof(float));
+        }
+        free(buf);
+    }
+    wp_safetensors_free(&model);
+    wp_safetensors_free(&opt);
+    *steps_done = steps;
+    return 0;
+}

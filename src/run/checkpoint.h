@@ -1,0 +1,18 @@
+/* Checkpoints of a pipeline-parallel GPT-2: DIR/model.safetensors with
+ * Hugging Face GPT2LMHeadModel's tensor names and shapes (float32), a
+ * matching DIR/config.json, and DIR/optimizer.safetensors with AdamW's
+ * moments ("<name>.exp_avg", "<name>.exp_avg_sq"); the completed step is
+ * in both files' metadata. Collective over the job: each tensor comes from
+ * one rank that holds it; rank 0 writes (temporary names, then rename). */
+#ifndef WP_RUN_CHECKPOINT_H
+#define WP_RUN_CHECKPOINT_H
+
+#include "run/interpreter.h"
+
+/* steps_done: optimizer steps taken so far (the next step's index). */
+int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, struct wp_err *err);
+/* Loads parameters and AdamW moments into every held stage; *steps_done
+ * gets the step to continue from. The same status on every rank. */
+int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, struct wp_err *err);
+
+#endif

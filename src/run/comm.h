@@ -1,0 +1,40 @@
+/* Communication of the training runtime behind one small table (IOR's
+ * backend pattern): point-to-point messages that never block compute, the
+ * way to wait for them without spinning, and sums over a group of ranks.
+ * wp_comm_mpi is always there; an NCCL table joins it in the CUDA build. */
+#ifndef WP_RUN_COMM_H
+#define WP_RUN_COMM_H
+
+#include <stddef.h>
+#include "util/error.h"
+
+struct wp_comm;            /* backend state */
+struct wp_comm_request {
+    void *impl;            /* backend's request, NULL when none is pending */
+};
+
+struct wp_comm_ops {
+    const char *name;
+    int (*init)(struct wp_comm **c, struct wp_err *err);  /* after MPI_Init */
+    void (*destroy)(struct wp_comm *c);
+    int (*rank)(const struct wp_comm *c);
+    int (*size)(const struct wp_comm *c);
+    /* non-blocking point to point; tag separates channels */
+    int (*isend)(struct wp_comm *c, const void *buf, size_t bytes, int peer, int tag, struct wp_comm_request *r);
+    int (*irecv)(struct wp_comm *c, void *buf, size_t bytes, int peer, int tag, struct wp_comm_request *r);
+    /* 1 when done (the request is released), 0 when still pending */
+    int (*test)(struct wp_comm *c, struct wp_comm_request *r);
+    /* in-place float sum over the ranks listed (every one of them calls it) */
+    int (*allreduce_sum)(struct wp_comm *c, float *buf, size_t count, const int *ranks, int nranks);
+    /* double sum over every rank (host memory) */
+    int (*allreduce_double)(struct wp_comm *c, double *values, int count);
+    void (*barrier)(struct wp_comm *c);
+};
+
+extern const struct wp_comm_ops wp_comm_mpi;
+
+/* Waits for a request, polling and sleeping about 20 us between polls so
+ * that ranks which outnumber cores leave them to the ranks that compute. */
+int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_comm_request *r);
+
+#endif

@@ -1,0 +1,155 @@
+/* The MPI communication backend: MPI_Isend/MPI_Irecv with tags per channel,
+ * MPI_Test for progress, and group sums on communicators made once per
+ * group of ranks (MPI_Comm_create_group, collective over the group only). */
+#include "run/comm.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct group_comm {
+    int nranks;
+    int *ranks;
+    MPI_Comm comm;
+};
+
+struct wp_comm {
+    int rank, size;
+    MPI_Group world_group;
+    struct group_comm *groups;
+    int ngroups;
+};
+
+static int mpi_init(struct wp_comm **out, struct wp_err *err)
+{
+    struct wp_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return wp_errorf(err, "out of memory");
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+    MPI_Comm_group(MPI_COMM_WORLD, &c->world_group);
+    *out = c;
+    return 0;
+}
+
+static void mpi_destroy(struct wp_comm *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->ngroups; i++) {
+        MPI_Comm_free(&c->groups[i].comm);
+        free(c->groups[i].ranks);
+    }
+    free(c->groups);
+    MPI_Group_free(&c->world_group);
+    free(c);
+}
+
+static int mpi_rank(const struct wp_comm *c) { return c->rank; }
+static int mpi_size(const struct wp_comm *c) { return c->size; }
+
+static int mpi_isend(struct wp_comm *c, const void *buf, size_t bytes, int peer, int tag, struct wp_comm_request *r)
+{
+    (void)c;
+    MPI_Request *req = malloc(sizeof *req);
+    if (!req)
+        return -1;
+    if (MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, tag, MPI_COMM_WORLD, req) != MPI_SUCCESS) {
+        free(req);
+        return -1;
+    }
+    r->impl = req;
+    return 0;
+}
+
+static int mpi_irecv(struct wp_comm *c, void *buf, size_t bytes, int peer, int tag, struct wp_comm_request *r)
+{
+    (void)c;
+    MPI_Request *req = malloc(sizeof *req);
+    if (!req)
+        return -1;
+    if (MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, tag, MPI_COMM_WORLD, req) != MPI_SUCCESS) {
+        free(req);
+        return -1;
+    }
+    r->impl = req;
+    return 0;
+}
+
+static int mpi_test(struct wp_comm *c, struct wp_comm_request *r)
+{
+    (void)c;
+    if (!r->impl)
+        return 1;
+    int done = 0;
+    MPI_Test((MPI_Request *)r->impl, &done, MPI_STATUS_IGNORE);
+    if (done) {
+        free(r->impl);
+        r->impl = NULL;
+    }
+    return done;
+}
+
+static MPI_Comm group_comm(struct wp_comm *c, const int *ranks, int n)
+{
+    for (int i = 0; i < c->ngroups; i++)
+        if (c->groups[i].nranks == n && memcmp(c->groups[i].ranks, ranks, (size_t)n * sizeof *ranks) == 0)
+            return c->groups[i].comm;
+    struct group_comm *grown = realloc(c->groups, (size_t)(c->ngroups + 1) * sizeof *grown);
+    if (!grown)
+        return MPI_COMM_NULL;
+    c->groups = grown;
+    struct group_comm *g = &c->groups[c->ngroups];
+    g->nranks = n;
+    g->ranks = malloc((size_t)n * sizeof *g->ranks);
+    if (!g->ranks)
+        return MPI_COMM_NULL;
+    memcpy(g->ranks, ranks, (size_t)n * sizeof *ranks);
+    MPI_Group group;
+    MPI_Group_incl(c->world_group, n, ranks, &group);
+    /* the tag keeps concurrent creations of different groups apart */
+    int tag = 0;
+    for (int i = 0; i < n; i++)
+        tag = (tag * 31 + ranks[i]) & 0x7fff;
+    MPI_Comm_create_group(MPI_COMM_WORLD, group, tag, &g->comm);
+    MPI_Group_free(&group);
+    c->ngroups++;
+    return g->comm;
+}
+
+static int mpi_allreduce_sum(struct wp_comm *c, float *buf, size_t count, const int *ranks, int nranks)
+{
+    if (nranks <= 1)
+        return 0;
+    MPI_Comm comm = group_comm(c, ranks, nranks);
+    if (comm == MPI_COMM_NULL)
+        return -1;
+    return MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, comm) == MPI_SUCCESS ? 0 : -1;
+}
+
+static int mpi_allreduce_double(struct wp_comm *c, double *values, int count)
+{
+    (void)c;
+    return MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+}
+
+static void mpi_barrier(struct wp_comm *c)
+{
+    (void)c;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+const struct wp_comm_ops wp_comm_mpi = {
+    "mpi", mpi_init, mpi_destroy, mpi_rank, mpi_size, mpi_isend, mpi_irecv, mpi_test,
+    mpi_allreduce_sum, mpi_allreduce_double, mpi_barrier,
+};
+
+int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_comm_request *r)
+{
+    while (!ops->test(c, r)) {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}

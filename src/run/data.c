@@ -1,0 +1,90 @@
+/* Corpus loading and the batch rule. */
+#include "run/data.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/rng.h"
+#include "util/strutil.h"
+
+int wp_corpus_load(const char *path, int T, struct wp_corpus *c, struct wp_err *err)
+{
+    memset(c, 0, sizeof *c);
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return wp_errorf(err, "cannot read the corpus %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            unsigned char *grown = realloc(buf, cap * 2);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, fp);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int failed = ferror(fp);
+    fclose(fp);
+    if (!buf)
+        return wp_errorf(err, "out of memory reading %s", path);
+    if (failed) {
+        free(buf);
+        return wp_errorf(err, "error reading the corpus %s", path);
+    }
+    if (n < (size_t)T + 2) {
+        free(buf);
+        return wp_errorf(err, "the corpus %s has %zu bytes; sequences of %d tokens need at least %d", path, n, T,
+                         T + 2);
+    }
+    c->tokens = buf;
+    c->ntokens = n;
+    wp_strlcpy(c->source, path, sizeof c->source);
+    return 0;
+}
+
+int wp_corpus_synthetic(size_t n, int vocabulary, unsigned long long seed, struct wp_corpus *c, struct wp_err *err)
+{
+    memset(c, 0, sizeof *c);
+    if (vocabulary > 256)
+        return wp_errorf(err, "synthetic tokens are bytes: vocabulary %d > 256", vocabulary);
+    c->tokens = malloc(n);
+    if (!c->tokens)
+        return wp_errorf(err, "out of memory");
+    struct wp_rng rng;
+    wp_rng_seed(&rng, seed, 0x5eedda7aULL);
+    for (size_t i = 0; i < n; i++)
+        c->tokens[i] = (unsigned char)(wp_rng_next(&rng) % (unsigned)vocabulary);
+    c->ntokens = n;
+    snprintf(c->source, sizeof c->source, "synthetic (%zu tokens, seed %llu)", n, seed);
+    return 0;
+}
+
+void wp_corpus_destroy(struct wp_corpus *c)
+{
+    free(c->tokens);
+    memset(c, 0, sizeof *c);
+}
+
+void wp_corpus_batch(const struct wp_corpus *c, long step, int B, int T, int first, int count, int *inputs,
+                     int *targets)
+{
+    unsigned long long span = c->ntokens - (size_t)T - 1;
+    for (int j = 0; j < count; j++) {
+        unsigned long long seq = (unsigned long long)step * (unsigned long long)B + (unsigned long long)(first + j);
+        size_t start = (size_t)((seq * (unsigned long long)T) % span);
+        for (int t = 0; t < T; t++) {
+            inputs[(size_t)j * T + t] = c->tokens[start + t];
+            targets[(size_t)j * T + t] = c->tokens[start + t + 1];
+        }
+    }
+}

@@ -1,0 +1,73 @@
+/* One pipeline stage of GPT-2 on one rank: blocks [first, end) plus the
+ * embeddings on the first stage and ln_f, the tied LM head and the loss on
+ * the last. Activations live in slots, one per micro-batch in flight; the
+ * runtime picks the slot and moves data in and out of the slot's buffers.
+ * The backward is either whole (B) or split into the input-gradient pass
+ * (B) and the weight-gradient pass (W) of zero-bubble schedules; both give
+ * the same weight gradients, bit for bit. */
+#ifndef WP_RUN_GPT2_STAGE_H
+#define WP_RUN_GPT2_STAGE_H
+
+#include "kernels/kernels.h"
+#include "run/gpt2_params.h"
+
+struct wp_block_acts; /* per slot and block, in gpt2_stage.c */
+
+struct wp_stage_slot {
+    float *input;   /* (B,T,C) stage input (received, or the embedding's output) */
+    float *dout;    /* (B,T,C) gradient of the stage output (received; unused on the last stage) */
+    float *dinput;  /* (B,T,C) gradient of the stage input (to send; unused on the first stage) */
+    int *tokens;    /* (B,T) inputs, first stage */
+    int *targets;   /* (B,T) next tokens, last stage */
+    struct wp_block_acts *blocks;
+    float *lnf, *lnf_mean, *lnf_rstd, *probs, *losses; /* last stage */
+    float *dlogits; /* (B,T,V) kept for W when the backward is split */
+};
+
+struct wp_gpt2_stage {
+    const struct wp_kernel_ops *k;
+    struct wp_gpt2_config g;
+    struct wp_stage_layout layout;
+    int B;                 /* sequences per micro-batch slice on this rank */
+    int split_backward;
+    float *params, *grads, *m, *v; /* backend memory, layout.total floats each (grads: grad_floats) */
+    size_t grad_floats;    /* layout.total, plus V*C when the stage has both ends of the tied wte */
+    float *wte_grad_embedding; /* the encoder's part of wte's gradient (first stage) */
+    float *wte_grad_head;      /* the LM head's part (last stage) */
+    int nslots;
+    struct wp_stage_slot *slots;
+    /* scratch shared by all slots (one pass runs at a time) */
+    float *preatt, *dpreatt, *datt, *dres, *dscratch_c, *dscratch_4c, *dscratch_4c2, *logits;
+};
+
+int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, const struct wp_gpt2_config *g,
+                       int first_block, int end_block, int B, int nslots, int split_backward,
+                       unsigned long long seed, struct wp_err *err);
+void wp_gpt2_stage_destroy(struct wp_gpt2_stage *st);
+
+/* Bytes of everything one micro-batch keeps on this stage (a slot). */
+size_t wp_gpt2_stage_slot_bytes(const struct wp_gpt2_stage *st);
+/* Bytes of one (B,T,C) activation slice. */
+size_t wp_gpt2_stage_act_bytes(const struct wp_gpt2_stage *st);
+
+/* Copies the slot's tokens and targets from the host (first/last stage). */
+void wp_gpt2_stage_set_tokens(struct wp_gpt2_stage *st, int slot, const int *inputs, const int *targets);
+/* Forward of a slot; its output is wp_gpt2_stage_output(). */
+void wp_gpt2_stage_forward(struct wp_gpt2_stage *st, int slot);
+float *wp_gpt2_stage_output(const struct wp_gpt2_stage *st, int slot);
+/* Backward from slot->dout (or the loss, scaled by dloss per token, on the
+ * last stage) to slot->dinput; weight gradients too unless split. */
+void wp_gpt2_stage_backward(struct wp_gpt2_stage *st, int slot, float dloss);
+/* The weight-gradient half, after wp_gpt2_stage_backward, when split. */
+void wp_gpt2_stage_backward_weights(struct wp_gpt2_stage *st, int slot);
+/* Sum of the slot's per-token losses (last stage), on the host. */
+double wp_gpt2_stage_loss_sum(const struct wp_gpt2_stage *st, int slot);
+
+void wp_gpt2_stage_zero_grads(struct wp_gpt2_stage *st);
+/* The tied wte: its gradient is E + H, the embedding's part plus the head's,
+ * summed in that order whatever the partition. For a stage that holds both
+ * ends this forms the sum locally; across stages the runtime does it. */
+void wp_gpt2_stage_tie_wte_local(struct wp_gpt2_stage *st);
+void wp_gpt2_stage_adamw(struct wp_gpt2_stage *st, const struct wp_train_config *t, int step);
+
+#endif

@@ -1,0 +1,502 @@
+/* The action-list interpreter (see interpreter.h). */
+#include "run/interpreter.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/generate.h"
+
+/* ---- where things are -------------------------------------------------------------- */
+
+static int replica_of(const struct wp_schedule *s, int stage, int mb, int rank)
+{
+    for (int j = 0; j < s->place[stage].nreplicas; j++)
+        if (wp_stage_rank(s, stage, mb, j) == rank)
+            return j;
+    return -1;
+}
+
+/* Sequences [lo, hi) of a micro-batch that replica j of r holds. */
+static void slice(int b, int j, int r, int *lo, int *hi)
+{
+    *lo = j * b / r;
+    *hi = (j + 1) * b / r;
+}
+
+static int tag_of(int kind_grad, int boundary)
+{
+    return 2 * boundary + kind_grad;
+}
+
+/* ---- static slot assignment --------------------------------------------------------- */
+
+struct pool {
+    int *busy; /* per slot */
+    int n, cap;
+};
+
+static int pool_take(struct pool *p)
+{
+    for (int i = 0; i < p->n; i++)
+        if (!p->busy[i]) {
+            p->busy[i] = 1;
+            return i;
+        }
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 8;
+        int *grown = realloc(p->busy, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        p->busy = grown;
+        p->cap = cap;
+    }
+    p->busy[p->n] = 1;
+    return p->n++;
+}
+
+static int next_compute(const struct wp_action_list *l, int i)
+{
+    for (int j = i + 1; j < l->count; j++)
+        if (wp_op_is_compute(l->actions[j].op))
+            return j;
+    return l->count;
+}
+
+/* Does the previous stage of this micro-batch run on this rank (an
+ * activation and a gradient are handed over locally, as at Hanayo's turns)? */
+static int local_neighbour(const struct wp_interp *in, int stage, int mb, int other)
+{
+    if (other < 0 || other >= in->s->nstages)
+        return 0;
+    return replica_of(in->s, other, mb, in->rank) >= 0 && replica_of(in->s, stage, mb, in->rank) >= 0;
+}
+
+/* Plays the list with the runtime's posting rule and fills slot_of_mb;
+ * returns the slots each held stage needs through nslots. A slot is free
+ * again once its own backward (B, or W when split) has run and, when the
+ * previous stage is on this rank too, once that stage's B has read the
+ * slot's input gradient. */
+static int assign_slots(struct wp_interp *in, int *nslots, struct wp_err *err)
+{
+    const struct wp_action_list *l = &in->s->lists[in->rank];
+    struct pool *pools = calloc((size_t)in->nheld, sizeof *pools);
+    int *refs = calloc((size_t)in->nheld * (size_t)in->s->nmicro, sizeof *refs);
+    if (!pools || !refs) {
+        free(pools);
+        free(refs);
+        return wp_errorf(err, "out of memory");
+    }
+    int posted = -1, rc = 0;
+#define ALLOC(h, m)                                                                        \
+    do {                                                                                   \
+        if (in->held[h].slot_of_mb[m] < 0 && (in->held[h].slot_of_mb[m] = pool_take(&pools[h])) < 0) \
+            rc = wp_errorf(err, "out of memory");                                          \
+    } while (0)
+    int first = next_compute(l, -1);
+    for (int i = 0; i < l->count && rc == 0; i++) {
+        const struct wp_action *a = &l->actions[i];
+        if (!wp_op_is_compute(a->op))
+            continue;
+        int upto = i == first ? next_compute(l, i) : next_compute(l, i);
+        for (int j = posted + 1; j < upto; j++) {
+            const struct wp_action *r = &l->actions[j];
+            if (r->op == WP_OP_RECV_ACT)
+                ALLOC(in->local_of_stage[r->stage], r->microbatch);
+        }
+        if (upto - 1 > posted)
+            posted = upto - 1;
+        int h = in->local_of_stage[a->stage], m = a->microbatch, M = in->s->nmicro;
+        if (a->op == WP_OP_F) {
+            ALLOC(h, m);
+            refs[h * M + m] = 1 + local_neighbour(in, a->stage, m, a->stage - 1);
+        }
+        int frees = in->s->split_backward ? a->op == WP_OP_W : a->op == WP_OP_B;
+        if (frees && rc == 0 && --refs[h * M + m] == 0)
+            pools[h].busy[in->held[h].slot_of_mb[m]] = 0;
+        if (a->op == WP_OP_B && rc == 0 && local_neighbour(in, a->stage, m, a->stage + 1)) {
+            int hn = in->local_of_stage[a->stage + 1];
+            if (--refs[hn * M + m] == 0)
+                pools[hn].busy[in->held[hn].slot_of_mb[m]] = 0;
+        }
+    }
+#undef ALLOC
+    for (int h = 0; h < in->nheld; h++) {
+        nslots[h] = pools[h].n > 0 ? pools[h].n : 1;
+        free(pools[h].busy);
+    }
+    free(pools);
+    free(refs);
+    return rc;
+}
+
+/* ---- setup ---------------------------------------------------------------------------- */
+
+int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, const struct wp_kernel_ops *k,
+                   const struct wp_comm_ops *cops, struct wp_comm *comm, const struct wp_run_config *cfg,
+                   const struct wp_corpus *corpus, const int *first_block, const int *end_block,
+                   struct wp_err *err)
+{
+    memset(in, 0, sizeof *in);
+    in->s = s;
+    in->rank = rank;
+    in->k = k;
+    in->cops = cops;
+    in->comm = comm;
+    in->cfg = cfg;
+    in->corpus = corpus;
+    in->mb_sequences = cfg->train.global_batch / cfg->train.micro_batches;
+    in->local_of_stage = malloc((size_t)s->nstages * sizeof *in->local_of_stage);
+    in->held = calloc((size_t)s->nstages, sizeof *in->held);
+    in->reqs = calloc((size_t)(s->lists[rank].count ? s->lists[rank].count : 1), sizeof *in->reqs);
+    if (!in->local_of_stage || !in->held || !in->reqs)
+        return wp_errorf(err, "out of memory");
+    for (int st = 0; st < s->nstages; st++) {
+        in->local_of_stage[st] = -1;
+        const struct wp_stage_place *pl = &s->place[st];
+        for (int i = 0; i < pl->ncopies * pl->nreplicas; i++)
+            if (pl->ranks[i] == rank && in->local_of_stage[st] < 0) {
+                if (in->mb_sequences % pl->nreplicas)
+                    return wp_errorf(err, "a micro-batch of %d sequences cannot be split evenly over the %d "
+                                          "replicas of stage %d",
+                                     in->mb_sequences, pl->nreplicas, st);
+                in->local_of_stage[st] = in->nheld;
+                struct wp_held_stage *h = &in->held[in->nheld++];
+                h->stage = st;
+                h->slot_of_mb = malloc((size_t)s->nmicro * sizeof *h->slot_of_mb);
+                if (!h->slot_of_mb)
+                    return wp_errorf(err, "out of memory");
+                for (int m = 0; m < s->nmicro; m++)
+                    h->slot_of_mb[m] = -1;
+            }
+    }
+    int *nslots = calloc((size_t)(in->nheld ? in->nheld : 1), sizeof *nslots);
+    if (!nslots || assign_slots(in, nslots, err)) {
+        free(nslots);
+        return nslots ? -1 : wp_errorf(err, "out of memory");
+    }
+    int rc = 0;
+    for (int h = 0; h < in->nheld && rc == 0; h++) {
+        int st = in->held[h].stage;
+        int B = in->mb_sequences / s->place[st].nreplicas;
+        rc = wp_gpt2_stage_init(&in->held[h].model, k, &cfg->model, first_block[st], end_block[st], B, nslots[h],
+                                s->split_backward, cfg->train.seed, err);
+        if (rc == 0) {
+            in->held[h].slot_sends = calloc((size_t)nslots[h] * 2, sizeof *in->held[h].slot_sends);
+            if (!in->held[h].slot_sends)
+                rc = wp_errorf(err, "out of memory");
+        }
+    }
+    free(nslots);
+    return rc;
+}
+
+void wp_interp_destroy(struct wp_interp *in)
+{
+    for (int h = 0; in->held && h < in->nheld; h++) {
+        free(in->held[h].slot_of_mb);
+        free(in->held[h].slot_sends);
+        if (in->held[h].model.k)
+            wp_gpt2_stage_destroy(&in->held[h].model);
+    }
+    free(in->held);
+    free(in->local_of_stage);
+    free(in->reqs);
+    free(in->timing.events);
+    memset(in, 0, sizeof *in);
+}
+
+/* ---- execution ------------------------------------------------------------------------ */
+
+/* The buffer and byte range a message of action a uses on this rank. */
+static int message_buffer(struct wp_interp *in, const struct wp_action *a, char **buf, size_t *bytes)
+{
+    const struct wp_schedule *s = in->s;
+    int st = a->stage, m = a->microbatch;
+    struct wp_held_stage *h = &in->held[in->local_of_stage[st]];
+    struct wp_stage_slot *slot = &h->model.slots[h->slot_of_mb[m]];
+    int other = a->op == WP_OP_SEND_ACT || a->op == WP_OP_RECV_GRAD ? st + 1 : st - 1;
+    int j = replica_of(s, st, m, in->rank), i = replica_of(s, other, m, a->peer);
+    if (j < 0 || i < 0)
+        return -1;
+    int b = in->mb_sequences, lo_self, hi_self, lo_other, hi_other;
+    slice(b, j, s->place[st].nreplicas, &lo_self, &hi_self);
+    slice(b, i, s->place[other].nreplicas, &lo_other, &hi_other);
+    int lo = lo_self > lo_other ? lo_self : lo_other, hi = hi_self < hi_other ? hi_self : hi_other;
+    size_t seq_bytes = (size_t)in->cfg->model.sequence_length * in->cfg->model.channels * sizeof(float);
+    float *base;
+    switch (a->op) {
+    case WP_OP_SEND_ACT: base = wp_gpt2_stage_output(&h->model, h->slot_of_mb[m]); break;
+    case WP_OP_RECV_ACT: base = slot->input; break;
+    case WP_OP_SEND_GRAD: base = slot->dinput; break;
+    default: base = slot->dout; break;
+    }
+    *buf = (char *)base + (size_t)(lo - lo_self) * seq_bytes;
+    *bytes = (size_t)(hi - lo) * seq_bytes;
+    return 0;
+}
+
+/* Copies what a neighbouring stage on this rank made for (stage, mb): its
+ * output into our input before F, its input gradient into our output
+ * gradient before B, slice by overlapping slice. */
+static void local_handoff(struct wp_interp *in, int stage, int mb, int backward)
+{
+    const struct wp_schedule *s = in->s;
+    int other = backward ? stage + 1 : stage - 1;
+    if (!local_neighbour(in, stage, mb, other))
+        return;
+    struct wp_held_stage *h = &in->held[in->local_of_stage[stage]], *o = &in->held[in->local_of_stage[other]];
+    int j = replica_of(s, stage, mb, in->rank), i = replica_of(s, other, mb, in->rank);
+    int b = in->mb_sequences, lo_self, hi_self, lo_other, hi_other;
+    slice(b, j, s->place[stage].nreplicas, &lo_self, &hi_self);
+    slice(b, i, s->place[other].nreplicas, &lo_other, &hi_other);
+    int lo = lo_self > lo_other ? lo_self : lo_other, hi = hi_self < hi_other ? hi_self : hi_other;
+    if (hi <= lo)
+        return;
+    size_t seq = (size_t)in->cfg->model.sequence_length * in->cfg->model.channels;
+    struct wp_stage_slot *mine = &h->model.slots[h->slot_of_mb[mb]], *theirs = &o->model.slots[o->slot_of_mb[mb]];
+    float *dst = (backward ? mine->dout : mine->input) + (size_t)(lo - lo_self) * seq;
+    const float *src = (backward ? theirs->dinput : wp_gpt2_stage_output(&o->model, o->slot_of_mb[mb])) +
+                       (size_t)(lo - lo_other) * seq;
+    in->k->zero(dst, (size_t)(hi - lo) * seq * sizeof(float));
+    in->k->accumulate(dst, src, (size_t)(hi - lo) * seq);
+}
+
+static int post_recv(struct wp_interp *in, int i, struct wp_err *err)
+{
+    const struct wp_action *a = &in->s->lists[in->rank].actions[i];
+    char *buf;
+    size_t bytes;
+    if (message_buffer(in, a, &buf, &bytes))
+        return wp_errorf(err, "rank %d step %d: no buffer for the receive", in->rank, i);
+    int boundary = a->op == WP_OP_RECV_ACT ? a->stage - 1 : a->stage + 1;
+    if (in->cops->irecv(in->comm, buf, bytes, a->peer, tag_of(a->op == WP_OP_RECV_GRAD, boundary), &in->reqs[i]))
+        return wp_errorf(err, "rank %d: posting a receive from rank %d failed", in->rank, a->peer);
+    return 0;
+}
+
+/* Waits for the sends that still read a slot's buffers before they change. */
+static void settle_slot(struct wp_interp *in, struct wp_held_stage *h, int slot, int which)
+{
+    wp_comm_wait(in->cops, in->comm, &h->slot_sends[2 * slot + which]);
+}
+
+static void record(struct wp_interp *in, int op, int stage, int mb, double start, double end)
+{
+    struct wp_interp_timing *t = &in->timing;
+    t->busy_s += end - start;
+    if (!in->record_events)
+        return;
+    if (t->nevents == t->cap) {
+        long cap = t->cap ? 2 * t->cap : 256;
+        void *grown = realloc(t->events, (size_t)cap * sizeof *t->events);
+        if (!grown)
+            return;
+        t->events = grown;
+        t->cap = cap;
+    }
+    t->events[t->nevents].op = op;
+    t->events[t->nevents].stage = stage;
+    t->events[t->nevents].mb = mb;
+    t->events[t->nevents].start = start;
+    t->events[t->nevents++].end = end;
+}
+
+static void load_tokens(struct wp_interp *in, struct wp_held_stage *h, int mb, long step)
+{
+    const struct wp_schedule *s = in->s;
+    int st = h->stage, j = replica_of(s, st, mb, in->rank), lo, hi;
+    slice(in->mb_sequences, j, s->place[st].nreplicas, &lo, &hi);
+    int T = in->cfg->model.sequence_length, n = hi - lo;
+    int *inputs = malloc((size_t)n * T * sizeof *inputs), *targets = malloc((size_t)n * T * sizeof *targets);
+    if (!inputs || !targets) {
+        free(inputs);
+        free(targets);
+        return;
+    }
+    wp_corpus_batch(in->corpus, step, in->cfg->train.global_batch, T, mb * in->mb_sequences + lo, n, inputs, targets);
+    wp_gpt2_stage_set_tokens(&h->model, h->slot_of_mb[mb], h->model.layout.has_embedding ? inputs : NULL,
+                             h->model.layout.has_head ? targets : NULL);
+    free(inputs);
+    free(targets);
+}
+
+static int sorted_holders(const struct wp_schedule *s, int stage, int *ranks)
+{
+    const struct wp_stage_place *pl = &s->place[stage];
+    int n = 0;
+    for (int i = 0; i < pl->ncopies * pl->nreplicas; i++) {
+        int r = pl->ranks[i], k = n++;
+        while (k > 0 && ranks[k - 1] > r) {
+            ranks[k] = ranks[k - 1];
+            k--;
+        }
+        ranks[k] = r;
+    }
+    return n;
+}
+
+/* The tied wte: the first stage's copy (embedding) and the last stage's
+ * copy (LM head) get the sum of both gradients. */
+static int sync_tied_embedding(struct wp_interp *in, struct wp_err *err)
+{
+    const struct wp_schedule *s = in->s;
+    int S = s->nstages;
+    int *group = malloc((size_t)4 * s->nranks * sizeof *group);
+    if (!group)
+        return wp_errorf(err, "out of memory");
+    int n0 = sorted_holders(s, 0, group), n1 = sorted_holders(s, S - 1, group + n0), n = 0;
+    for (int i = 0; i < n0 + n1; i++) { /* sorted union */
+        int r = group[i], k, dup = 0;
+        for (k = 0; k < n; k++)
+            dup |= group[2 * s->nranks + k] == r;
+        if (!dup)
+            group[2 * s->nranks + n++] = r;
+    }
+    int *members = group + 2 * s->nranks;
+    for (int a = 1; a < n; a++)
+        for (int b = a; b > 0 && members[b - 1] > members[b]; b--) {
+            int t = members[b];
+            members[b] = members[b - 1];
+            members[b - 1] = t;
+        }
+    size_t V = (size_t)in->cfg->model.vocabulary, C = (size_t)in->cfg->model.channels;
+    float *sum = in->k->alloc(V * C * sizeof(float));
+    if (!sum) {
+        free(group);
+        return wp_errorf(err, "out of memory");
+    }
+    /* E (the embedding's part, from one holder of the first stage) + H (the
+     * head's part, from one holder of the last), every other rank adding 0 */
+    int leaders[2] = {s->place[0].ranks[0], s->place[S - 1].ranks[0]};
+    int ends[2] = {0, S - 1};
+    for (int e = 0; e < 2; e++) {
+        int h = in->local_of_stage[ends[e]];
+        if (h >= 0 && leaders[e] == in->rank)
+            in->k->accumulate(sum, e == 0 ? in->held[h].model.wte_grad_embedding : in->held[h].model.wte_grad_head,
+                              V * C);
+    }
+    int rc = in->cops->allreduce_sum(in->comm, sum, V * C, members, n);
+    for (int e = 0; rc == 0 && e < 2; e++) {
+        int h = in->local_of_stage[ends[e]];
+        if (h >= 0) {
+            float *g = e == 0 ? in->held[h].model.wte_grad_embedding : in->held[h].model.wte_grad_head;
+            in->k->zero(g, V * C * sizeof(float));
+            in->k->accumulate(g, sum, V * C);
+        }
+    }
+    in->k->release(sum);
+    free(group);
+    return rc ? wp_errorf(err, "rank %d: allreduce of the tied embedding failed", in->rank) : 0;
+}
+
+int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_err *err)
+{
+    const struct wp_schedule *s = in->s;
+    const struct wp_action_list *l = &s->lists[in->rank];
+    const struct wp_kernel_ops *k = in->k;
+    float dloss = 1.0f / ((float)in->cfg->train.global_batch * (float)in->cfg->model.sequence_length);
+    int *group = malloc((size_t)2 * s->nranks * sizeof *group);
+    if (!group)
+        return wp_errorf(err, "out of memory");
+    for (int h = 0; h < in->nheld; h++)
+        wp_gpt2_stage_zero_grads(&in->held[h].model);
+    in->timing.busy_s = 0;
+    in->timing.nevents = 0;
+    *loss_sum = 0;
+    double t0 = MPI_Wtime();
+    int posted = -1, tied_done = 0, rc = 0;
+    for (int i = 0; i < l->count && rc == 0; i++) {
+        const struct wp_action *a = &l->actions[i];
+        int h = in->local_of_stage[a->stage];
+        struct wp_held_stage *hs = h >= 0 ? &in->held[h] : NULL;
+        if (wp_op_is_compute(a->op)) {
+            /* prefetch: post every receive up to the next compute */
+            int upto = next_compute(l, i);
+            for (int j = posted + 1; j < upto && rc == 0; j++)
+                if (wp_op_is_recv(l->actions[j].op))
+                    rc = post_recv(in, j, err);
+            if (upto - 1 > posted)
+                posted = upto - 1;
+        }
+        if (rc)
+            break;
+        int slot = hs && a->microbatch >= 0 ? hs->slot_of_mb[a->microbatch] : -1;
+        double start = MPI_Wtime() - t0;
+        switch (a->op) {
+        case WP_OP_RECV_ACT:
+        case WP_OP_RECV_GRAD:
+            if (i > posted && (rc = post_recv(in, i, err)) != 0)
+                break;
+            if (i > posted)
+                posted = i;
+            wp_comm_wait(in->cops, in->comm, &in->reqs[i]);
+            break;
+        case WP_OP_SEND_ACT:
+        case WP_OP_SEND_GRAD: {
+            char *buf;
+            size_t bytes;
+            int grad = a->op == WP_OP_SEND_GRAD;
+            if (message_buffer(in, a, &buf, &bytes)) {
+                rc = wp_errorf(err, "rank %d step %d: no buffer for the send", in->rank, i);
+                break;
+            }
+            struct wp_comm_request *r = &hs->slot_sends[2 * slot + grad];
+            settle_slot(in, hs, slot, grad); /* one pending send per slot buffer and kind */
+            k->synchronize();
+            if (in->cops->isend(in->comm, buf, bytes, a->peer, tag_of(grad, a->stage), r))
+                rc = wp_errorf(err, "rank %d: send to rank %d failed", in->rank, a->peer);
+            break;
+        }
+        case WP_OP_F:
+            settle_slot(in, hs, slot, 0);
+            local_handoff(in, a->stage, a->microbatch, 0);
+            if (hs->model.layout.has_embedding || hs->model.layout.has_head)
+                load_tokens(in, hs, a->microbatch, step);
+            wp_gpt2_stage_forward(&hs->model, slot);
+            if (hs->model.layout.has_head)
+                *loss_sum += wp_gpt2_stage_loss_sum(&hs->model, slot);
+            k->synchronize();
+            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0);
+            break;
+        case WP_OP_B:
+            settle_slot(in, hs, slot, 1);
+            local_handoff(in, a->stage, a->microbatch, 1);
+            wp_gpt2_stage_backward(&hs->model, slot, dloss);
+            k->synchronize();
+            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0);
+            break;
+        case WP_OP_W:
+            wp_gpt2_stage_backward_weights(&hs->model, slot);
+            k->synchronize();
+            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0);
+            break;
+        case WP_OP_ALLREDUCE: {
+            int n = sorted_holders(s, a->stage, group);
+            if (in->cops->allreduce_sum(in->comm, hs->model.grads, hs->model.grad_floats, group, n))
+                rc = wp_errorf(err, "rank %d: allreduce of stage %d failed", in->rank, a->stage);
+            record(in, a->op, a->stage, -1, start, MPI_Wtime() - t0);
+            break;
+        }
+        case WP_OP_STEP:
+            if (s->nstages == 1)
+                wp_gpt2_stage_tie_wte_local(&hs->model);
+            else if (!tied_done && (a->stage == 0 || a->stage == s->nstages - 1)) {
+                rc = sync_tied_embedding(in, err);
+                tied_done = 1;
+            }
+            if (rc == 0)
+                wp_gpt2_stage_adamw(&hs->model, &in->cfg->train, (int)step + 1);
+            break;
+        default:
+            rc = wp_errorf(err, "rank %d step %d: unknown action", in->rank, i);
+        }
+    }
+    for (int h = 0; h < in->nheld; h++)
+        for (int sl = 0; sl < 2 * in->held[h].model.nslots; sl++)
+            wp_comm_wait(in->cops, in->comm, &in->held[h].slot_sends[sl]);
+    k->synchronize();
+    in->timing.iter_s = MPI_Wtime() - t0;
+    free(group);
+    return rc;
+}

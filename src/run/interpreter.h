@@ -1,0 +1,57 @@
+/* The training runtime's one interpreter: it walks this rank's action list
+ * and executes every schedule the same way (no schedule-specific path).
+ * Receives are posted ahead of the compute that needs them (Hanayo 4.2);
+ * sends never block compute; activations live in slots assigned once per
+ * schedule; split and concat between stages of different replication are
+ * byte ranges of the slices (DAPPLE figure 9). */
+#ifndef WP_RUN_INTERPRETER_H
+#define WP_RUN_INTERPRETER_H
+
+#include "run/comm.h"
+#include "run/data.h"
+#include "run/gpt2_stage.h"
+#include "sched/schedule.h"
+
+struct wp_held_stage {
+    int stage;           /* global stage index */
+    struct wp_gpt2_stage model;
+    int *slot_of_mb;     /* per micro-batch: its activation slot, -1 when not here */
+    struct wp_comm_request *slot_sends; /* per slot, pending sends from its buffers (2 each) */
+};
+
+struct wp_interp_timing {
+    double busy_s;       /* compute and allreduce time of this rank in the step */
+    double iter_s;
+    long nevents;
+    struct { int op, stage, mb; double start, end; } *events; /* when recording */
+    long cap;
+};
+
+struct wp_interp {
+    const struct wp_schedule *s;
+    int rank;
+    const struct wp_kernel_ops *k;
+    const struct wp_comm_ops *cops;
+    struct wp_comm *comm;
+    const struct wp_run_config *cfg;
+    const struct wp_corpus *corpus;
+    int mb_sequences;    /* sequences per micro-batch (before replica slicing) */
+    int nheld;
+    struct wp_held_stage *held;
+    int *local_of_stage; /* per global stage: index in held, or -1 */
+    struct wp_comm_request *reqs; /* per action */
+    int record_events;
+    struct wp_interp_timing timing;
+};
+
+/* block_ranges: per stage, its first block and end block. */
+int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, const struct wp_kernel_ops *k,
+                   const struct wp_comm_ops *cops, struct wp_comm *comm, const struct wp_run_config *cfg,
+                   const struct wp_corpus *corpus, const int *first_block, const int *end_block,
+                   struct wp_err *err);
+void wp_interp_destroy(struct wp_interp *in);
+
+/* One training step; *loss_sum gets this rank's summed token losses. */
+int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_err *err);
+
+#endif

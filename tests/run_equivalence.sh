@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The runtime's main test (Hanayo and DAPPLE rely on "equivalent gradients"):
+# for the same seed, data and global batch, every schedule on 1, 2, 4 and 8
+# ranks gives the losses and the weights of a single-rank run after 2 steps.
+# Bit for bit where the order of floating-point sums is the same (every
+# schedule without replicated stages: each (layer, micro-batch) runs the same
+# kernels on the same rows, and the tied embedding's two gradient halves are
+# summed as E + H everywhere). Chimera sums each stage's two copies with an
+# allreduce and DAPPLE's replicated stages split micro-batches into slices:
+# there the order of sums differs, and weights must agree within 1e-5
+# relative (1e-7 absolute) after 2 AdamW steps: rounding of float32 sums of
+# a few terms is ~1e-7 relative, and Adam's normalised update keeps it small.
+. "$(dirname "$0")/lib.sh"
+out=$(scratch_dir)
+cfg="$WP_SRCDIR/jobs/models/gpt-tiny.cfg"
+common=(--config "$cfg" --steps 2 --micro-batches 8 --global-batch 8)
+
+run() { # run NAME P ARGS...: trains and saves into $out/NAME
+    local name=$1 P=$2
+    shift 2
+    "$MPIEXEC" -n "$P" "$WAVEPIPE" run "${common[@]}" --save "$out/$name" "$@" > "$out/$name.log" 2>&1
+    local rc=$?
+    grep '^step' "$out/$name.log" | awk '{print $4}' > "$out/$name.loss"
+    return $rc
+}
+
+run reference 1 --schedule 1f1b || { fail "single-rank reference run"; cat "$out/reference.log"; finish; exit 1; }
+pass "single-rank reference run ($(tr '\n' ' ' < "$out/reference.loss"))"
+run reference6 1 --schedule 1f1b --global-batch 6 --micro-batches 6 ||
+    { fail "single-rank reference run, global batch 6"; finish; exit 1; }
+
+check() { # check NAME P EXACT ARGS...: against $ref (default: reference)
+    local name=$1 P=$2 exact=$3 ref=${ref:-reference}
+    shift 3
+    if ! run "$name" "$P" "$@"; then
+        fail "$name: the run fails"; tail -5 "$out/$name.log"; return
+    fi
+    if [ "$exact" = exact ]; then
+        if cmp -s "$out/$ref.loss" "$out/$name.loss" &&
+           cmp -s "$out/$ref/model.safetensors" "$out/$name/model.safetensors"; then
+            pass "$name: losses and weights bit for bit equal to one rank's"
+        else
+            fail "$name: not bit for bit equal ($(tr '\n' ' ' < "$out/$name.loss"))"
+            python3 "$WP_SRCDIR/tests/st_compare.py" "$out/$ref/model.safetensors" "$out/$name/model.safetensors"
+        fi
+    else
+        local cmp
+        cmp=$(python3 "$WP_SRCDIR/tests/st_compare.py" --atol 2e-4 \
+              "$out/$ref/model.safetensors" "$out/$name/model.safetensors")
+        if [ $? -eq 0 ] && awk 'NR==FNR { a[FNR]=$1; next } { d=$1-a[FNR]; if (d<0) d=-d; if (d > 1e-6*a[FNR]) exit 1 }' \
+               "$out/$ref.loss" "$out/$name.loss"; then
+            pass "$name: losses and weights equal within tolerance ($cmp)"
+        else
+            fail "$name: beyond tolerance ($cmp; losses $(tr '\n' ' ' < "$out/$name.loss"))"
+        fi
+    fi
+}
+
+for P in ${EQUIV_RANKS:-1 2 4 8}; do
+    check "gpipe.$P" "$P" exact --schedule gpipe
+    check "1f1b-A.$P" "$P" exact --schedule 1f1b --policy A
+    check "1f1b-B.$P" "$P" exact --schedule 1f1b --policy B
+    check "kfkb-2.$P" "$P" exact --schedule kfkb --k 2
+    check "interleaved-2.$P" "$P" exact --schedule interleaved --chunks 2
+    check "zb-h1.$P" "$P" exact --schedule zb-h1
+    if [ "$P" -le 4 ]; then
+        check "hanayo-2.$P" "$P" exact --schedule hanayo --waves 2
+    else
+        check "hanayo-1.$P" "$P" exact --schedule hanayo --waves 1
+    fi
+    [ $((P % 2)) -eq 0 ] && check "chimera.$P" "$P" tolerance --schedule chimera
+done
+check "replicas 2,1,1 (split to one, one to one)" 4 tolerance --schedule 1f1b --replicas 2,1,1 --micro-batches 2
+check "replicas 2,2 (two to two)" 4 tolerance --schedule kfkb --k 2 --replicas 2,2 --micro-batches 4
+check "replicas 4 (data parallelism)" 4 tolerance --schedule 1f1b --replicas 4 --micro-batches 2
+ref=reference6 check "replicas 1,3 (one to many)" 4 tolerance --schedule gpipe --replicas 1,3 \
+    --global-batch 6 --micro-batches 2
+ref=reference6 check "replicas 3,1 (many to one)" 4 tolerance --schedule 1f1b --replicas 3,1 \
+    --global-batch 6 --micro-batches 2
+check "fewer micro-batches" 2 tolerance --schedule 1f1b --micro-batches 2
+finish

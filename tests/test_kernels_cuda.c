@@ -1,0 +1,416 @@
+/* CUDA kernels against the CPU ones (the tested reference): every op of the
+ * table on the same random inputs, outputs and gradients compared. */
+#include <config.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/kernels.h"
+#include "tap.h"
+
+/* Tolerance: |cuda - cpu| <= RTOL * (|cpu| + max |cpu| of the array), for
+ * every element. Both sides are float32 but sum in different orders (cuBLAS
+ * blocking, warp and block reductions, atomicAdd in the encoder backward),
+ * the GPU contracts a*b+c into FMAs, and its expf/tanhf/logf are within 2 ulp
+ * rather than correctly rounded. Each of these costs a few units of float32
+ * rounding (u = 6e-8) per operation; the longest chains here are sums of at
+ * most a few hundred terms (matmul K <= 320, softmax over V with its sum in
+ * double), whose typical error is ~sqrt(K) u ~ 1e-6 of the terms' magnitude.
+ * 1e-4 is a margin of 10-100 over that, while any wrong index, layout,
+ * missing term or += / = confusion is an error of order 1. The max |cpu|
+ * term is an absolute floor: an element that is a sum with cancellation
+ * (near zero next to terms of size 1) carries the terms' absolute error, not
+ * a small relative one. */
+#define RTOL 1e-4
+
+static const struct wp_kernel_ops *const CPU = &wp_kernels_cpu;
+static const struct wp_kernel_ops *const GPU = &wp_kernels_cuda;
+
+/* ---- deterministic random numbers (xorshift64*) ------------------------------ */
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ULL;
+}
+
+static float rng_uniform(uint64_t *s, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)((rng_next(s) >> 40) / 16777216.0);
+}
+
+/* ---- one array held by both backends ----------------------------------------- */
+struct twin {
+    void *cpu, *gpu; /* CPU (host) and CUDA (device) copies */
+    size_t bytes;
+};
+
+/* Both copies hold host[bytes] (zeros when host is NULL). */
+static struct twin twin_new(const void *host, size_t bytes)
+{
+    struct twin t = {CPU->alloc(bytes), GPU->alloc(bytes), bytes};
+    if (!t.cpu || !t.gpu) {
+        printf("Bail out! cannot allocate %zu bytes\n", bytes);
+        exit(1);
+    }
+    if (host) {
+        CPU->to_device(t.cpu, host, bytes);
+        GPU->to_device(t.gpu, host, bytes);
+    }
+    return t;
+}
+
+/* n floats uniform in [lo, hi), the same on both sides */
+static struct twin twin_rand(uint64_t *s, size_t n, float lo, float hi)
+{
+    float *h = malloc(n * sizeof *h);
+    for (size_t i = 0; i < n; i++)
+        h[i] = rng_uniform(s, lo, hi);
+    struct twin t = twin_new(h, n * sizeof *h);
+    free(h);
+    return t;
+}
+
+/* n token ids in [0, V) */
+static struct twin twin_tokens(uint64_t *s, size_t n, int V)
+{
+    int *h = malloc(n * sizeof *h);
+    for (size_t i = 0; i < n; i++)
+        h[i] = (int)(rng_next(s) % (uint64_t)V);
+    struct twin t = twin_new(h, n * sizeof *h);
+    free(h);
+    return t;
+}
+
+static void twin_free(struct twin *t)
+{
+    CPU->release(t->cpu);
+    GPU->release(t->gpu);
+    t->cpu = t->gpu = NULL;
+}
+
+#define F(t) ((float *)(t).cpu)
+#define G(t) ((float *)(t).gpu)
+#define FI(t) ((const int *)(t).cpu)
+#define GI(t) ((const int *)(t).gpu)
+
+/* One TAP line: the CUDA copy of a float array against the CPU copy (RTOL above). */
+static void check(const char *what, const struct twin *t)
+{
+    const size_t n = t->bytes / sizeof(float);
+    float *want = malloc(t->bytes), *got = malloc(t->bytes);
+    CPU->to_host(want, t->cpu, t->bytes);
+    GPU->to_host(got, t->gpu, t->bytes);
+    double maxabs = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(want[i]) && fabs(want[i]) > maxabs)
+            maxabs = fabs(want[i]);
+    size_t worst = 0;
+    double worst_ratio = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double ratio;
+        if (!isfinite(got[i]) || !isfinite(want[i])) {
+            ratio = INFINITY;
+        } else {
+            const double err = fabs((double)got[i] - want[i]);
+            const double tol = RTOL * (fabs(want[i]) + maxabs);
+            ratio = err == 0.0 ? 0.0 : tol == 0.0 ? INFINITY : err / tol;
+        }
+        if (ratio > worst_ratio) {
+            worst_ratio = ratio;
+            worst = i;
+        }
+    }
+    if (!ok(worst_ratio <= 1.0, "%s: %zu values, worst error %.3g of the tolerance", what, n, worst_ratio))
+        printf("#   at [%zu]: cuda %.9g, cpu %.9g (max |cpu| %.3g)\n", worst, got[worst], want[worst], maxabs);
+    free(want);
+    free(got);
+}
+
+/* ---- memory ------------------------------------------------------------------- */
+static void test_memory(void)
+{
+    const size_t n = 1000;
+    float *h = malloc(n * sizeof *h);
+    float *d = GPU->alloc(n * sizeof *h);
+    ok(d != NULL, "alloc %zu floats", n);
+    if (!d) {
+        free(h);
+        return;
+    }
+    GPU->to_host(h, d, n * sizeof *h);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < n; i++)
+        nonzero += h[i] != 0.0f;
+    ok(nonzero == 0, "alloc returns zeroed memory");
+    for (size_t i = 0; i < n; i++)
+        h[i] = (float)i + 0.5f;
+    GPU->to_device(d, h, n * sizeof *h);
+    for (size_t i = 0; i < n; i++)
+        h[i] = -1.0f;
+    GPU->to_host(h, d, n * sizeof *h);
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++)
+        wrong += h[i] != (float)i + 0.5f;
+    ok(wrong == 0, "to_device then to_host gives the data back");
+    GPU->zero(d + 10, 5 * sizeof *h);
+    GPU->synchronize();
+    GPU->to_host(h, d, n * sizeof *h);
+    wrong = 0;
+    for (size_t i = 0; i < n; i++)
+        wrong += h[i] != (i >= 10 && i < 15 ? 0.0f : (float)i + 0.5f);
+    ok(wrong == 0, "zero clears exactly the bytes asked for");
+    GPU->release(d);
+    free(h);
+}
+
+/* ---- the kernels ---------------------------------------------------------------- */
+static void test_encoder(uint64_t *s)
+{
+    const int B = 3, T = 17, C = 40, V = 11, maxT = 20; /* few tokens: rows collide in dwte */
+    const size_t BT = (size_t)B * T;
+    struct twin inp = twin_tokens(s, BT, V);
+    struct twin wte = twin_rand(s, (size_t)V * C, -1, 1), wpe = twin_rand(s, (size_t)maxT * C, -1, 1);
+    struct twin out = twin_rand(s, BT * C, -9, 9); /* garbage: must be overwritten */
+    CPU->encoder_forward(F(out), FI(inp), F(wte), F(wpe), B, T, C);
+    GPU->encoder_forward(G(out), GI(inp), G(wte), G(wpe), B, T, C);
+    check("encoder_forward out", &out);
+
+    struct twin dout = twin_rand(s, BT * C, -1, 1);
+    struct twin dwte = twin_rand(s, (size_t)V * C, -1, 1), dwpe = twin_rand(s, (size_t)maxT * C, -1, 1); /* += */
+    CPU->encoder_backward(F(dwte), F(dwpe), F(dout), FI(inp), B, T, C);
+    GPU->encoder_backward(G(dwte), G(dwpe), G(dout), GI(inp), B, T, C);
+    check("encoder_backward dwte", &dwte);
+    check("encoder_backward dwpe", &dwpe);
+    struct twin *all[] = {&inp, &wte, &wpe, &out, &dout, &dwte, &dwpe};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        twin_free(all[i]);
+}
+
+static void test_layernorm(uint64_t *s)
+{
+    const int N = 29, C = 53;
+    const size_t NC = (size_t)N * C;
+    struct twin inp = twin_rand(s, NC, -2, 3);
+    struct twin weight = twin_rand(s, C, 0.5f, 1.5f), bias = twin_rand(s, C, -0.5f, 0.5f);
+    struct twin out = twin_rand(s, NC, -9, 9), mean = twin_rand(s, N, -9, 9), rstd = twin_rand(s, N, -9, 9);
+    CPU->layernorm_forward(F(out), F(mean), F(rstd), F(inp), F(weight), F(bias), N, C);
+    GPU->layernorm_forward(G(out), G(mean), G(rstd), G(inp), G(weight), G(bias), N, C);
+    check("layernorm_forward out", &out);
+    check("layernorm_forward mean", &mean);
+    check("layernorm_forward rstd", &rstd);
+
+    /* each side's backward uses its own saved mean and rstd */
+    struct twin dout = twin_rand(s, NC, -1, 1);
+    struct twin dinp = twin_rand(s, NC, -1, 1), dweight = twin_rand(s, C, -1, 1), dbias = twin_rand(s, C, -1, 1);
+    CPU->layernorm_backward(F(dinp), F(dweight), F(dbias), F(dout), F(inp), F(weight), F(mean), F(rstd), N, C);
+    GPU->layernorm_backward(G(dinp), G(dweight), G(dbias), G(dout), G(inp), G(weight), G(mean), G(rstd), N, C);
+    check("layernorm_backward dinp", &dinp);
+    check("layernorm_backward dweight", &dweight);
+    check("layernorm_backward dbias", &dbias);
+    struct twin *all[] = {&inp, &weight, &bias, &out, &mean, &rstd, &dout, &dinp, &dweight, &dbias};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        twin_free(all[i]);
+}
+
+static void test_matmul_case(uint64_t *s, int N, int C, int OC, enum wp_weight_layout layout, int with_bias)
+{
+    char what[128];
+    const char *lay = layout == WP_WEIGHT_IN_OUT ? "in-out" : "out-in";
+    struct twin inp = twin_rand(s, (size_t)N * C, -1, 1), weight = twin_rand(s, (size_t)C * OC, -1, 1);
+    struct twin bias = twin_rand(s, (size_t)OC, -1, 1);
+    struct twin out = twin_rand(s, (size_t)N * OC, -9, 9);
+    CPU->matmul_forward(F(out), F(inp), F(weight), with_bias ? F(bias) : NULL, N, C, OC, layout);
+    GPU->matmul_forward(G(out), G(inp), G(weight), with_bias ? G(bias) : NULL, N, C, OC, layout);
+    snprintf(what, sizeof what, "matmul_forward %s%s N=%d C=%d OC=%d out", lay, with_bias ? "" : " no bias", N, C,
+             OC);
+    check(what, &out);
+
+    struct twin dout = twin_rand(s, (size_t)N * OC, -1, 1);
+    struct twin dinp = twin_rand(s, (size_t)N * C, -1, 1), dweight = twin_rand(s, (size_t)C * OC, -1, 1);
+    struct twin dbias = twin_rand(s, (size_t)OC, -1, 1);
+    CPU->matmul_backward(F(dinp), F(dweight), with_bias ? F(dbias) : NULL, F(dout), F(inp), F(weight), N, C, OC,
+                         layout);
+    GPU->matmul_backward(G(dinp), G(dweight), with_bias ? G(dbias) : NULL, G(dout), G(inp), G(weight), N, C, OC,
+                         layout);
+    snprintf(what, sizeof what, "matmul_backward %s%s N=%d C=%d OC=%d dinp", lay, with_bias ? "" : " no bias", N, C,
+             OC);
+    check(what, &dinp);
+    snprintf(what, sizeof what, "matmul_backward %s%s N=%d C=%d OC=%d dweight", lay, with_bias ? "" : " no bias", N,
+             C, OC);
+    check(what, &dweight);
+    /* without a bias dbias must stay as it was on both sides */
+    snprintf(what, sizeof what, "matmul_backward %s%s N=%d C=%d OC=%d dbias", lay, with_bias ? "" : " no bias", N, C,
+             OC);
+    check(what, &dbias);
+    struct twin *all[] = {&inp, &weight, &bias, &out, &dout, &dinp, &dweight, &dbias};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        twin_free(all[i]);
+}
+
+static void test_matmul(uint64_t *s)
+{
+    /* distinct odd sizes, so that a swapped dimension or leading dimension fails */
+    for (int layout = 0; layout < 2; layout++)
+        for (int with_bias = 1; with_bias >= 0; with_bias--)
+            test_matmul_case(s, 37, 53, 71, (enum wp_weight_layout)layout, with_bias);
+    test_matmul_case(s, 128, 320, 200, WP_WEIGHT_IN_OUT, 1);
+    test_matmul_case(s, 128, 320, 200, WP_WEIGHT_OUT_IN, 0);
+}
+
+static void test_attention_case(uint64_t *s, int B, int T, int C, int NH)
+{
+    char what[128];
+    const size_t BT = (size_t)B * T, BNTT = (size_t)B * NH * T * T;
+    struct twin inp = twin_rand(s, BT * 3 * C, -1, 1);
+    struct twin out = twin_rand(s, BT * C, -9, 9);
+    struct twin preatt = twin_rand(s, BNTT, -9, 9), att = twin_rand(s, BNTT, -9, 9);
+    CPU->attention_forward(F(out), F(preatt), F(att), F(inp), B, T, C, NH);
+    GPU->attention_forward(G(out), G(preatt), G(att), G(inp), B, T, C, NH);
+    snprintf(what, sizeof what, "attention_forward B=%d T=%d C=%d NH=%d out", B, T, C, NH);
+    check(what, &out);
+    snprintf(what, sizeof what, "attention_forward B=%d T=%d C=%d NH=%d preatt", B, T, C, NH);
+    check(what, &preatt);
+    snprintf(what, sizeof what, "attention_forward B=%d T=%d C=%d NH=%d att", B, T, C, NH);
+    check(what, &att);
+
+    /* dpreatt, datt are scratch: garbage in, contents not compared */
+    struct twin dout = twin_rand(s, BT * C, -1, 1), dinp = twin_rand(s, BT * 3 * C, -1, 1);
+    struct twin dpreatt = twin_rand(s, BNTT, -9, 9), datt = twin_rand(s, BNTT, -9, 9);
+    CPU->attention_backward(F(dinp), F(dpreatt), F(datt), F(dout), F(inp), F(att), B, T, C, NH);
+    GPU->attention_backward(G(dinp), G(dpreatt), G(datt), G(dout), G(inp), G(att), B, T, C, NH);
+    snprintf(what, sizeof what, "attention_backward B=%d T=%d C=%d NH=%d dinp", B, T, C, NH);
+    check(what, &dinp);
+    struct twin *all[] = {&inp, &out, &preatt, &att, &dout, &dinp, &dpreatt, &datt};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        twin_free(all[i]);
+}
+
+static void test_attention(uint64_t *s)
+{
+    test_attention_case(s, 2, 13, 48, 4);
+    test_attention_case(s, 2, 64, 64, 2);
+}
+
+static void test_gelu_residual(uint64_t *s)
+{
+    const size_t n = 1000;
+    struct twin inp = twin_rand(s, n, -5, 5), out = twin_rand(s, n, -9, 9);
+    CPU->gelu_forward(F(out), F(inp), n);
+    GPU->gelu_forward(G(out), G(inp), n);
+    check("gelu_forward out", &out);
+    struct twin dout = twin_rand(s, n, -1, 1), dinp = twin_rand(s, n, -1, 1);
+    CPU->gelu_backward(F(dinp), F(inp), F(dout), n);
+    GPU->gelu_backward(G(dinp), G(inp), G(dout), n);
+    check("gelu_backward dinp", &dinp);
+
+    struct twin a = twin_rand(s, n, -1, 1), b = twin_rand(s, n, -1, 1);
+    CPU->residual_forward(F(out), F(a), F(b), n);
+    GPU->residual_forward(G(out), G(a), G(b), n);
+    check("residual_forward out", &out);
+    CPU->residual_backward(F(a), F(b), F(dout), n);
+    GPU->residual_backward(G(a), G(b), G(dout), n);
+    check("residual_backward da", &a);
+    check("residual_backward db", &b);
+    struct twin *all[] = {&inp, &out, &dout, &dinp, &a, &b};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        twin_free(all[i]);
+}
+
+static void test_crossentropy_case(uint64_t *s, int N, int V)
+{
+    char what[128];
+    const size_t NV = (size_t)N * V;
+    struct twin logits = twin_rand(s, NV, -4, 4), targets = twin_tokens(s, (size_t)N, V);
+    struct twin losses = twin_rand(s, (size_t)N, -9, 9), probs = twin_rand(s, NV, -9, 9);
+    CPU->crossentropy_forward(F(losses), F(probs), F(logits), FI(targets), N, V);
+    GPU->crossentropy_forward(G(losses), G(probs), G(logits), GI(targets), N, V);
+    snprintf(what, sizeof what, "crossentropy_forward N=%d V=%d losses", N, V);
+    check(what, &losses);
+    snprintf(what, sizeof what, "crossentropy_forward N=%d V=%d probs", N, V);
+    check(what, &probs);
+
+    struct twin dlogits = twin_rand(s, NV, -1e-3f, 1e-3f);
+    CPU->crossentropy_backward(F(dlogits), F(probs), FI(targets), 1.0f / N, N, V);
+    GPU->crossentropy_backward(G(dlogits), G(probs), GI(targets), 1.0f / N, N, V);
+    snprintf(what, sizeof what, "crossentropy_backward N=%d V=%d dlogits", N, V);
+    check(what, &dlogits);
+    struct twin *all[] = {&logits, &targets, &losses, &probs, &dlogits};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        twin_free(all[i]);
+}
+
+static void test_crossentropy(uint64_t *s)
+{
+    test_crossentropy_case(s, 7, 1000);
+    test_crossentropy_case(s, 3, 50257); /* GPT-2's vocabulary */
+}
+
+static void test_adamw(uint64_t *s)
+{
+    const size_t n = 1000;
+    struct twin params = twin_rand(s, n, -1, 1), m = twin_rand(s, n, -0.1f, 0.1f), v = twin_rand(s, n, 0, 0.01f);
+    for (int t = 3; t <= 4; t++) { /* two steps: the second starts from each side's own moments */
+        struct twin grads = twin_rand(s, n, -1, 1);
+        CPU->adamw_update(F(params), F(grads), F(m), F(v), n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, t);
+        GPU->adamw_update(G(params), G(grads), G(m), G(v), n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, t);
+        twin_free(&grads);
+    }
+    check("adamw_update params (2 steps)", &params);
+    check("adamw_update m", &m);
+    check("adamw_update v", &v);
+    twin_free(&params);
+    twin_free(&m);
+    twin_free(&v);
+}
+
+static void test_vector(uint64_t *s)
+{
+    const size_t n = 100003;
+    struct twin dst = twin_rand(s, n, -1, 1), src = twin_rand(s, n, -1, 1);
+    CPU->accumulate(F(dst), F(src), n);
+    GPU->accumulate(G(dst), G(src), n);
+    check("accumulate dst", &dst);
+    CPU->scale(F(dst), 0.37f, n);
+    GPU->scale(G(dst), 0.37f, n);
+    check("scale x", &dst);
+    twin_free(&dst);
+    twin_free(&src);
+
+    /* Every square is exact in double and every term positive: both sums are
+     * within n * 1.1e-16 = 1.1e-10 (relative) of the exact sum whatever the
+     * order, so 1e-9 holds here where a float accumulator (1e-4 or worse)
+     * or a lost block would not. */
+    const size_t sizes[] = {1, 1000, 1000003};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        struct twin x = twin_rand(s, sizes[k], -2, 2);
+        double want = -1.0, got = -2.0;
+        CPU->sum_squares(&want, F(x), sizes[k]);
+        GPU->sum_squares(&got, G(x), sizes[k]);
+        is_near(got, want, 1e-9, "sum_squares of %zu floats", sizes[k]);
+        twin_free(&x);
+    }
+}
+
+int main(void)
+{
+    char why[256];
+    if (!wp_cuda_device_usable(why, sizeof why)) {
+        printf("1..0 # SKIP no CUDA device: %s\n", why);
+        return 0;
+    }
+    printf("# %s against %s: %s\n", GPU->name, CPU->name, why);
+    uint64_t seed = 0x9E3779B97F4A7C15ULL;
+    test_memory();
+    test_encoder(&seed);
+    test_layernorm(&seed);
+    test_matmul(&seed);
+    test_attention(&seed);
+    test_gelu_residual(&seed);
+    test_crossentropy(&seed);
+    test_adamw(&seed);
+    test_vector(&seed);
+    return tap_done();
+}
