@@ -21,6 +21,7 @@
 #include "run/checkpoint.h"
 #include "run/interpreter.h"
 #include "sched/generate.h"
+#include "sched/simulate.h"
 #include "sched/trace.h"
 #include "sched_cli.h"
 #include "util/strutil.h"
@@ -28,7 +29,7 @@
 #define CMD "run"
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
-       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME };
+       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG };
 
 static void usage(void)
 {
@@ -57,6 +58,7 @@ static void usage(void)
            "  --partition n0,n1,...  transformer blocks per stage\n"
            "  --results FILE.csv     append one row per iteration (header on the first line)\n"
            "  --trace FILE.json      the measured timeline of the last iteration (Chrome trace)\n"
+           "  --svg FILE.svg         the same timeline as SVG, one row per rank\n"
            "  --save DIR             checkpoint at the end (and every N steps with --save-every N):\n"
            "                         DIR/model.safetensors with Hugging Face GPT-2 names, config.json,\n"
            "                         optimizer.safetensors (AdamW moments); --steps 0 saves the initial\n"
@@ -68,7 +70,7 @@ static void usage(void)
 
 struct run_options {
     struct wp_sched_cli sched;
-    const char *config, *data, *results, *trace, *partition, *save, *resume;
+    const char *config, *data, *results, *trace, *svg, *partition, *save, *resume;
     int global_batch, steps, synthetic, kind_given, save_every;
     long long seed;
 };
@@ -85,6 +87,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"synthetic-data", no_argument, NULL, OPT_SYNTHETIC},
         {"results", required_argument, NULL, OPT_RESULTS},
         {"trace", required_argument, NULL, OPT_TRACE},
+        {"svg", required_argument, NULL, OPT_SVG},
         {"partition", required_argument, NULL, OPT_PARTITION},
         {"save", required_argument, NULL, OPT_SAVE},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
@@ -139,6 +142,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         case OPT_SYNTHETIC: o->synthetic = 1; break;
         case OPT_RESULTS: o->results = optarg; break;
         case OPT_TRACE: o->trace = optarg; break;
+        case OPT_SVG: o->svg = optarg; break;
         case OPT_PARTITION: o->partition = optarg; break;
         case OPT_SAVE: o->save = optarg; break;
         case OPT_RESUME: o->resume = optarg; break;
@@ -246,6 +250,57 @@ static int count_nodes(void)
     return n;
 }
 
+/* The last step, measured and simulated: the simulator replays the schedule
+ * with each stage's measured mean F, B and W times (communication free), so
+ * measured / simulated iteration time is the runtime's overhead. */
+static void summarize(const struct wp_interp *in, const struct wp_schedule *s, const struct wp_run_config *cfg, int P,
+                      int rank, double peak_bytes)
+{
+    int S = s->nstages;
+    double *sums = calloc((size_t)S * 6 + 2, sizeof *sums); /* F, B, W seconds and counts per stage */
+    if (!sums)
+        return;
+    for (long i = 0; i < in->timing.nevents; i++) {
+        int op = in->timing.events[i].op, st = in->timing.events[i].stage;
+        if (op > WP_OP_W)
+            continue;
+        sums[st * 6 + op] += in->timing.events[i].end - in->timing.events[i].start;
+        sums[st * 6 + 3 + op] += 1;
+    }
+    sums[S * 6] = in->timing.busy_s;
+    sums[S * 6 + 1] = in->timing.iter_s;
+    MPI_Allreduce(MPI_IN_PLACE, sums, S * 6 + 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &sums[S * 6 + 1], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0) {
+        double *f = malloc((size_t)S * 3 * sizeof *f);
+        if (f) {
+            for (int st = 0; st < S; st++)
+                for (int op = 0; op < 3; op++)
+                    f[op * S + st] = sums[st * 6 + 3 + op] > 0 ? sums[st * 6 + op] / sums[st * 6 + 3 + op] : 0;
+            struct wp_cost_model cost;
+            wp_cost_model_default(&cost);
+            cost.stage_f = f;
+            cost.stage_b = f + S;
+            cost.stage_w = f + 2 * S;
+            struct wp_sim_result res;
+            struct wp_err err;
+            double iter = sums[S * 6 + 1];
+            double measured_bubble = iter > 0 ? 1.0 - sums[S * 6] / (P * iter) : 0;
+            if (wp_simulate(s, &cost, &res, &err) == 0) {
+                printf("summary: schedule %s, ranks %d, stages %d, micro-batches %d: %.3f samples/s, bubble ratio "
+                       "measured %.3f simulated %.3f, iteration measured %.4f s simulated %.4f s (overhead %.2f), "
+                       "peak activation memory %.2f MiB, loss %.6f\n",
+                       wp_sched_kind_name(s->params.kind), P, S, s->nmicro, cfg->train.global_batch / iter,
+                       measured_bubble, res.bubble_ratio, iter, res.makespan, res.makespan > 0 ? iter / res.makespan : 0,
+                       peak_bytes / 1048576.0, in->last_loss);
+                wp_sim_result_destroy(&res);
+            }
+            free(f);
+        }
+    }
+    free(sums);
+}
+
 static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct wp_err *err)
 {
     wp_run_config_default(cfg);
@@ -332,7 +387,7 @@ int wp_cmd_run(int argc, char **argv)
             wp_err_print(CMD, &err);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    in.record_events = o.trace != NULL;
+    in.record_events = 1; /* the last step's timeline feeds the summary's simulation */
     long first_step = 0;
     if (o.resume) {
         status = wp_checkpoint_load(&in, o.resume, &first_step, &err);
@@ -368,6 +423,7 @@ int wp_cmd_run(int argc, char **argv)
         MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         MPI_Allreduce(MPI_IN_PLACE, &iter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         double loss = sums[0] / ((double)cfg.train.global_batch * cfg.model.sequence_length);
+        in.last_loss = loss;
         double bubble = iter > 0 ? 1.0 - sums[1] / (P * iter) : 0;
         if (rank == 0) {
             char row[1024];
@@ -396,7 +452,9 @@ int wp_cmd_run(int argc, char **argv)
         if (status == 0 && rank == 0)
             printf("saved %s\n", o.save);
     }
-    if (status == 0 && o.trace) {
+    if (status == 0 && cfg.train.steps > first_step)
+        summarize(&in, &s, &cfg, P, rank, peak_bytes);
+    if (status == 0 && (o.trace || o.svg)) {
         /* gather every rank's events of the last step into rank 0's timeline */
         long n = in.timing.nevents;
         double *mine = malloc((size_t)(n ? n : 1) * 5 * sizeof *mine);
@@ -438,7 +496,8 @@ int wp_cmd_run(int argc, char **argv)
                 }
             char title[128];
             snprintf(title, sizeof title, "%s, P=%d, M=%d (measured)", wp_sched_kind_name(p->kind), P, s.nmicro);
-            if (wp_trace_write_json(o.trace, &res, title, &err))
+            if ((o.trace && wp_trace_write_json(o.trace, &res, title, &err)) ||
+                (o.svg && wp_trace_write_svg(o.svg, &res, title, &err)))
                 wp_err_print(CMD, &err);
             free(res.events);
         }

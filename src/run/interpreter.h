@@ -42,6 +42,7 @@ struct wp_interp {
     struct wp_comm_request *reqs; /* per action */
     int record_events;
     struct wp_interp_timing timing;
+    double last_loss;    /* mean loss of the last step (set by the caller) */
 };
 
 /* block_ranges: per stage, its first block and end block. */

@@ -105,6 +105,8 @@ static void message_time(const struct sim *sm, int src, int dst, double t, doubl
 static double compute_cost(const struct sim *sm, int op, int stage)
 {
     const struct wp_cost_model *c = sm->cost;
+    if (c->stage_f)
+        return op == WP_OP_F ? c->stage_f[stage] : op == WP_OP_B ? c->stage_b[stage] : c->stage_w[stage];
     double t = op == WP_OP_F ? c->tf : op == WP_OP_B ? (sm->s->split_backward ? c->tb : c->tb + c->tw) : c->tw;
     return t * wp_stage_weight(sm->s, stage);
 }

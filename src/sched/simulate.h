@@ -27,6 +27,9 @@ struct wp_cost_model {
     int nchanges;
     const struct wp_bandwidth_change *changes;
     int record_events;     /* keep the timeline (for --trace, --svg) */
+    /* measured seconds of F, B, W per stage (one micro-batch slice), used
+     * instead of tf, tb, tw when given: how the runtime's timings are replayed */
+    const double *stage_f, *stage_b, *stage_w;
 };
 
 struct wp_sim_event {
