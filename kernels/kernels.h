@@ -4,8 +4,9 @@
  * kernels, a line-for-line sibling). Every pointer argument points into the
  * backend's own memory (host for CPU, device for CUDA). Shapes follow
  * llm.c's comments: B batch, T sequence, C channels, NH heads, V vocabulary,
- * N = B*T rows. Backward functions accumulate (+=) into weight gradients
- * and overwrite input gradients unless said otherwise. */
+ * N = B*T rows. Backward functions accumulate (+=) into every gradient
+ * they write, input and weight gradients alike: callers zero them first.
+ * No backward output may alias dout or another output. */
 #ifndef WP_KERNELS_KERNELS_H
 #define WP_KERNELS_KERNELS_H
 

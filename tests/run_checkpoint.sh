@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Checkpoints: --save writes Hugging Face-named safetensors, config.json and
+# the AdamW state through temporary names; --resume continues with the losses
+# and weights of an uninterrupted run (bit for bit, even on another schedule
+# and rank count), its CSV rows continue the iteration numbers; --steps 0
+# saves the initial weights; a truncated or torn checkpoint is refused by name.
+. "$(dirname "$0")/lib.sh"
+out=$(scratch_dir)
+cfg="$WP_SRCDIR/jobs/models/gpt-tiny.cfg"
+run() { "$MPIEXEC" -n "$1" "$WAVEPIPE" run --config "$cfg" "${@:2}" > "$out/last.log" 2>&1; }
+losses() { tail -n +2 "$1" | cut -d, -f13,19; }
+
+run 2 --schedule 1f1b --steps 4 --results "$out/a.csv" --save "$out/a"
+expect_status 0 $? "an uninterrupted run of 4 steps with --save"
+expect_status 5 "$(wc -l < "$out/a.csv")" "a.csv: the header and 4 rows"
+expect_status "timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,micro_batch_size,global_batch,iteration,iter_time_s,samples_per_s,tokens_per_s,bubble_ratio,peak_activation_bytes,loss" \
+    "$(head -n 1 "$out/a.csv")" "CSV header"
+for f in model.safetensors optimizer.safetensors config.json; do
+    [ -s "$out/a/$f" ] && pass "checkpoint has $f" || fail "checkpoint has $f"
+done
+expect_contains "$out/a/config.json" '"n_layer": 16' "config.json names the model's layers"
+expect_contains "$out/a/config.json" '"model_type": "gpt2"' "config.json is a GPT-2 config"
+if head -c 20000 "$out/a/model.safetensors" | grep -aq '"transformer.h.0.attn.c_attn.weight":{"dtype":"F32","shape":\[64,192\]'; then
+    pass "c_attn.weight has Hugging Face's shape [C, 3C]"
+else
+    fail "c_attn.weight has Hugging Face's shape [C, 3C]"
+fi
+if ls "$out/a" | grep -q tmp; then fail "no temporary files left"; else pass "no temporary files left"; fi
+
+run 2 --schedule 1f1b --steps 2 --results "$out/b.csv" --save "$out/b"
+expect_status 0 $? "2 steps, saved"
+run 4 --schedule hanayo --waves 2 --steps 4 --results "$out/b.csv" --resume "$out/b" --save "$out/c"
+expect_status 0 $? "resumed on 4 ranks with hanayo to step 4"
+expect_contains "$out/last.log" "resumed from $out/b after 2 steps" "resume says where it continues"
+if [ "$(losses "$out/a.csv")" = "$(losses "$out/b.csv")" ]; then
+    pass "iterations 0-3 and their losses match the uninterrupted run's exactly"
+else
+    fail "resumed losses differ"; losses "$out/a.csv"; losses "$out/b.csv"
+fi
+cmp -s "$out/a/model.safetensors" "$out/c/model.safetensors"
+expect_status 0 $? "final weights bit for bit equal to the uninterrupted run's"
+cmp -s "$out/a/optimizer.safetensors" "$out/c/optimizer.safetensors"
+expect_status 0 $? "final AdamW state bit for bit equal"
+
+run 1 --steps 0 --save "$out/init"
+expect_status 0 $? "--steps 0 --save writes the initial weights"
+[ -s "$out/init/model.safetensors" ] && pass "initial model written" || fail "initial model written"
+
+cp -r "$out/b" "$out/trunc"
+truncate -s 100000 "$out/trunc/model.safetensors"
+run 2 --steps 3 --resume "$out/trunc"
+expect_status 1 $? "a truncated checkpoint is refused"
+expect_contains "$out/last.log" "trunc/model.safetensors" "the truncated file is named"
+cp -r "$out/b" "$out/torn"
+cp "$out/a/optimizer.safetensors" "$out/torn/optimizer.safetensors"
+run 2 --steps 3 --resume "$out/torn"
+expect_status 1 $? "a checkpoint whose files are from different steps is refused"
+expect_contains "$out/last.log" "torn checkpoint" "and called torn"
+run 2 --steps 3 --resume "$out/nonexistent"
+expect_status 1 $? "a missing checkpoint is refused"
+expect_contains "$out/last.log" "nonexistent/model.safetensors" "and named"
+finish
