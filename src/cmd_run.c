@@ -16,6 +16,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#ifdef WP_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include "cli.h"
 #include "run/checkpoint.h"
@@ -29,7 +32,7 @@
 #define CMD "run"
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
-       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG };
+       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE };
 
 static void usage(void)
 {
@@ -59,6 +62,8 @@ static void usage(void)
            "  --results FILE.csv     append one row per iteration (header on the first line)\n"
            "  --trace FILE.json      the measured timeline of the last iteration (Chrome trace)\n"
            "  --svg FILE.svg         the same timeline as SVG, one row per rank\n"
+           "  --device cpu|cuda      CPU kernels over MPI (default), or CUDA kernels over NCCL with one\n"
+           "                         GPU per local rank (CUDA build)\n"
            "  --save DIR             checkpoint at the end (and every N steps with --save-every N):\n"
            "                         DIR/model.safetensors with Hugging Face GPT-2 names, config.json,\n"
            "                         optimizer.safetensors (AdamW moments); --steps 0 saves the initial\n"
@@ -70,7 +75,7 @@ static void usage(void)
 
 struct run_options {
     struct wp_sched_cli sched;
-    const char *config, *data, *results, *trace, *svg, *partition, *save, *resume;
+    const char *config, *data, *results, *trace, *svg, *partition, *save, *resume, *device;
     int global_batch, steps, synthetic, kind_given, save_every;
     long long seed;
 };
@@ -88,6 +93,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"results", required_argument, NULL, OPT_RESULTS},
         {"trace", required_argument, NULL, OPT_TRACE},
         {"svg", required_argument, NULL, OPT_SVG},
+        {"device", required_argument, NULL, OPT_DEVICE},
         {"partition", required_argument, NULL, OPT_PARTITION},
         {"save", required_argument, NULL, OPT_SAVE},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
@@ -143,6 +149,15 @@ static int parse(int argc, char **argv, struct run_options *o)
         case OPT_RESULTS: o->results = optarg; break;
         case OPT_TRACE: o->trace = optarg; break;
         case OPT_SVG: o->svg = optarg; break;
+        case OPT_DEVICE:
+            if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
+                return wp_usage_error(CMD, "--device must be cpu or cuda");
+#ifndef WP_HAVE_CUDA
+            if (strcmp(optarg, "cuda") == 0)
+                return wp_usage_error(CMD, "--device cuda: this build has no CUDA (configure --with-cuda)");
+#endif
+            o->device = optarg;
+            break;
         case OPT_PARTITION: o->partition = optarg; break;
         case OPT_SAVE: o->save = optarg; break;
         case OPT_RESUME: o->resume = optarg; break;
@@ -377,9 +392,27 @@ int wp_cmd_run(int argc, char **argv)
     struct wp_comm *comm = NULL;
     struct wp_interp in;
     memset(&in, 0, sizeof in);
-    status = wp_comm_mpi.init(&comm, &err);
+    const struct wp_kernel_ops *kernels = &wp_kernels_cpu;
+    const struct wp_comm_ops *cops = &wp_comm_mpi;
+#ifdef WP_HAVE_CUDA
+    if (o.device && strcmp(o.device, "cuda") == 0) {
+        int ndev = 0, lrank;
+        MPI_Comm local;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+        MPI_Comm_rank(local, &lrank);
+        MPI_Comm_free(&local);
+        if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
+            status = wp_errorf(&err, "--device cuda: rank %d sees no CUDA device", rank);
+        else
+            cudaSetDevice(lrank % ndev);
+        kernels = &wp_kernels_cuda;
+        cops = &wp_comm_nccl;
+    }
+#endif
     if (status == 0)
-        status = wp_interp_init(&in, &s, rank, &wp_kernels_cpu, &wp_comm_mpi, comm, &cfg, &corpus, first, end, &err);
+        status = cops->init(&comm, &err);
+    if (status == 0)
+        status = wp_interp_init(&in, &s, rank, kernels, cops, comm, &cfg, &corpus, first, end, &err);
     int any = status != 0;
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
@@ -395,7 +428,7 @@ int wp_cmd_run(int argc, char **argv)
             if (rank == 0)
                 wp_err_print(CMD, &err);
             wp_interp_destroy(&in);
-            wp_comm_mpi.destroy(comm);
+            cops->destroy(comm);
             MPI_Finalize();
             return 1;
         }
@@ -509,7 +542,7 @@ int wp_cmd_run(int argc, char **argv)
     if (status && rank == 0 && err.msg[0])
         wp_err_print(CMD, &err);
     wp_interp_destroy(&in);
-    wp_comm_mpi.destroy(comm);
+    cops->destroy(comm);
     wp_corpus_destroy(&corpus);
     wp_schedule_destroy(&s);
     free(first);

@@ -32,6 +32,9 @@ struct wp_comm_ops {
 };
 
 extern const struct wp_comm_ops wp_comm_mpi;
+#ifdef WP_HAVE_CUDA
+extern const struct wp_comm_ops wp_comm_nccl; /* CUDA build: device buffers */
+#endif
 
 /* Waits for a request, polling and sleeping about 20 us between polls so
  * that ranks which outnumber cores leave them to the ranks that compute. */
