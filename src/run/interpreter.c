@@ -9,14 +9,6 @@
 
 /* ---- where things are -------------------------------------------------------------- */
 
-static int replica_of(const struct wp_schedule *s, int stage, int mb, int rank)
-{
-    for (int j = 0; j < s->place[stage].nreplicas; j++)
-        if (wp_stage_rank(s, stage, mb, j) == rank)
-            return j;
-    return -1;
-}
-
 /* Sequences [lo, hi) of a micro-batch that replica j of r holds. */
 static void slice(int b, int j, int r, int *lo, int *hi)
 {
@@ -69,7 +61,7 @@ static int local_neighbour(const struct wp_interp *in, int stage, int mb, int ot
 {
     if (other < 0 || other >= in->s->nstages)
         return 0;
-    return replica_of(in->s, other, mb, in->rank) >= 0 && replica_of(in->s, stage, mb, in->rank) >= 0;
+    return wp_stage_replica_of(in->s, other, mb, in->rank) >= 0 && wp_stage_replica_of(in->s, stage, mb, in->rank) >= 0;
 }
 
 /* Plays the list with the runtime's posting rule and fills slot_of_mb;
@@ -216,7 +208,7 @@ static int message_buffer(struct wp_interp *in, const struct wp_action *a, char 
     struct wp_held_stage *h = &in->held[in->local_of_stage[st]];
     struct wp_stage_slot *slot = &h->model.slots[h->slot_of_mb[m]];
     int other = a->op == WP_OP_SEND_ACT || a->op == WP_OP_RECV_GRAD ? st + 1 : st - 1;
-    int j = replica_of(s, st, m, in->rank), i = replica_of(s, other, m, a->peer);
+    int j = wp_stage_replica_of(s, st, m, in->rank), i = wp_stage_replica_of(s, other, m, a->peer);
     if (j < 0 || i < 0)
         return -1;
     int b = in->mb_sequences, lo_self, hi_self, lo_other, hi_other;
@@ -246,7 +238,7 @@ static void local_handoff(struct wp_interp *in, int stage, int mb, int backward)
     if (!local_neighbour(in, stage, mb, other))
         return;
     struct wp_held_stage *h = &in->held[in->local_of_stage[stage]], *o = &in->held[in->local_of_stage[other]];
-    int j = replica_of(s, stage, mb, in->rank), i = replica_of(s, other, mb, in->rank);
+    int j = wp_stage_replica_of(s, stage, mb, in->rank), i = wp_stage_replica_of(s, other, mb, in->rank);
     int b = in->mb_sequences, lo_self, hi_self, lo_other, hi_other;
     slice(b, j, s->place[stage].nreplicas, &lo_self, &hi_self);
     slice(b, i, s->place[other].nreplicas, &lo_other, &hi_other);
@@ -305,7 +297,7 @@ static void record(struct wp_interp *in, int op, int stage, int mb, double start
 static void load_tokens(struct wp_interp *in, struct wp_held_stage *h, int mb, long step)
 {
     const struct wp_schedule *s = in->s;
-    int st = h->stage, j = replica_of(s, st, mb, in->rank), lo, hi;
+    int st = h->stage, j = wp_stage_replica_of(s, st, mb, in->rank), lo, hi;
     slice(in->mb_sequences, j, s->place[st].nreplicas, &lo, &hi);
     int T = in->cfg->model.sequence_length, n = hi - lo;
     int *inputs = malloc((size_t)n * T * sizeof *inputs), *targets = malloc((size_t)n * T * sizeof *targets);

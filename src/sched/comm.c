@@ -11,15 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The replica index of rank within (stage, copy of mb); -1 if not there. */
-static int replica_of(const struct wp_schedule *s, int stage, int mb, int rank)
-{
-    for (int j = 0; j < s->place[stage].nreplicas; j++)
-        if (wp_stage_rank(s, stage, mb, j) == rank)
-            return j;
-    return -1;
-}
-
 /* Pushes one message action per remote overlapping slice of stage other. */
 static int push_exchange(struct wp_schedule *s, int rank, int op, int stage, int mb, int j,
                          int other, struct wp_err *err)
@@ -49,7 +40,7 @@ int wp_sched_add_comm(struct wp_schedule *s, struct wp_err *err)
         for (int i = 0; i < compute[r].count && rc == 0; i++) {
             const struct wp_action *a = &compute[r].actions[i];
             int st = a->stage, m = a->microbatch;
-            int j = replica_of(s, st, m, r);
+            int j = wp_stage_replica_of(s, st, m, r);
             if (j < 0) {
                 rc = wp_errorf(err, "generator placed %s of stage %d on rank %d, which does not hold it",
                                wp_op_name(a->op), st, r);

@@ -77,6 +77,15 @@ static inline int wp_stage_rank(const struct wp_schedule *s, int stage, int mb, 
     return pl->ranks[s->mb_copy[mb] * pl->nreplicas + replica];
 }
 
+/* Which replica of (stage, micro-batch) rank runs, or -1 when none. */
+static inline int wp_stage_replica_of(const struct wp_schedule *s, int stage, int mb, int rank)
+{
+    for (int j = 0; j < s->place[stage].nreplicas; j++)
+        if (wp_stage_rank(s, stage, mb, j) == rank)
+            return j;
+    return -1;
+}
+
 /* Number of distinct stages each rank holds, at most (chunks per rank). */
 int wp_schedule_stages_per_rank(const struct wp_schedule *s, int rank);
 

@@ -32,14 +32,6 @@ static int slot_of(const struct wp_schedule *s, int stage, int rank)
     return -1;
 }
 
-static int replica_of(const struct wp_schedule *s, int stage, int mb, int rank)
-{
-    for (int j = 0; j < s->place[stage].nreplicas; j++)
-        if (wp_stage_rank(s, stage, mb, j) == rank)
-            return j;
-    return -1;
-}
-
 static struct slice_state *slice(struct check *c, int stage, int mb, int j)
 {
     return &c->slices[c->slice_offset[stage] + (long)mb * c->s->place[stage].nreplicas + j];
@@ -98,7 +90,7 @@ static int check_run(void *ctx, int rank, int step, const struct wp_action *a, s
             return fail(err, rank, step, a, "runs before the stage's gradients are allreduced");
         return 0;
     }
-    int j = replica_of(s, st, m, rank);
+    int j = wp_stage_replica_of(s, st, m, rank);
     if (j < 0)
         return fail(err, rank, step, a, "this rank does not hold that stage for that micro-batch");
     struct slice_state *sl = slice(c, st, m, j);
@@ -138,13 +130,13 @@ static int check_run(void *ctx, int rank, int step, const struct wp_action *a, s
     case WP_OP_SEND_ACT:
         if (!sl->f)
             return fail(err, rank, step, a, "sends an activation not yet computed");
-        if (st == S - 1 || replica_of(s, st + 1, m, a->peer) < 0)
+        if (st == S - 1 || wp_stage_replica_of(s, st + 1, m, a->peer) < 0)
             return fail(err, rank, step, a, "the peer does not run the next stage of this micro-batch");
         return 0;
     case WP_OP_SEND_GRAD:
         if (!sl->b)
             return fail(err, rank, step, a, "sends a gradient not yet computed");
-        if (st == 0 || replica_of(s, st - 1, m, a->peer) < 0)
+        if (st == 0 || wp_stage_replica_of(s, st - 1, m, a->peer) < 0)
             return fail(err, rank, step, a, "the peer does not run the previous stage of this micro-batch");
         return 0;
     case WP_OP_RECV_ACT:
