@@ -1,5 +1,9 @@
 /* Causal multi-head self-attention (CUDA), llm.c's algorithm: forward one
- * thread per (b, t, h), backward one thread per row, then per position. */
+ * thread per (b, t, h), backward one thread per row, then per position.
+ * The same math as kernels/cpu/attention.c, which now runs the four
+ * products through CBLAS per (batch, head); moving these to
+ * cublasSgemmStridedBatched keeps the siblings in step and is next (it
+ * needs a GPU to check). */
 #include <config.h>
 
 #include "kernels/cuda/cuda_kernels.h"
