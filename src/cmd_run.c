@@ -32,7 +32,7 @@
 #define CMD "run"
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
-       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE };
+       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES };
 
 static void usage(void)
 {
@@ -59,6 +59,9 @@ static void usage(void)
            "  --data FILE            text corpus (bytes are tokens); default: the shipped corpus\n"
            "  --synthetic-data       random tokens instead of a corpus\n"
            "  --partition n0,n1,...  transformer blocks per stage\n"
+           "  --stages S             S pipeline stages on P ranks: P/S data-parallel copies of the\n"
+           "                         pipeline, each taking its share of every micro-batch, gradients\n"
+           "                         allreduced per stage (gpipe, 1f1b, kfkb; same as --replicas r,r,..)\n"
            "  --results FILE.csv     append one row per iteration (header on the first line)\n"
            "  --trace FILE.json      the measured timeline of the last iteration (Chrome trace)\n"
            "  --svg FILE.svg         the same timeline as SVG, one row per rank\n"
@@ -76,7 +79,7 @@ static void usage(void)
 struct run_options {
     struct wp_sched_cli sched;
     const char *config, *data, *results, *trace, *svg, *partition, *save, *resume, *device;
-    int global_batch, steps, synthetic, kind_given, save_every;
+    int global_batch, steps, synthetic, kind_given, save_every, stages;
     long long seed;
 };
 
@@ -95,6 +98,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"svg", required_argument, NULL, OPT_SVG},
         {"device", required_argument, NULL, OPT_DEVICE},
         {"partition", required_argument, NULL, OPT_PARTITION},
+        {"stages", required_argument, NULL, OPT_STAGES},
         {"save", required_argument, NULL, OPT_SAVE},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
         {"resume", required_argument, NULL, OPT_RESUME},
@@ -159,6 +163,10 @@ static int parse(int argc, char **argv, struct run_options *o)
             o->device = optarg;
             break;
         case OPT_PARTITION: o->partition = optarg; break;
+        case OPT_STAGES:
+            if (wp_parse_int_option(CMD, "--stages", optarg, 1, WP_SCHED_MAX_STAGES, &o->stages))
+                return 2;
+            break;
         case OPT_SAVE: o->save = optarg; break;
         case OPT_RESUME: o->resume = optarg; break;
         case OPT_SAVE_EVERY:
@@ -337,6 +345,24 @@ static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct
         t->micro_batches = p->microbatches;
     p->microbatches = t->micro_batches;
     p->ranks = P;
+    if (o->stages) {
+        /* data-parallel pipelines: every stage replicated P/S times; replica j
+         * of each stage talks to replica j of the next, so the copies run
+         * apart and meet only at the gradient allreduce */
+        if (p->nreplicas)
+            return wp_errorf(err, "give --stages or --replicas, not both");
+        if (P % o->stages)
+            return wp_errorf(err, "--stages %d does not divide the %d ranks into pipeline copies", o->stages, P);
+        if (p->kind != WP_SCHED_GPIPE && p->kind != WP_SCHED_1F1B && p->kind != WP_SCHED_KFKB && o->stages != P)
+            return wp_errorf(err, "data-parallel copies (--stages %d < %d ranks) are made for gpipe, 1f1b and kfkb",
+                             o->stages, P);
+        if (o->stages < P) {
+            for (int st = 0; st < o->stages; st++)
+                o->sched.replicas[st] = P / o->stages;
+            p->nreplicas = o->stages;
+            p->replicas = o->sched.replicas;
+        }
+    }
     return wp_run_config_check(cfg, err);
 }
 

@@ -77,5 +77,6 @@ ref=reference6 check "replicas 1,3 (one to many)" 4 tolerance --schedule gpipe -
     --global-batch 6 --micro-batches 2
 ref=reference6 check "replicas 3,1 (many to one)" 4 tolerance --schedule 1f1b --replicas 3,1 \
     --global-batch 6 --micro-batches 2
+check "2 stages x 2 data-parallel pipelines" 4 tolerance --schedule 1f1b --stages 2 --micro-batches 2
 check "fewer micro-batches" 2 tolerance --schedule 1f1b --micro-batches 2
 finish

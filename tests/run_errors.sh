@@ -28,6 +28,7 @@ printf 'too short' > "$out/short.txt"
 bad "a truncated corpus" "the corpus $out/short.txt has 9 bytes" 2 --config "$cfg" --data "$out/short.txt"
 bad "a partition that does not add up" "--partition '8,4' must give 2 stages adding up to 16 blocks" 2 \
     --config "$cfg" --partition 8,4
+bad "stages that do not divide the ranks" "--stages 3 does not divide the 4 ranks" 4 --config "$cfg" --stages 3
 bad "no config" "--config FILE is required" 1
 
 # A dead rank: kill one of 4 ranks in the middle of a long run.
