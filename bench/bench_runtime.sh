@@ -19,6 +19,6 @@ for spec in "gpipe:" "1f1b:" "kfkb:--k 2" "interleaved:--chunks 2" "chimera:" "h
     # shellcheck disable=SC2086
     line=$("$mpiexec" -n "$ranks" "$wavepipe" run --config "$cfg" --schedule "$kind" $opts --steps "$steps" \
            --micro-batches "$ranks" 2>&1 | grep '^summary:')
-    echo "$line" | sed -E 's/.*bubble ratio measured ([0-9.]+) simulated ([0-9.]+), iteration measured ([0-9.]+) s simulated ([0-9.]+) s \(overhead ([0-9.]+)\).*/\3 \4 \5 \1 \2/' |
+    echo "$line" | sed -E 's/.*bubble ratio measured ([0-9.]+) simulated ([0-9.]+), iteration measured ([0-9.]+) s simulated ([0-9.]+) s \(overhead ([0-9.]+)[^)]*\).*/\3 \4 \5 \1 \2/' |
         { read -r it sim ov bm bs; printf '%-12s %10s %10s %10s %10s %10s\n' "$kind" "$it" "$sim" "$ov" "$bm" "$bs"; }
 done

@@ -237,11 +237,24 @@ static int append_row(const char *path, const char *row, struct wp_err *err)
     return w == len ? 0 : wp_errorf(err, "cannot append to %s: %s", path, strerror(saved));
 }
 
+static int count_nodes(void)
+{
+    MPI_Comm local;
+    int rank, lrank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &lrank);
+    MPI_Comm_free(&local);
+    int leader = lrank == 0;
+    MPI_Allreduce(&leader, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return n;
+}
+
 /* One thread per rank unless OMP_NUM_THREADS says otherwise: with several
  * ranks per node, threads of busy-waiting OpenMP barriers steal the cores
  * the ranks compute on (measured here: a 2-thread rank ran its step 20x
  * slower on a loaded 2-core node). Rank 0 says when ranks outnumber cores. */
-static void share_cores(int rank)
+static int share_cores(int rank, int *nodes_out)
 {
     MPI_Comm local;
     int lsize;
@@ -258,26 +271,19 @@ static void share_cores(int rank)
         printf("note: %d ranks share %ld cores on this node; waiting ranks poll and sleep instead of spinning, "
                "and timings include the sharing\n",
                lsize, cores);
+    int nodes = count_nodes();
+    *nodes_out = nodes;
+    /* the simulator shares cores only for a job on one node */
+    return nodes == 1 && lsize > cores ? (int)cores : 0;
 }
 
-static int count_nodes(void)
-{
-    MPI_Comm local;
-    int rank, lrank, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
-    MPI_Comm_rank(local, &lrank);
-    MPI_Comm_free(&local);
-    int leader = lrank == 0;
-    MPI_Allreduce(&leader, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    return n;
-}
 
 /* The last step, measured and simulated: the simulator replays the schedule
- * with each stage's measured mean F, B and W times (communication free), so
- * measured / simulated iteration time is the runtime's overhead. */
+ * with each stage's measured mean F, B and W work (the CPU time of each
+ * compute; communication free) on the node's cores when the ranks share
+ * them, so measured / simulated iteration time is the runtime's overhead. */
 static void summarize(const struct wp_interp *in, const struct wp_schedule *s, const struct wp_run_config *cfg, int P,
-                      int rank, double peak_bytes)
+                      int rank, double peak_bytes, int shared_cores)
 {
     int S = s->nstages;
     double *sums = calloc((size_t)S * 6 + 2, sizeof *sums); /* F, B, W seconds and counts per stage */
@@ -287,7 +293,7 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
         int op = in->timing.events[i].op, st = in->timing.events[i].stage;
         if (op > WP_OP_W)
             continue;
-        sums[st * 6 + op] += in->timing.events[i].end - in->timing.events[i].start;
+        sums[st * 6 + op] += in->timing.events[i].cpu;
         sums[st * 6 + 3 + op] += 1;
     }
     sums[S * 6] = in->timing.busy_s;
@@ -305,17 +311,19 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
             cost.stage_f = f;
             cost.stage_b = f + S;
             cost.stage_w = f + 2 * S;
+            cost.cores = shared_cores;
             struct wp_sim_result res;
             struct wp_err err;
             double iter = sums[S * 6 + 1];
             double measured_bubble = iter > 0 ? 1.0 - sums[S * 6] / (P * iter) : 0;
             if (wp_simulate(s, &cost, &res, &err) == 0) {
                 printf("summary: schedule %s, ranks %d, stages %d, micro-batches %d: %.3f samples/s, bubble ratio "
-                       "measured %.3f simulated %.3f, iteration measured %.4f s simulated %.4f s (overhead %.2f), "
+                       "measured %.3f simulated %.3f, iteration measured %.4f s simulated %.4f s (overhead %.2f%s), "
                        "peak activation memory %.2f MiB, loss %.6f\n",
                        wp_sched_kind_name(s->params.kind), P, S, s->nmicro, cfg->train.global_batch / iter,
                        measured_bubble, res.bubble_ratio, iter, res.makespan, res.makespan > 0 ? iter / res.makespan : 0,
-                       peak_bytes / 1048576.0, in->last_loss);
+                       shared_cores ? ", simulated on the node's shared cores" : "", peak_bytes / 1048576.0,
+                       in->last_loss);
                 wp_sim_result_destroy(&res);
             }
             free(f);
@@ -376,7 +384,8 @@ int wp_cmd_run(int argc, char **argv)
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
-    share_cores(rank);
+    int nodes = 1;
+    int shared_cores = share_cores(rank, &nodes);
     struct wp_err err = {""};
     struct wp_run_config cfg;
     struct wp_schedule s;
@@ -461,7 +470,6 @@ int wp_cmd_run(int argc, char **argv)
         if (rank == 0)
             printf("resumed from %s after %ld steps\n", o.resume, first_step);
     }
-    int nodes = count_nodes();
     char replicas[256] = "";
     for (int st = 0; st < s.nstages && strlen(replicas) < sizeof replicas - 8; st++)
         snprintf(replicas + strlen(replicas), sizeof replicas - strlen(replicas), "%s%d", st ? ":" : "",
@@ -512,7 +520,7 @@ int wp_cmd_run(int argc, char **argv)
             printf("saved %s\n", o.save);
     }
     if (status == 0 && cfg.train.steps > first_step)
-        summarize(&in, &s, &cfg, P, rank, peak_bytes);
+        summarize(&in, &s, &cfg, P, rank, peak_bytes, shared_cores);
     if (status == 0 && (o.trace || o.svg)) {
         /* gather every rank's events of the last step into rank 0's timeline */
         long n = in.timing.nevents;

@@ -14,7 +14,8 @@
 
 #define CMD "simulate"
 
-enum { OPT_TRACE = 2000, OPT_SVG, OPT_CLUSTER, OPT_MSG_BYTES, OPT_GRAD_BYTES, OPT_TAR, OPT_BW_TRACE, OPT_NO_PREFETCH };
+enum { OPT_TRACE = 2000, OPT_SVG, OPT_CLUSTER, OPT_MSG_BYTES, OPT_GRAD_BYTES, OPT_TAR, OPT_BW_TRACE, OPT_NO_PREFETCH,
+       OPT_CORES };
 
 static void usage(void)
 {
@@ -39,6 +40,8 @@ static void usage(void)
            "  --bandwidth-trace FILE  CSV time_s,src,dst,factor: link bandwidth multiplied by factor\n"
            "                          from time_s on (src/dst a rank or *), to study preempted networks\n"
            "  --no-prefetch           a receive starts its transfer only when the rank reaches it\n"
+           "  --cores C               the ranks share C cores (as on one small node): k ranks computing at\n"
+           "                          once each progress at min(1, C/k)\n"
            "  --trace FILE.json       the timeline as Chrome trace events (Perfetto, chrome://tracing)\n"
            "  --svg FILE.svg          the timeline as SVG, one row per rank\n"
            "  -h, --help              this text\n\n"
@@ -104,6 +107,7 @@ int wp_cmd_simulate(int argc, char **argv)
         {"tar", required_argument, NULL, OPT_TAR},
         {"bandwidth-trace", required_argument, NULL, OPT_BW_TRACE},
         {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
+        {"cores", required_argument, NULL, OPT_CORES},
         {"help", no_argument, NULL, 'h'},
     };
     struct option longopts[64];
@@ -133,6 +137,10 @@ int wp_cmd_simulate(int argc, char **argv)
         case OPT_CLUSTER: cluster_path = optarg; break;
         case OPT_BW_TRACE: bw_path = optarg; break;
         case OPT_NO_PREFETCH: cost.prefetch = 0; break;
+        case OPT_CORES:
+            if (wp_parse_int_option(CMD, "--cores", optarg, 1, 1 << 20, &cost.cores))
+                return 2;
+            break;
         case OPT_MSG_BYTES:
         case OPT_GRAD_BYTES:
             if (wp_parse_bytes(optarg, opt == OPT_MSG_BYTES ? &message_bytes : &gradient_bytes, &err)) {

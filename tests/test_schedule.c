@@ -405,6 +405,40 @@ static void test_unequal_stages(void)
     wp_sim_result_destroy(&rf);
 }
 
+/* Ranks sharing cores: one core runs all the work back to back; C cores
+ * never beat total work / C; as many cores as ranks is the plain walk. */
+static void test_shared_cores(void)
+{
+    struct wp_sched_params p = params(WP_SCHED_1F1B, 4, 8);
+    struct wp_schedule s;
+    struct wp_err err;
+    if (wp_schedule_generate(&p, &s, &err)) {
+        ok(0, "generate (%s)", err.msg);
+        return;
+    }
+    double work = 4.0 * 8 * (p.tf + p.tb);
+    struct wp_cost_model c;
+    wp_cost_model_default(&c);
+    struct wp_sim_result one, two, all, plain;
+    c.cores = 1;
+    wp_simulate(&s, &c, &one, &err);
+    c.cores = 2;
+    wp_simulate(&s, &c, &two, &err);
+    c.cores = 4;
+    wp_simulate(&s, &c, &all, &err);
+    c.cores = 0;
+    wp_simulate(&s, &c, &plain, &err);
+    is_near(one.makespan, work, 1e-9, "4 ranks on 1 core: the makespan is the total work %g", work);
+    ok(two.makespan >= work / 2 - 1e-9 && two.makespan < one.makespan,
+       "4 ranks on 2 cores: between work/2 and one core's (%g)", two.makespan);
+    is_near(all.makespan, plain.makespan, 1e-12, "as many cores as ranks: the plain simulation's makespan");
+    wp_sim_result_destroy(&one);
+    wp_sim_result_destroy(&two);
+    wp_sim_result_destroy(&all);
+    wp_sim_result_destroy(&plain);
+    wp_schedule_destroy(&s);
+}
+
 /* ---- hand-broken lists --------------------------------------------------------------- */
 
 static int find(const struct wp_schedule *s, int rank, int op, int stage, int mb)
@@ -495,6 +529,7 @@ int main(void)
     test_grid();
     test_replication();
     test_unequal_stages();
+    test_shared_cores();
     test_broken();
     return tap_done();
 }

@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sched/generate.h"
 
@@ -273,7 +274,14 @@ static void settle_slot(struct wp_interp *in, struct wp_held_stage *h, int slot,
     wp_comm_wait(in->cops, in->comm, &h->slot_sends[2 * slot + which]);
 }
 
-static void record(struct wp_interp *in, int op, int stage, int mb, double start, double end)
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void record(struct wp_interp *in, int op, int stage, int mb, double start, double end, double cpu)
 {
     struct wp_interp_timing *t = &in->timing;
     t->busy_s += end - start;
@@ -291,6 +299,7 @@ static void record(struct wp_interp *in, int op, int stage, int mb, double start
     t->events[t->nevents].stage = stage;
     t->events[t->nevents].mb = mb;
     t->events[t->nevents].start = start;
+    t->events[t->nevents].cpu = cpu;
     t->events[t->nevents++].end = end;
 }
 
@@ -414,7 +423,7 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
         if (rc)
             break;
         int slot = hs && a->microbatch >= 0 ? hs->slot_of_mb[a->microbatch] : -1;
-        double start = MPI_Wtime() - t0;
+        double start = MPI_Wtime() - t0, cpu0 = thread_cpu_s();
         switch (a->op) {
         case WP_OP_RECV_ACT:
         case WP_OP_RECV_GRAD:
@@ -449,25 +458,25 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
             if (hs->model.layout.has_head)
                 *loss_sum += wp_gpt2_stage_loss_sum(&hs->model, slot);
             k->synchronize();
-            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0);
+            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
         case WP_OP_B:
             settle_slot(in, hs, slot, 1);
             local_handoff(in, a->stage, a->microbatch, 1);
             wp_gpt2_stage_backward(&hs->model, slot, dloss);
             k->synchronize();
-            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0);
+            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
         case WP_OP_W:
             wp_gpt2_stage_backward_weights(&hs->model, slot);
             k->synchronize();
-            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0);
+            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
         case WP_OP_ALLREDUCE: {
             int n = sorted_holders(s, a->stage, group);
             if (in->cops->allreduce_sum(in->comm, hs->model.grads, hs->model.grad_floats, group, n))
                 rc = wp_errorf(err, "rank %d: allreduce of stage %d failed", in->rank, a->stage);
-            record(in, a->op, a->stage, -1, start, MPI_Wtime() - t0);
+            record(in, a->op, a->stage, -1, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
         }
         case WP_OP_STEP:

@@ -23,7 +23,9 @@ struct wp_interp_timing {
     double busy_s;       /* compute and allreduce time of this rank in the step */
     double iter_s;
     long nevents;
-    struct { int op, stage, mb; double start, end; } *events; /* when recording */
+    /* when recording: wall-clock start and end, and the CPU time the rank's
+     * thread spent (the work alone, whatever else shared the core) */
+    struct { int op, stage, mb; double start, end, cpu; } *events;
     long cap;
 };
 

@@ -1,6 +1,9 @@
 /* Discrete-event simulation over action lists: a lock-step walk in which
  * every rank keeps a clock, sends stamp their message's arrival, receives
- * wait for it, and an ALLREDUCE starts when its last holder arrives. */
+ * wait for it, and an ALLREDUCE starts when its last holder arrives. When
+ * ranks share fewer cores than there are ranks, a second engine plays the
+ * lists in global time order with the cores shared among the ranks that
+ * compute (processor sharing). */
 #include "sched/simulate.h"
 
 #include <errno.h>
@@ -210,6 +213,135 @@ static int sim_collective(void *ctx, int stage, int n, const int *ranks, const i
     return 0;
 }
 
+/* ---- ranks sharing cores ---------------------------------------------------------- */
+
+/* Plays the lists in time order: ranks run their non-compute actions at
+ * once (sends stamp an arrival, receives wait for it, an ALLREDUCE waits for
+ * all holders and then takes its ring time), computes share the cores. */
+static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
+{
+    const struct wp_schedule *s = sm->s;
+    const struct wp_msg_match *mm = sm->mm;
+    int P = s->nranks;
+    int *pc = calloc((size_t)P, sizeof *pc), *arrived = calloc((size_t)s->nstages, sizeof *arrived);
+    int *at_collective = calloc((size_t)P, sizeof *at_collective);
+    double *remaining = malloc((size_t)P * sizeof *remaining), *started = calloc((size_t)P, sizeof *started);
+    double *wait_until = calloc((size_t)P, sizeof *wait_until);
+    int *ranks = malloc((size_t)P * sizeof *ranks);
+    if (!pc || !arrived || !at_collective || !remaining || !started || !wait_until || !ranks) {
+        free(pc); free(arrived); free(at_collective); free(remaining); free(started); free(wait_until); free(ranks);
+        return wp_errorf(err, "out of memory");
+    }
+    for (int r = 0; r < P; r++)
+        remaining[r] = -1;
+    for (long g = 0; g < mm->total; g++)
+        sm->msg_time[g] = -1;
+    double now = 0;
+    int rc = 0;
+    for (;;) {
+        /* run every rank as far as it goes without time passing */
+        int progress = 1;
+        while (progress && rc == 0) {
+            progress = 0;
+            for (int r = 0; r < P && rc == 0; r++) {
+                while (remaining[r] < 0 && wait_until[r] <= now && pc[r] < s->lists[r].count) {
+                    const struct wp_action *a = &s->lists[r].actions[pc[r]];
+                    long gid = mm->offset[r] + pc[r];
+                    if (wp_op_is_compute(a->op)) {
+                        remaining[r] = compute_cost(sm, a->op, a->stage);
+                        started[r] = now;
+                        progress = 1;
+                        break;
+                    }
+                    if (wp_op_is_send(a->op)) {
+                        double occupy, latency;
+                        message_time(sm, r, a->peer, now, &occupy, &latency);
+                        sm->msg_time[gid] = now + occupy + latency;
+                    } else if (wp_op_is_recv(a->op)) {
+                        double arrival = sm->msg_time[mm->partner[gid]];
+                        if (arrival < 0 || arrival > now)
+                            break;
+                    } else if (a->op == WP_OP_ALLREDUCE) {
+                        if (!at_collective[r]) {
+                            at_collective[r] = 1;
+                            arrived[a->stage]++;
+                        }
+                        const struct wp_stage_place *pl = &s->place[a->stage];
+                        int n = pl->ncopies * pl->nreplicas;
+                        if (arrived[a->stage] < n)
+                            break;
+                        double share = sm->cost->tar * wp_stage_weight(s, a->stage) * pl->nreplicas;
+                        double duration = 2.0 * (n - 1) * share / n;
+                        for (int i = 0; i < n; i++) {
+                            int q = pl->ranks[i];
+                            wait_until[q] = now + duration;
+                            at_collective[q] = 0;
+                            pc[q]++;
+                            rc |= add_event(sm, q, WP_OP_ALLREDUCE, a->stage, -1, -1, now, now + duration, err);
+                        }
+                        arrived[a->stage] = 0;
+                        progress = 1;
+                        continue;
+                    }
+                    pc[r]++;
+                    progress = 1;
+                }
+            }
+        }
+        if (rc)
+            break;
+        int computing = 0, done = 1;
+        double next = INFINITY;
+        for (int r = 0; r < P; r++) {
+            computing += remaining[r] >= 0;
+            done &= pc[r] >= s->lists[r].count;
+            if (wait_until[r] > now && wait_until[r] < next)
+                next = wait_until[r];
+            if (remaining[r] < 0 && pc[r] < s->lists[r].count && wp_op_is_recv(s->lists[r].actions[pc[r]].op)) {
+                double arrival = sm->msg_time[mm->partner[mm->offset[r] + pc[r]]];
+                if (arrival > now && arrival < next)
+                    next = arrival;
+            }
+        }
+        if (done)
+            break;
+        double rate = computing > sm->cost->cores ? (double)sm->cost->cores / computing : 1.0;
+        for (int r = 0; r < P; r++)
+            if (remaining[r] >= 0 && now + remaining[r] / rate < next)
+                next = now + remaining[r] / rate;
+        if (!isfinite(next)) {
+            rc = wp_errorf(err, "deadlock while simulating shared cores");
+            break;
+        }
+        double dt = next - now;
+        now = next;
+        for (int r = 0; r < P; r++) {
+            if (remaining[r] < 0)
+                continue;
+            sm->res->busy[r] += dt;
+            remaining[r] -= dt * rate;
+            if (remaining[r] > 1e-12 * (1 + now))
+                continue;
+            const struct wp_action *a = &s->lists[r].actions[pc[r]];
+            double w = wp_stage_weight(s, a->stage);
+            if (a->op == WP_OP_F) {
+                sm->held[r] += w;
+                if (sm->held[r] > sm->res->peak_activations[r])
+                    sm->res->peak_activations[r] = sm->held[r];
+            } else if (a->op == WP_OP_B) {
+                sm->held[r] -= w;
+            }
+            rc |= add_event(sm, r, a->op, a->stage, a->microbatch, -1, started[r], now, err);
+            remaining[r] = -1;
+            pc[r]++;
+        }
+    }
+    for (int r = 0; r < P; r++)
+        sm->clock[r] = now;
+    free(pc); free(arrived); free(at_collective); free(remaining); free(started); free(wait_until); free(ranks);
+    return rc;
+}
+
 void wp_sim_result_destroy(struct wp_sim_result *res)
 {
     free(res->busy);
@@ -265,7 +397,9 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
                 rc = wp_errorf(err, "the cluster has room for %d ranks (one per GPU), the schedule needs %d", r, P);
         }
     }
-    if (rc == 0) {
+    if (rc == 0 && cost->cores > 0 && cost->cores < P) {
+        rc = simulate_shared_cores(&sm, err);
+    } else if (rc == 0) {
         struct wp_walk_visitor v = {&sm, sim_run, sim_collective};
         rc = wp_walk(s, &mm, &v, err);
     }

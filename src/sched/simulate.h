@@ -30,6 +30,10 @@ struct wp_cost_model {
     /* measured seconds of F, B, W per stage (one micro-batch slice), used
      * instead of tf, tb, tw when given: how the runtime's timings are replayed */
     const double *stage_f, *stage_b, *stage_w;
+    /* cores the ranks share (0: each rank has its own). With fewer cores than
+     * ranks, k ranks computing at once each progress at min(1, cores / k):
+     * a compute's cost is then its work alone (CPU seconds) */
+    int cores;
 };
 
 struct wp_sim_event {
