@@ -503,7 +503,12 @@ int wp_cmd_run(int argc, char **argv)
                      p->kind == WP_SCHED_HANAYO ? p->waves : 1, k, p->kind == WP_SCHED_INTERLEAVED ? p->chunks : 1,
                      s.nmicro, G / s.nmicro, G, step, iter, G / iter, (double)G * cfg.model.sequence_length / iter,
                      bubble, peak_bytes, loss);
-            printf("step %ld: loss %.9g, %.3f s, bubble %.3f\n", step, loss, iter, bubble);
+            if (isatty(STDOUT_FILENO)) /* a progress line on a terminal, one line per step in logs */
+                printf("\rstep %ld/%d: loss %.6f, %.3f s/step, %.1f samples/s, about %.0f s left   %s", step + 1,
+                       cfg.train.steps, loss, iter, G / iter, iter * (double)(cfg.train.steps - step - 1),
+                       step + 1 == cfg.train.steps ? "\n" : "");
+            else
+                printf("step %ld: loss %.9g, %.3f s, bubble %.3f\n", step, loss, iter, bubble);
             fflush(stdout);
             if (o.results && append_row(o.results, row, &err)) {
                 wp_err_print(CMD, &err);
