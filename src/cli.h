@@ -15,6 +15,9 @@ int wp_cmd_probe(int argc, char **argv);
 int wp_cmd_schedule(int argc, char **argv);
 int wp_cmd_simulate(int argc, char **argv);
 int wp_cmd_run(int argc, char **argv);
+int wp_cmd_sweep(int argc, char **argv);
+int wp_cmd_status(int argc, char **argv);
+int wp_cmd_harvest(int argc, char **argv);
 
 /* Prints "wavepipe CMD: message" and a hint to --help; returns 2. */
 int wp_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

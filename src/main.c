@@ -15,6 +15,9 @@ static const struct wp_command commands[] = {
     {"simulate", "time a schedule with the discrete-event simulator; timelines as JSON and SVG",
      wp_cmd_simulate},
     {"run", "train GPT-2 over MPI ranks by interpreting a schedule's action lists", wp_cmd_run},
+    {"sweep", "render (and submit with sbatch) every point of a campaign", wp_cmd_sweep},
+    {"status", "show each point of a campaign: pending, running, done, failed", wp_cmd_status},
+    {"harvest", "gather a campaign's results into one CSV, scaling efficiencies and plots", wp_cmd_harvest},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,739 @@
+/* Harvesting a campaign directory into one row per run: reading and
+ * validating each point's results.csv (rows named and skipped when torn or
+ * corrupt), de-duplicating requeued iterations (last row wins), dropping
+ * warm-up, median/min/max per figure, the simulator's prediction from
+ * run.log's summary line, and weak/strong scaling per group (harvest.h). */
+#include "campaign/harvest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/atomic_file.h"
+#include "util/strutil.h"
+
+#define RESULTS_HEADER                                                                             \
+    "timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,micro_batch_size," \
+    "global_batch,iteration,iter_time_s,samples_per_s,tokens_per_s,bubble_ratio,"                   \
+    "peak_activation_bytes,loss"
+#define RESULTS_FIELDS 19
+/* field indices in a results.csv row */
+enum { F_GLOBAL_BATCH = 11, F_ITERATION, F_ITER_TIME, F_SAMPLES, F_TOKENS, F_BUBBLE, F_PEAK, F_LOSS };
+
+/* one parsed results.csv row */
+struct row {
+    long iteration;
+    long order; /* line number: later lines win */
+    int global_batch;
+    double iter_time_s, samples_per_s, tokens_per_s, bubble_ratio, peak, loss;
+};
+
+struct rows {
+    struct row *v;
+    size_t n, cap;
+};
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Reads a whole file; NULL with errno set when it cannot be read. */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, fp);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(fp);
+    fclose(fp);
+    if (!buf || bad) {
+        free(buf);
+        errno = bad ? EIO : ENOMEM;
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* "2026-01-31T10:00:00Z", the time stamp `wavepipe run` starts a row with */
+#define TIMESTAMP_LEN 20
+static int is_timestamp(const char *s)
+{
+    static const char pat[] = "dddd-dd-ddTdd:dd:ddZ";
+    for (int i = 0; i < TIMESTAMP_LEN; i++)
+        if (pat[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != pat[i])
+            return 0;
+    return s[TIMESTAMP_LEN] == '\0';
+}
+
+static int parse_double(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return errno || end == s || *end || !isfinite(*v) ? -1 : 0;
+}
+
+static int parse_long(const char *s, long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtol(s, &end, 10);
+    return errno || end == s || *end ? -1 : 0;
+}
+
+/* Parses one row's fields into r; on error writes the reason to why. */
+static int parse_row(char **f, struct row *r, char *why, size_t whysize)
+{
+    long gb;
+    if (parse_long(f[F_GLOBAL_BATCH], &gb) || gb <= 0 || gb > 1000000000L) {
+        snprintf(why, whysize, "global_batch '%s' is not a positive integer", f[F_GLOBAL_BATCH]);
+        return -1;
+    }
+    r->global_batch = (int)gb;
+    if (parse_long(f[F_ITERATION], &r->iteration) || r->iteration < 0) {
+        snprintf(why, whysize, "iteration '%s' is not a non-negative integer", f[F_ITERATION]);
+        return -1;
+    }
+    static const struct {
+        int field;
+        const char *name;
+        double min, max; /* inclusive bounds; min_excl: strictly above min */
+        int min_excl;
+    } num[] = {
+        {F_ITER_TIME, "iter_time_s", 0, INFINITY, 1},
+        {F_SAMPLES, "samples_per_s", 0, INFINITY, 1},
+        {F_TOKENS, "tokens_per_s", 0, INFINITY, 0},
+        {F_BUBBLE, "bubble_ratio", 0, 1, 0},
+        {F_PEAK, "peak_activation_bytes", 0, INFINITY, 0},
+        {F_LOSS, "loss", -INFINITY, INFINITY, 0},
+    };
+    double v[6];
+    for (int i = 0; i < 6; i++) {
+        const char *s = f[num[i].field];
+        if (parse_double(s, &v[i])) {
+            snprintf(why, whysize, "%s '%.40s' is not a number", num[i].name, s);
+            return -1;
+        }
+        if (v[i] < num[i].min || (num[i].min_excl && v[i] == num[i].min) || v[i] > num[i].max) {
+            snprintf(why, whysize, "%s %s is out of range", num[i].name, s);
+            return -1;
+        }
+    }
+    r->iter_time_s = v[0];
+    r->samples_per_s = v[1];
+    r->tokens_per_s = v[2];
+    r->bubble_ratio = v[3];
+    r->peak = v[4];
+    r->loss = v[5];
+    return 0;
+}
+
+static int rows_push(struct rows *rs, const struct row *r)
+{
+    if (rs->n == rs->cap) {
+        size_t cap = rs->cap ? rs->cap * 2 : 64;
+        struct row *nv = realloc(rs->v, cap * sizeof *nv);
+        if (!nv)
+            return -1;
+        rs->v = nv;
+        rs->cap = cap;
+    }
+    rs->v[rs->n++] = *r;
+    return 0;
+}
+
+/* Parses results.csv text: good rows into rs, bad ones named on log.
+ * Returns -1 (with why) when the file as a whole is unusable. */
+static int parse_results(const char *path, char *text, size_t len, FILE *log, struct rows *rs,
+                         int *skipped, char *why, size_t whysize)
+{
+    size_t pos = 0;
+    long line = 0;
+    while (pos < len) {
+        char *start = text + pos;
+        char *nl = memchr(start, '\n', len - pos);
+        size_t linelen = nl ? (size_t)(nl - start) : len - pos;
+        pos += linelen + (nl ? 1 : 0);
+        line++;
+        int torn = nl == NULL;
+        start[linelen] = '\0';
+        if (linelen && start[linelen - 1] == '\r')
+            start[--linelen] = '\0';
+        if (line == 1) {
+            if (strcmp(start, RESULTS_HEADER) != 0 || torn) {
+                snprintf(why, whysize, "line 1 is not the header of `wavepipe run --results`");
+                return -1;
+            }
+            continue;
+        }
+        if (strlen(start) != linelen) {
+            fprintf(log, "%s:%ld: NUL bytes in the line — row skipped\n", path, line);
+            (*skipped)++;
+            continue;
+        }
+        if (linelen == 0 && !torn)
+            continue; /* a blank line holds no row */
+        if (strcmp(start, RESULTS_HEADER) == 0)
+            continue;
+        if (torn) {
+            fprintf(log, "%s:%ld: last line has no newline (a torn write) — row skipped\n", path, line);
+            (*skipped)++;
+            continue;
+        }
+        char *f[RESULTS_FIELDS];
+        int nf = 0;
+        for (char *p = start;;) {
+            char *c = strchr(p, ',');
+            if (nf < RESULTS_FIELDS)
+                f[nf] = p;
+            nf++;
+            if (!c)
+                break;
+            *c = '\0';
+            p = c + 1;
+        }
+        int glued = 0;
+        if (nf > RESULTS_FIELDS) {
+            /* a torn row followed, on the same line, by the whole row the
+             * requeued job appended: keep the last 19 fields when the first
+             * of them ends with a time stamp */
+            char *g[RESULTS_FIELDS];
+            char *p = start;
+            for (int i = 0; i < nf - RESULTS_FIELDS; i++)
+                p += strlen(p) + 1;
+            for (int i = 0; i < RESULTS_FIELDS; i++) {
+                g[i] = p;
+                p += strlen(p) + 1;
+            }
+            size_t tl = strlen(g[0]);
+            if (tl >= TIMESTAMP_LEN && is_timestamp(g[0] + tl - TIMESTAMP_LEN)) {
+                g[0] += tl - TIMESTAMP_LEN;
+                memcpy(f, g, sizeof f);
+                glued = 1;
+            }
+        }
+        if (nf != RESULTS_FIELDS && !glued) {
+            fprintf(log, "%s:%ld: %d fields, expected %d — row skipped\n", path, line, nf, RESULTS_FIELDS);
+            (*skipped)++;
+            continue;
+        }
+        if (glued) {
+            fprintf(log, "%s:%ld: a torn row glued to the next row — the torn part skipped, the row after it kept\n",
+                    path, line);
+            (*skipped)++;
+        }
+        struct row r;
+        char reason[160];
+        if (parse_row(f, &r, reason, sizeof reason)) {
+            fprintf(log, "%s:%ld: %s — row skipped\n", path, line, reason);
+            (*skipped)++;
+            continue;
+        }
+        r.order = line;
+        if (rows_push(rs, &r)) {
+            snprintf(why, whysize, "out of memory");
+            return -1;
+        }
+    }
+    if (line == 0) {
+        snprintf(why, whysize, "empty (the run wrote no row)");
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const struct row *x = a, *y = b;
+    if (x->iteration != y->iteration)
+        return x->iteration < y->iteration ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static struct wp_stat3 stat3(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    struct wp_stat3 s = {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v[0], v[n - 1]};
+    return s;
+}
+
+/* Sorts by iteration; keeps the last-written row of each iteration. */
+static size_t dedup(struct rows *rs, int *duplicates)
+{
+    qsort(rs->v, rs->n, sizeof *rs->v, cmp_row);
+    size_t k = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        if (k > 0 && rs->v[k - 1].iteration == rs->v[i].iteration) {
+            rs->v[k - 1] = rs->v[i]; /* sorted by line within an iteration: later wins */
+            (*duplicates)++;
+        } else {
+            rs->v[k++] = rs->v[i];
+        }
+    }
+    rs->n = k;
+    return k;
+}
+
+/* The prediction from run.log's last "summary:" line. */
+static int parse_summary(const char *text, double *bubble, double *iter_s)
+{
+    const char *last = NULL;
+    for (const char *p = text; p; p = strchr(p, '\n')) {
+        if (*p == '\n')
+            p++;
+        if (strncmp(p, "summary:", 8) == 0)
+            last = p;
+    }
+    if (!last)
+        return -1;
+    size_t n = strcspn(last, "\n");
+    char line[2048];
+    if (n >= sizeof line)
+        n = sizeof line - 1;
+    memcpy(line, last, n);
+    line[n] = '\0';
+    const char *b = strstr(line, "bubble ratio measured ");
+    const char *t = strstr(line, "iteration measured ");
+    double mb, mt;
+    if (!b || !t || sscanf(b, "bubble ratio measured %lf simulated %lf", &mb, bubble) != 2 ||
+        sscanf(t, "iteration measured %lf s simulated %lf s", &mt, iter_s) != 2)
+        return -2;
+    if (!isfinite(*bubble) || !isfinite(*iter_s) || *iter_s <= 0 || *bubble < 0)
+        return -2;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads one point directory; 1 when harvested, 0 when skipped (named on log). */
+static int harvest_point(const char *dir, const char *name, int warmup, FILE *log, struct wp_harvest_run *run,
+                         int *skipped_rows)
+{
+    char pdir[4096], path[4200];
+    snprintf(pdir, sizeof pdir, "%s/%s", dir, name);
+    memset(run, 0, sizeof *run);
+    wp_strlcpy(run->dir, name, sizeof run->dir);
+    run->weak_efficiency = run->strong_speedup = run->strong_efficiency = NAN;
+    run->pred_iter_time_s = run->pred_samples_per_s = run->pred_bubble_ratio = NAN;
+
+    struct wp_err err;
+    snprintf(path, sizeof path, "%s/point.cfg", pdir);
+    if (wp_point_read(path, &run->point, &err)) {
+        if (strncmp(err.msg, path, strlen(path)) == 0)
+            fprintf(log, "%s — point skipped\n", err.msg);
+        else
+            fprintf(log, "%s: %s — point skipped\n", path, err.msg);
+        return 0;
+    }
+    const char *nodes = wp_point_axis(&run->point, "nodes");
+    long nv;
+    if (!nodes || parse_long(nodes, &nv) || nv <= 0 || nv > 1000000) {
+        fprintf(log, "%s: axis nodes %s%s%s is not a positive integer — point skipped\n", path, nodes ? "'" : "",
+                nodes ? nodes : "missing", nodes ? "'" : "");
+        return 0;
+    }
+    run->nodes = (int)nv;
+    if (warmup < 0)
+        warmup = run->point.warmup;
+
+    snprintf(path, sizeof path, "%s/results.csv", pdir);
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) {
+        if (errno == ENOENT)
+            fprintf(log, "%s: no results.csv — point skipped\n", pdir);
+        else
+            fprintf(log, "%s: cannot read: %s — point skipped\n", path, strerror(errno));
+        return 0;
+    }
+    struct rows rs = {0};
+    char why[256];
+    int rc = parse_results(path, text, len, log, &rs, skipped_rows, why, sizeof why);
+    free(text);
+    if (rc) {
+        fprintf(log, "%s: %s — point skipped\n", path, why);
+        free(rs.v);
+        return 0;
+    }
+    size_t n = dedup(&rs, &run->duplicates);
+    if (n == 0) {
+        fprintf(log, "%s: no good row — point skipped\n", path);
+        free(rs.v);
+        return 0;
+    }
+    if (n <= (size_t)warmup) {
+        fprintf(log, "%s: %zu good iteration%s, all within the warm-up of %d — point skipped\n", path, n,
+                n == 1 ? "" : "s", warmup);
+        free(rs.v);
+        return 0;
+    }
+    struct row *kept = rs.v + warmup;
+    size_t k = n - (size_t)warmup;
+    double *tmp = malloc(k * sizeof *tmp);
+    if (!tmp) {
+        fprintf(log, "%s: out of memory — point skipped\n", path);
+        free(rs.v);
+        return 0;
+    }
+#define STAT(field, member)                                                                        \
+    do {                                                                                           \
+        for (size_t i = 0; i < k; i++)                                                             \
+            tmp[i] = kept[i].field;                                                                \
+        run->member = stat3(tmp, k);                                                               \
+    } while (0)
+    STAT(iter_time_s, iter_time_s);
+    STAT(samples_per_s, samples_per_s);
+    STAT(tokens_per_s, tokens_per_s);
+    STAT(bubble_ratio, bubble_ratio);
+#undef STAT
+    free(tmp);
+    run->peak_activation_bytes = 0;
+    for (size_t i = 0; i < k; i++)
+        if (kept[i].peak > run->peak_activation_bytes)
+            run->peak_activation_bytes = kept[i].peak;
+    run->iterations = (int)k;
+    run->loss_last = kept[k - 1].loss;
+    run->global_batch = kept[k - 1].global_batch;
+    free(rs.v);
+
+    snprintf(path, sizeof path, "%s/run.log", pdir);
+    text = read_file(path, &len);
+    if (!text) {
+        fprintf(log, "%s: no run.log — predicted columns left empty\n", pdir);
+    } else {
+        double bubble, iter_s;
+        int src = parse_summary(text, &bubble, &iter_s);
+        if (src == -1)
+            fprintf(log, "%s: no \"summary:\" line — predicted columns left empty\n", path);
+        else if (src == -2)
+            fprintf(log, "%s: the last \"summary:\" line has no parsable prediction — predicted columns left empty\n",
+                    path);
+        else {
+            run->has_prediction = 1;
+            run->pred_bubble_ratio = bubble;
+            run->pred_iter_time_s = iter_s;
+            run->pred_samples_per_s = run->global_batch / iter_s;
+        }
+        free(text);
+    }
+
+    snprintf(path, sizeof path, "%s/DONE", pdir);
+    if (file_exists(path)) {
+        wp_strlcpy(run->state, "done", sizeof run->state);
+    } else {
+        snprintf(path, sizeof path, "%s/FAILED", pdir);
+        int failed = file_exists(path);
+        wp_strlcpy(run->state, failed ? "failed" : "incomplete", sizeof run->state);
+        fprintf(log, "%s: %s — harvested its %d iteration%s, state %s\n", pdir,
+                failed ? "FAILED" : "no DONE (still running, or killed)", run->iterations,
+                run->iterations == 1 ? "" : "s", run->state);
+    }
+    return 1;
+}
+
+/* Axes that move with the node count: nodes itself and, in weak scaling,
+ * the global batch and the depth that grow with it. A scaling group (and a
+ * plot's series) is what stays when they are left out. */
+static int follows_nodes(const char *scaling, const char *axis)
+{
+    if (strcmp(axis, "nodes") == 0)
+        return 1;
+    return strcmp(scaling, "weak") == 0 && (strcmp(axis, "global_batch") == 0 || strcmp(axis, "layers") == 0);
+}
+
+/* Group key: scaling kind and every axis that does not follow the node
+ * count, sorted by name. */
+static void group_key(const struct wp_harvest_run *r, char *buf, size_t size)
+{
+    const char *names[WP_POINT_MAX_AXES];
+    int n = 0;
+    for (int i = 0; i < r->point.naxes; i++)
+        if (!follows_nodes(r->point.scaling, r->point.axis_name[i]))
+            names[n++] = r->point.axis_name[i];
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    size_t used = (size_t)snprintf(buf, size, "%s", r->point.scaling);
+    for (int i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "\037%s=%s", names[i], wp_point_axis(&r->point, names[i]));
+}
+
+static void compute_scaling(struct wp_harvest *h)
+{
+    enum { KEY = WP_POINT_MAX_AXES * 2 * WP_POINT_NAME_MAX + 32 };
+    char (*keys)[KEY] = malloc((size_t)(h->nruns ? h->nruns : 1) * KEY);
+    if (!keys)
+        return;
+    h->ngroups = 0;
+    for (int i = 0; i < h->nruns; i++) {
+        group_key(&h->runs[i], keys[i], KEY);
+        h->runs[i].group = -1;
+        for (int j = 0; j < i; j++)
+            if (strcmp(keys[i], keys[j]) == 0) {
+                h->runs[i].group = h->runs[j].group;
+                break;
+            }
+        if (h->runs[i].group < 0)
+            h->runs[i].group = h->ngroups++;
+    }
+    free(keys);
+    for (int g = 0; g < h->ngroups; g++) {
+        int n0 = 0;
+        for (int i = 0; i < h->nruns; i++)
+            if (h->runs[i].group == g && (n0 == 0 || h->runs[i].nodes < n0))
+                n0 = h->runs[i].nodes;
+        double sum = 0;
+        int cnt = 0;
+        for (int i = 0; i < h->nruns; i++)
+            if (h->runs[i].group == g && h->runs[i].nodes == n0) {
+                sum += h->runs[i].samples_per_s.median;
+                cnt++;
+            }
+        double t0 = sum / cnt;
+        for (int i = 0; i < h->nruns; i++) {
+            struct wp_harvest_run *r = &h->runs[i];
+            if (r->group != g)
+                continue;
+            double t = r->samples_per_s.median;
+            if (strcmp(r->point.scaling, "strong") == 0) {
+                r->strong_speedup = t / t0;
+                r->strong_efficiency = r->strong_speedup / ((double)r->nodes / n0);
+            } else {
+                r->weak_efficiency = (t / r->nodes) / (t0 / n0);
+            }
+        }
+    }
+}
+
+int wp_harvest_scan(const char *dir, int warmup, FILE *log, struct wp_harvest *h, struct wp_err *err)
+{
+    memset(h, 0, sizeof *h);
+    DIR *d = opendir(dir);
+    if (!d)
+        return wp_errorf(err, "cannot read campaign directory %s: %s", dir, strerror(errno));
+    char **names = NULL;
+    size_t nnames = 0, cap = 0;
+    struct dirent *de;
+    int oom = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || strcmp(de->d_name, "plots") == 0)
+            continue;
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (stat(path, &st) || !S_ISDIR(st.st_mode))
+            continue;
+        if (nnames == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn) {
+                oom = 1;
+                break;
+            }
+            names = nn;
+        }
+        if (!(names[nnames] = strdup(de->d_name))) {
+            oom = 1;
+            break;
+        }
+        nnames++;
+    }
+    closedir(d);
+    if (oom || !(h->runs = calloc(nnames ? nnames : 1, sizeof *h->runs))) {
+        for (size_t i = 0; i < nnames; i++)
+            free(names[i]);
+        free(names);
+        return wp_errorf(err, "out of memory reading %s", dir);
+    }
+    if (nnames)
+        qsort(names, nnames, sizeof *names, cmp_str);
+    for (size_t i = 0; i < nnames; i++) {
+        char cfg[4200];
+        snprintf(cfg, sizeof cfg, "%s/%s/point.cfg", dir, names[i]);
+        if (!file_exists(cfg)) {
+            fprintf(log, "%s/%s: no point.cfg — not a point directory, ignored\n", dir, names[i]);
+        } else if (harvest_point(dir, names[i], warmup, log, &h->runs[h->nruns], &h->skipped_rows)) {
+            h->nruns++;
+        } else {
+            h->skipped_points++;
+        }
+        free(names[i]);
+    }
+    free(names);
+    /* the union of axis names, in point.cfg order of first appearance */
+    for (int i = 0; i < h->nruns; i++) {
+        const struct wp_point *p = &h->runs[i].point;
+        for (int a = 0; a < p->naxes; a++) {
+            int seen = 0;
+            for (int j = 0; j < h->naxes && !seen; j++)
+                seen = strcmp(h->axis_name[j], p->axis_name[a]) == 0;
+            if (!seen && h->naxes < WP_POINT_MAX_AXES)
+                wp_strlcpy(h->axis_name[h->naxes++], p->axis_name[a], WP_POINT_NAME_MAX);
+        }
+    }
+    compute_scaling(h);
+    return 0;
+}
+
+void wp_harvest_free(struct wp_harvest *h)
+{
+    free(h->runs);
+    h->runs = NULL;
+    h->nruns = 0;
+}
+
+void wp_harvest_series_label(const struct wp_harvest *h, const struct wp_harvest_run *r, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < h->naxes; a++) {
+        const char *name = h->axis_name[a];
+        if (follows_nodes(r->point.scaling, name))
+            continue;
+        const char *v0 = wp_point_axis(&h->runs[0].point, name);
+        int varies = 0;
+        for (int i = 1; i < h->nruns && !varies; i++) {
+            const char *v = wp_point_axis(&h->runs[i].point, name);
+            varies = (v == NULL) != (v0 == NULL) || (v && strcmp(v, v0) != 0);
+        }
+        if (!varies)
+            continue;
+        const char *v = wp_point_axis(&r->point, name);
+        if (used < size)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s%s%s", used ? " " : "",
+                                     strcmp(name, "schedule") == 0 ? "" : name,
+                                     strcmp(name, "schedule") == 0 ? "" : "=", v ? v : "-");
+    }
+    if (used == 0)
+        wp_strlcpy(buf, "all", size);
+}
+
+static void csv_text(FILE *fp, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, fp);
+        return;
+    }
+    fputc('"', fp);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+static void csv_num(FILE *fp, const char *fmt, double v)
+{
+    fputc(',', fp);
+    if (isfinite(v))
+        fprintf(fp, fmt, v);
+}
+
+void wp_harvest_write_csv(FILE *fp, const struct wp_harvest *h)
+{
+    static const char *const figures[] = {"iter_time_s", "samples_per_s", "tokens_per_s", "bubble_ratio"};
+    for (int a = 0; a < h->naxes; a++)
+        fprintf(fp, "%s%s", a ? "," : "", h->axis_name[a]);
+    fprintf(fp, "%srepetition,point,state,scaling,iterations,duplicate_rows", h->naxes ? "," : "");
+    for (int f = 0; f < 4; f++)
+        fprintf(fp, ",%s_median,%s_min,%s_max", figures[f], figures[f], figures[f]);
+    fprintf(fp, ",peak_activation_bytes_max,loss_last,predicted_iter_time_s,predicted_samples_per_s,"
+                "predicted_bubble_ratio,weak_efficiency,strong_speedup,strong_efficiency\n");
+    for (int i = 0; i < h->nruns; i++) {
+        const struct wp_harvest_run *r = &h->runs[i];
+        for (int a = 0; a < h->naxes; a++) {
+            const char *v = wp_point_axis(&r->point, h->axis_name[a]);
+            if (a)
+                fputc(',', fp);
+            csv_text(fp, v ? v : "");
+        }
+        fprintf(fp, "%s%d,", h->naxes ? "," : "", r->point.repetition);
+        csv_text(fp, r->point.id[0] ? r->point.id : r->dir);
+        fprintf(fp, ",%s,%s,%d,%d", r->state, r->point.scaling, r->iterations, r->duplicates);
+        const struct wp_stat3 *s[4] = {&r->iter_time_s, &r->samples_per_s, &r->tokens_per_s, &r->bubble_ratio};
+        static const char *const fmt[4] = {"%.6f", "%.4f", "%.2f", "%.4f"};
+        for (int f = 0; f < 4; f++) {
+            csv_num(fp, fmt[f], s[f]->median);
+            csv_num(fp, fmt[f], s[f]->min);
+            csv_num(fp, fmt[f], s[f]->max);
+        }
+        csv_num(fp, "%.0f", r->peak_activation_bytes);
+        csv_num(fp, "%.6f", r->loss_last);
+        csv_num(fp, "%.6f", r->pred_iter_time_s);
+        csv_num(fp, "%.4f", r->pred_samples_per_s);
+        csv_num(fp, "%.4f", r->pred_bubble_ratio);
+        csv_num(fp, "%.4f", r->weak_efficiency);
+        csv_num(fp, "%.4f", r->strong_speedup);
+        csv_num(fp, "%.4f", r->strong_efficiency);
+        fputc('\n', fp);
+    }
+}
+
+int wp_harvest_write_csv_file(const char *path, const struct wp_harvest *h, struct wp_err *err)
+{
+    struct wp_atomic_file af;
+    if (wp_atomic_open(&af, path, err))
+        return -1;
+    wp_harvest_write_csv(af.fp, h);
+    return wp_atomic_commit(&af, err);
+}
+
+static void fmt_num(char *buf, size_t size, const char *fmt, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, size, fmt, v);
+    else
+        wp_strlcpy(buf, "-", size);
+}
+
+void wp_harvest_print_table(FILE *fp, const struct wp_harvest *h)
+{
+    fprintf(fp, "%-20s %5s %3s %5s %10s %21s %7s %7s %10s %7s %7s  %s\n", "series", "nodes", "rep", "iters",
+            "samples/s", "(min - max)", "bubble", "(pred)", "pred s/s", "eff", "speedup", "state");
+    for (int i = 0; i < h->nruns; i++) {
+        const struct wp_harvest_run *r = &h->runs[i];
+        char label[128], range[64], pb[16], ps[24], eff[16], sp[16];
+        wp_harvest_series_label(h, r, label, sizeof label);
+        snprintf(range, sizeof range, "(%.2f - %.2f)", r->samples_per_s.min, r->samples_per_s.max);
+        fmt_num(pb, sizeof pb, "%.3f", r->pred_bubble_ratio);
+        fmt_num(ps, sizeof ps, "%.2f", r->pred_samples_per_s);
+        fmt_num(eff, sizeof eff, "%.3f",
+                strcmp(r->point.scaling, "strong") == 0 ? r->strong_efficiency : r->weak_efficiency);
+        fmt_num(sp, sizeof sp, "%.3f", r->strong_speedup);
+        fprintf(fp, "%-20s %5d %3d %5d %10.2f %21s %7.3f %7s %10s %7s %7s  %s\n", label, r->nodes,
+                r->point.repetition, r->iterations, r->samples_per_s.median, range, r->bubble_ratio.median, pb,
+                ps, eff, sp, r->state);
+    }
+}

@@ -1,0 +1,274 @@
+/* Template rendering for campaign points: @NAME@ placeholders, every value
+ * shell-quoted, #SBATCH lines from the campaign (see render.h). */
+#include "campaign/render.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A growing string. */
+struct buf {
+    char *s;
+    size_t len, cap;
+    int oom;
+};
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->s, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void puts_(struct buf *b, const char *s) { put(b, s, strlen(s)); }
+
+static void putf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(struct buf *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n >= (int)sizeof tmp) {
+        b->oom = 1; /* lines are short by construction */
+        return;
+    }
+    put(b, tmp, (size_t)n);
+}
+
+static void put_quoted(struct buf *b, const char *s)
+{
+    puts_(b, "'");
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'')
+            puts_(b, "'\\''");
+        else
+            put(b, p, 1);
+    }
+    puts_(b, "'");
+}
+
+int wp_shell_quote(const char *s, char *out, size_t size)
+{
+    struct buf b = {0};
+    put_quoted(&b, s);
+    int rc = (!b.oom && strlen(out) + b.len < size) ? 0 : -1;
+    if (rc == 0)
+        strcat(out, b.s);
+    free(b.s);
+    return rc;
+}
+
+static void put_opt(struct buf *b, const char *opt, const char *value)
+{
+    putf(b, " %s ", opt);
+    put_quoted(b, value);
+}
+
+static void put_opt_int(struct buf *b, const char *opt, int value)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%d", value);
+    put_opt(b, opt, v);
+}
+
+/* #SBATCH lines are read by sbatch, not bash: values there come from the
+ * validated safe sets, and the point directory is checked by the caller. */
+static void sbatch_lines(struct buf *b, const struct wp_render_input *in)
+{
+    const struct wp_campaign *c = in->campaign;
+    const struct wp_campaign_point *p = in->point;
+    const struct wp_campaign_slurm *s = &c->slurm;
+    putf(b, "#SBATCH --job-name=%s-%s%s%s\n", c->name, p->point.id, strcmp(in->step, "run") ? "-" : "",
+         strcmp(in->step, "run") ? in->step : "");
+    putf(b, "#SBATCH --nodes=%d\n", p->nodes);
+    putf(b, "#SBATCH --ntasks-per-node=%d\n", p->ranks_per_node);
+    putf(b, "#SBATCH --cpus-per-task=%d\n", s->cpus_per_task);
+    int gpus = s->gpus_per_node ? s->gpus_per_node : (strcmp(c->device, "cuda") == 0 ? p->ranks_per_node : 0);
+    if (gpus > 0)
+        putf(b, "#SBATCH --gpus-per-node=%d\n", gpus);
+    putf(b, "#SBATCH --time=%s\n", s->time);
+    putf(b, "#SBATCH --output=%s/%s-%%j.out\n", in->point_dir, in->step);
+    putf(b, "#SBATCH --error=%s/%s-%%j.err\n", in->point_dir, in->step);
+    if (s->partition[0])
+        putf(b, "#SBATCH --partition=%s\n", s->partition);
+    if (s->account[0])
+        putf(b, "#SBATCH --account=%s\n", s->account);
+    if (s->qos[0])
+        putf(b, "#SBATCH --qos=%s\n", s->qos);
+    if (s->constraint[0])
+        putf(b, "#SBATCH --constraint=%s\n", s->constraint);
+    for (int i = 0; i < s->nextra; i++)
+        putf(b, "#SBATCH %s\n", s->extra[i]);
+}
+
+static void run_args(struct buf *b, const struct wp_render_input *in)
+{
+    const struct wp_campaign *c = in->campaign;
+    const struct wp_campaign_point *p = in->point;
+    put_opt(b, "--schedule", p->schedule);
+    if (strcmp(p->schedule, "kfkb") == 0)
+        put_opt_int(b, "--k", p->k);
+    if (strcmp(p->schedule, "hanayo") == 0)
+        put_opt_int(b, "--waves", p->waves);
+    if (strcmp(p->schedule, "interleaved") == 0)
+        put_opt_int(b, "--chunks", p->chunks);
+    if (wp_point_axis(&p->point, "policy"))
+        put_opt(b, "--policy", p->policy);
+    put_opt_int(b, "--micro-batches", p->micro_batches);
+    put_opt_int(b, "--global-batch", p->global_batch);
+    put_opt_int(b, "--steps", c->steps);
+    if (c->data_path[0])
+        put_opt(b, "--data", c->data_path);
+}
+
+static int placeholder(struct buf *b, const char *name, const struct wp_render_input *in, int alone_on_line)
+{
+    const struct wp_campaign *c = in->campaign;
+    const struct wp_campaign_point *p = in->point;
+    char v[64];
+    const char *value = NULL;
+    if (strcmp(name, "SBATCH") == 0) {
+        if (!alone_on_line)
+            return -2;
+        sbatch_lines(b, in);
+        return 0;
+    }
+    if (strcmp(name, "MPI_LAUNCH") == 0) {
+        if (strcmp(c->launcher, "mpiexec") == 0)
+            putf(b, "mpiexec -n %d -ppn %d", p->nodes * p->ranks_per_node, p->ranks_per_node);
+        else
+            puts_(b, "srun --mpi=pmi2");
+        return 0;
+    }
+    if (strcmp(name, "RUN_ARGS") == 0) {
+        run_args(b, in);
+        return 0;
+    }
+    if (strcmp(name, "WAVEPIPE") == 0) value = in->wavepipe;
+    else if (strcmp(name, "POINT_DIR") == 0) value = in->point_dir;
+    else if (strcmp(name, "CAMPAIGN") == 0) value = c->name;
+    else if (strcmp(name, "POINT") == 0) value = p->point.id;
+    else if (strcmp(name, "STEP") == 0) value = in->step;
+    else if (strcmp(name, "SCHEDULE") == 0) value = p->schedule;
+    else if (strcmp(name, "DEVICE") == 0) value = c->device;
+    else if (strcmp(name, "MODEL") == 0) value = "model.cfg";
+    else {
+        int iv;
+        if (strcmp(name, "NODES") == 0) iv = p->nodes;
+        else if (strcmp(name, "RANKS_PER_NODE") == 0) iv = p->ranks_per_node;
+        else if (strcmp(name, "NTASKS") == 0) iv = p->nodes * p->ranks_per_node;
+        else if (strcmp(name, "STEPS") == 0) iv = c->steps;
+        else if (strcmp(name, "SAVE_EVERY") == 0) iv = c->save_every;
+        else if (strcmp(name, "REPETITION") == 0) iv = p->point.repetition;
+        else return -1;
+        snprintf(v, sizeof v, "%d", iv);
+        value = v;
+    }
+    put_quoted(b, value);
+    return 0;
+}
+
+static int path_ok_for_sbatch(const char *s)
+{
+    return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/+-") == strlen(s);
+}
+
+int wp_render_text(const char *text, const char *name, const struct wp_render_input *in, char **script,
+                   struct wp_err *err)
+{
+    *script = NULL;
+    if (!path_ok_for_sbatch(in->point_dir))
+        return wp_errorf(err, "the point directory %s has characters #SBATCH --output cannot take "
+                         "(use letters, digits and . _ / + -)", in->point_dir);
+    for (const char *q = in->wavepipe; *q; q++)
+        if ((unsigned char)*q < 32 || *q == 127)
+            return wp_errorf(err, "the program path %s has control characters", in->wavepipe);
+    struct buf b = {0};
+    int line = 1;
+    const char *line_start = text;
+    for (const char *p = text; *p;) {
+        if (*p == '@' && p[1] == '@') {
+            puts_(&b, "@");
+            p += 2;
+            continue;
+        }
+        if (*p == '@' && p[1] >= 'A' && p[1] <= 'Z') {
+            size_t n = 1 + strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+            if (p[n] == '@' && n - 1 < 64) {
+                char key[64];
+                memcpy(key, p + 1, n - 1);
+                key[n - 1] = '\0';
+                int alone = p == line_start && (p[n + 1] == '\n' || p[n + 1] == '\0');
+                int rc = placeholder(&b, key, in, alone);
+                if (rc == -1) {
+                    free(b.s);
+                    return wp_errorf(err, "%s:%d: unknown placeholder @%s@ (see templates/README.md)", name, line,
+                                     key);
+                }
+                if (rc == -2) {
+                    free(b.s);
+                    return wp_errorf(err, "%s:%d: @%s@ must stand alone on its line", name, line, key);
+                }
+                p += n + 1;
+                if (alone && strcmp(key, "SBATCH") == 0 && *p == '\n') {
+                    p++; /* the generated lines end with their own newlines */
+                    line++;
+                    line_start = p;
+                }
+                continue;
+            }
+        }
+        put(&b, p, 1);
+        if (*p == '\n') {
+            line++;
+            line_start = p + 1;
+        }
+        p++;
+    }
+    if (b.oom) {
+        free(b.s);
+        return wp_errorf(err, "out of memory rendering %s", name);
+    }
+    *script = b.s ? b.s : strdup("");
+    return 0;
+}
+
+int wp_render_file(const char *template_path, const struct wp_render_input *in, char **script,
+                   struct wp_err *err)
+{
+    FILE *fp = fopen(template_path, "r");
+    if (!fp)
+        return wp_errorf(err, "cannot read template %s: %s", template_path, strerror(errno));
+    struct buf b = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+        put(&b, chunk, n);
+    int bad = ferror(fp);
+    fclose(fp);
+    if (bad || b.oom) {
+        free(b.s);
+        return wp_errorf(err, "cannot read template %s", template_path);
+    }
+    int rc = wp_render_text(b.s ? b.s : "", template_path, in, script, err);
+    free(b.s);
+    return rc;
+}

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# `wavepipe harvest` on synthetic campaign directories: a weak-scaling
+# campaign over nodes 1,2,3 x two schedules, with a requeued point
+# (iterations written twice: the last row wins), a point with a corrupt and a
+# torn row, a point still running (no DONE), and points that must be skipped
+# and named (no results.csv, empty results.csv, corrupt point.cfg); a
+# strong-scaling campaign with two repetitions at the baseline. Efficiencies
+# are checked against values computed by hand; plots and a second harvest
+# must give identical files.
+. "$(dirname "$0")/lib.sh"
+out=$(scratch_dir)
+
+HEADER="timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,micro_batch_size,global_batch,iteration,iter_time_s,samples_per_s,tokens_per_s,bubble_ratio,peak_activation_bytes,loss"
+
+# point DIR ID SCALING REP SCHEDULE NODES
+point() {
+    mkdir -p "$1"
+    cat > "$1/point.cfg" <<EOF
+# wavepipe campaign point (written by hand for tests/harvest.sh)
+format = "wavepipe-point";
+version = 1;
+campaign = "$(basename "$(dirname "$1")")";
+point = "$2";
+scaling = "$3";
+repetition = $4;
+warmup = 1;
+axes = ( { name = "schedule"; value = "$5"; }, { name = "nodes"; value = "$6"; }, { name = "micro_batches"; value = "8"; } );
+EOF
+}
+
+# row SCHEDULE NODES ITERATION SAMPLES_PER_S BUBBLE: one results.csv row (global batch 8 per node)
+row() {
+    awk -v s="$1" -v n="$2" -v it="$3" -v sps="$4" -v b="$5" 'BEGIN {
+        gb = 8 * n; r = 4 * n
+        printf "2026-01-0%dT10:00:%02dZ,%s,%d,%d,%d,1:1:1:1,1,1,1,8,1,%d,%d,%.6f,%.3f,%.1f,%.4f,11572224,%.8f\n",
+               n, it, s, r, n, r, gb, it, gb / sps, sps, sps * 64, b, 5.5 - 0.1 * it
+    }'
+}
+
+# summary SCHEDULE NODES PREDICTED_BUBBLE PREDICTED_ITER_S [EXTRA]: the run.log summary line
+summary() {
+    echo "step 0: loss 5.50000000, 0.100 s, bubble 0.500"
+    echo "summary: schedule $1, ranks $((4 * $2)), stages $((4 * $2)), micro-batches 8: 100.000 samples/s, bubble ratio measured 0.300 simulated $3, iteration measured 0.0800 s simulated $4 s (overhead 1.07${5:-}), peak activation memory 11.04 MiB, loss 5.100000"
+}
+
+# good_point DIR ID SCHEDULE NODES "S0 S1 S2 S3 S4" PRED_BUBBLE PRED_ITER
+good_point() {
+    point "$1" "$2" weak 0 "$3" "$4"
+    {
+        echo "$HEADER"
+        it=0
+        for s in $5; do row "$3" "$4" $it "$s" 0.3$it; it=$((it + 1)); done
+    } > "$1/results.csv"
+    summary "$3" "$4" "$6" "$7" ", simulated on the node's shared cores" > "$1/run.log"
+    echo 0 > "$1/DONE"
+}
+
+c="$out/results/weak"
+mkdir -p "$c"
+# 1f1b: medians after warm-up 100, 190, 270 -> weak efficiency 1, 0.95, 0.9
+good_point "$c/p00" p00 1f1b 1 "20 98 100 102 100" 0.250 0.0800
+good_point "$c/p01" p01 1f1b 2 "40 188 190 192 190" 0.300 0.0900
+good_point "$c/p02" p02 1f1b 3 "60 268 270 272 270" 0.350 0.1000
+# p02's twin with a corrupt row (12 fields) in the middle and a torn last line
+good_point "$c/p03" p03 gpipe 1 "16 78 80 82 80" 0.400 0.1250
+{ head -n 3 "$c/p03/results.csv"; echo "2026-01-01T10:00:09Z,gpipe,4,1,4,1:1:1:1,1,1,1,8,1,8"; tail -n +4 "$c/p03/results.csv"
+  row gpipe 1 5 999 0.3 | head -c 60; } > "$c/p03/results.csv.new" && mv "$c/p03/results.csv.new" "$c/p03/results.csv"
+# gpipe at 2 nodes, requeued: the first job wrote iterations 0-2 (1 and 2 at
+# 999 samples/s) and was killed while writing 3 (a torn row, no newline); the
+# second resumed from the checkpoint at iteration 1 and appended 1-4, its
+# first row on the torn row's line; the last rows win: median 150 ->
+# efficiency (150/2)/80 = 0.9375
+point "$c/p04" p04 weak 0 gpipe 2
+{ echo "$HEADER"; row gpipe 2 0 30 0.3; row gpipe 2 1 999 0.3; row gpipe 2 2 999 0.3; row gpipe 2 3 999 0.3 | head -c 70
+  for i in 1 2 3 4; do row gpipe 2 $i $(echo "x 148 150 152 150" | cut -d' ' -f$((i + 1))) 0.3; done; } > "$c/p04/results.csv"
+summary gpipe 2 0.450 0.1000 > "$c/p04/run.log"
+printf '101 weak\n102 weak\n' > "$c/p04/jobids"
+echo 0 > "$c/p04/DONE"
+# gpipe at 3 nodes, still running (no DONE): harvested, state incomplete; 216 -> 0.9
+good_point "$c/p05" p05 gpipe 3 "24 214 216 218 216" 0.500 0.1100
+rm "$c/p05/DONE"
+# skipped: no results.csv (the job failed before running), an empty one, a corrupt point.cfg
+point "$c/p06" p06 weak 0 1f1b 4
+echo 1 > "$c/p06/FAILED"
+point "$c/p07" p07 weak 0 gpipe 4
+: > "$c/p07/results.csv"
+mkdir -p "$c/p08" && echo 'format = "wavepipe-point"; version = ' > "$c/p08/point.cfg"
+
+"$WAVEPIPE" harvest "$c" > "$out/h1.out" 2> "$out/h1.err"
+expect_status 0 $? "harvest of a campaign with good and bad points"
+csv="$c/harvest.csv"
+expect_status 7 "$(wc -l < "$csv")" "harvest.csv: header and one row per good point (6), none dropped or duplicated"
+expect_status "schedule,nodes,micro_batches,repetition,point,state,scaling,iterations,duplicate_rows" \
+    "$(head -n 1 "$csv" | cut -d, -f1-9)" "columns: the axes in point.cfg order, then repetition, point, state"
+expect_contains "$csv" "weak_efficiency,strong_speedup,strong_efficiency" "scaling columns in the header"
+expect_contains "$csv" "samples_per_s_median,samples_per_s_min,samples_per_s_max" "median and spread columns"
+expect_status "p00 p01 p02 p03 p04 p05" "$(tail -n +2 "$csv" | cut -d, -f5 | tr '\n' ' ' | sed 's/ $//')" \
+    "rows in point order, each once"
+
+# col POINT COLUMN: a cell of harvest.csv by point id and column name
+col() {
+    awk -F, -v p="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
+                                 $5 == p { print $k }' "$csv"
+}
+for spec in p00:1.0000 p01:0.9500 p02:0.9000 p03:1.0000 p04:0.9375 p05:0.9000; do
+    expect_status "${spec#*:}" "$(col "${spec%%:*}" weak_efficiency)" "weak efficiency of ${spec%%:*} computed by hand"
+done
+expect_status "100.0000 98.0000 102.0000 4" \
+    "$(col p00 samples_per_s_median) $(col p00 samples_per_s_min) $(col p00 samples_per_s_max) $(col p00 iterations)" \
+    "p00: median, min, max over the 4 iterations after warm-up"
+expect_status "150.0000 148.0000 152.0000 4 2" \
+    "$(col p04 samples_per_s_median) $(col p04 samples_per_s_min) $(col p04 samples_per_s_max) $(col p04 iterations) $(col p04 duplicate_rows)" \
+    "requeued p04: iterations 1 and 2 counted once, the last-written rows kept"
+expect_status "80.0000 4 done" "$(col p03 samples_per_s_median) $(col p03 iterations) $(col p03 state)" \
+    "p03: the corrupt and torn rows skipped, the good ones kept"
+expect_status incomplete "$(col p05 state)" "p05 without DONE is harvested as incomplete"
+expect_status "100.0000 0.2500 0.080000" \
+    "$(col p00 predicted_samples_per_s) $(col p00 predicted_bubble_ratio) $(col p00 predicted_iter_time_s)" \
+    "prediction from run.log: global_batch 8 / 0.08 s"
+expect_status "160.0000 0.4500" "$(col p04 predicted_samples_per_s) $(col p04 predicted_bubble_ratio)" \
+    "prediction from a summary line without the shared-cores note"
+expect_status "" "$(col p00 strong_speedup)" "strong columns empty for weak scaling"
+bad=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "samples_per_s_median") t = i; if ($i == "weak_efficiency") e = i }; next }
+               !($t > 0 && $e > 0 && $e <= 1.5) { print $5 }' "$csv")
+expect_status "" "$bad" "every throughput positive, every efficiency in (0, 1.5]"
+
+expect_contains "$out/h1.err" "p03/results.csv:4: 12 fields, expected 19 — row skipped" "the corrupt row is named with its line"
+expect_contains "$out/h1.err" "p03/results.csv:8: last line has no newline" "the torn last row is named"
+expect_contains "$out/h1.err" "p04/results.csv:5: a torn row glued to the next row" "a torn row followed by the requeued job's row is named"
+expect_contains "$out/h1.err" "p06: no results.csv — point skipped" "the point without results.csv is named"
+expect_contains "$out/h1.err" "p07/results.csv: empty" "the empty results.csv is named"
+expect_contains "$out/h1.err" "p08/point.cfg" "the corrupt point.cfg is named"
+expect_contains "$out/h1.err" "p05: no DONE" "the point without DONE is noted"
+expect_contains "$out/h1.out" "harvested 6 runs" "summary line"
+expect_contains "$out/h1.out" "(3 points skipped, 3 rows skipped)" "skips counted"
+expect_contains "$out/h1.out" "0.938" "the summary table shows the efficiencies"
+
+if command -v "${WP_GNUPLOT:-gnuplot}" > /dev/null; then
+    for p in throughput bubble predicted; do
+        for e in svg png gp; do
+            if [ -s "$c/plots/$p.$e" ]; then pass "plot $p.$e written"; else fail "plot $p.$e missing"; fi
+        done
+    done
+    expect_contains "$c/plots/throughput.svg" "<svg" "throughput.svg is SVG"
+    expect_contains "$c/plots/throughput.gp" "ideal (1f1b)" "throughput plot has the ideal line per schedule"
+    expect_contains "$c/plots/predicted.gp" "y = x" "predicted plot has the y = x line"
+    if [ "$(head -c 4 "$c/plots/bubble.png" | od -An -c | tr -d ' ')" = "211PNG" ]; then
+        pass "bubble.png is PNG"
+    else
+        fail "bubble.png is not PNG"
+    fi
+else
+    pass "gnuplot not installed: plot checks skipped"
+fi
+
+mkdir -p "$out/first" && cp -r "$csv" "$c/plots" "$out/first/"
+"$WAVEPIPE" harvest "$c/" > "$out/h2.out" 2> "$out/h2.err"
+expect_status 0 $? "second harvest"
+same=1
+for f in "$out"/first/harvest.csv "$out"/first/plots/*; do
+    rel=${f#"$out"/first/}
+    cmp -s "$f" "$c/$rel" || { same=0; fail "second harvest changed $rel"; }
+done
+[ "$same" = 1 ] && pass "a second harvest gives identical files ($(ls "$out"/first/plots | wc -l) plot files and the CSV)"
+expect_status "$(cat "$out/h1.out")" "$(cat "$out/h2.out")" "and the same summary"
+ls "$c" "$c/plots" | grep -q '\.tmp' && fail "temporary files left behind" || pass "no temporary files left"
+
+WP_GNUPLOT=/nonexistent/gnuplot "$WAVEPIPE" harvest "$c" --warmup 0 --out "$out/w0.csv" > "$out/h3.out" 2> "$out/h3.err"
+expect_status 0 $? "harvest without gnuplot still succeeds"
+expect_contains "$out/h3.err" "gnuplot is not installed" "and says gnuplot is missing"
+expect_status 1 "$(grep -c "gnuplot is not installed" "$out/h3.err")" "once"
+csv="$out/w0.csv"
+expect_status "5 100.0000 20.0000" "$(col p00 iterations) $(col p00 samples_per_s_median) $(col p00 samples_per_s_min)" \
+    "--warmup 0 keeps iteration 0; --out writes elsewhere"
+
+# strong scaling with two repetitions at the baseline: T0 = (100 + 110) / 2 = 105
+s="$out/results/strong"
+sp() { # ID REP NODES SAMPLES
+    point "$s/$1" "$1" strong "$2" 1f1b "$3"
+    { echo "$HEADER"; row 1f1b "$3" 0 1 0.3; row 1f1b "$3" 1 "$4" 0.3; row 1f1b "$3" 2 "$4" 0.3; } > "$s/$1/results.csv"
+    summary 1f1b "$3" 0.3 0.05 > "$s/$1/run.log"
+    echo 0 > "$s/$1/DONE"
+}
+sp s0-r0 0 1 100; sp s0-r1 1 1 110; sp s1-r0 0 2 189; sp s2-r0 0 4 336
+"$WAVEPIPE" harvest "$s" --no-plots > "$out/s.out" 2> "$out/s.err"
+expect_status 0 $? "harvest of a strong-scaling campaign"
+csv="$s/harvest.csv"
+for spec in s0-r0:0.9524:0.9524 s0-r1:1.0476:1.0476 s1-r0:1.8000:0.9000 s2-r0:3.2000:0.8000; do
+    IFS=: read -r id su ef <<< "$spec"
+    expect_status "$su $ef" "$(col "$id" strong_speedup) $(col "$id" strong_efficiency)" \
+        "strong speedup and efficiency of $id against the mean of the repetitions at 1 node"
+done
+expect_status "" "$(col s1-r0 weak_efficiency)" "weak column empty for strong scaling"
+[ -e "$s/plots" ] && fail "--no-plots drew plots" || pass "--no-plots draws nothing"
+
+mkdir -p "$out/results/empty/p0"
+"$WAVEPIPE" harvest "$out/results/empty" > /dev/null 2> "$out/e.err"
+expect_status 1 $? "a campaign with no harvestable point exits 1"
+expect_contains "$out/e.err" "no point.cfg" "and names what it found"
+"$WAVEPIPE" harvest > /dev/null 2>&1
+expect_status 2 $? "no directory is a usage error"
+"$WAVEPIPE" harvest "$c" --warmup x > /dev/null 2>&1
+expect_status 2 $? "a bad --warmup is a usage error"
+"$WAVEPIPE" harvest --help > "$out/help.txt"
+expect_contains "$out/help.txt" "weak_efficiency" "--help explains the columns"
+
+finish

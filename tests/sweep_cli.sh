@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# `wavepipe sweep` and `wavepipe status` without Slurm: a dry run renders one
+# directory per point whose scripts pass `bash -n`; injection attempts in a
+# campaign are rejected with a clear error and nothing is written; bad
+# campaign files get file:line; re-running skips DONE points and renders
+# FAILED ones again; status says pending on a dry-run campaign; --submit
+# against a stand-in sbatch chains probe -> run with --dependency; a
+# rendered job script runs a point end to end under a stand-in srun.
+. "$(dirname "$0")/lib.sh"
+out=$(scratch_dir)
+camp="$WP_SRCDIR/jobs/campaigns/cpu-weak-test.cfg"
+tpl="$WP_SRCDIR/templates"
+
+"$WAVEPIPE" sweep "$camp" --dry-run --results "$out/results" --templates "$tpl" > "$out/dry.txt" 2>&1
+expect_status 0 $? "sweep --dry-run of the CPU test campaign"
+n=$(find "$out/results/cpu-weak-test" -mindepth 1 -maxdepth 1 -type d | wc -l)
+expect_status 9 "$n" "3 schedules x 3 node counts = 9 point directories"
+expect_contains "$out/dry.txt" "sbatch --parsable --dependency=afterok:" "dry run prints the chained sbatch commands"
+bad=0
+for f in "$out"/results/cpu-weak-test/*/job.sbatch "$out"/results/cpu-weak-test/*/probe.sbatch; do
+    bash -n "$f" || { bad=$((bad + 1)); echo "    bash -n fails: $f"; }
+done
+expect_status 0 "$bad" "every rendered script passes bash -n"
+p=$out/results/cpu-weak-test/p008-hanayo-k1-w2-n3-r0
+expect_contains "$p/point.cfg" 'value = "12";' "weak scaling: 3 nodes x global batch 4 = 12, 3 x 4 layers = 12"
+expect_contains "$p/model.cfg" "layers = 12;" "the point's model file has its layers"
+expect_contains "$p/job.sbatch" "#SBATCH --nodes=3" "#SBATCH nodes"
+expect_contains "$p/job.sbatch" "#SBATCH --partition=wp" "#SBATCH partition when given"
+if grep -q -- "--account\|--qos\|--constraint\|--gpus-per-node" "$p/job.sbatch"; then
+    fail "optional #SBATCH lines appear though not given"
+else
+    pass "no account, qos, constraint or gpus lines when not given"
+fi
+expect_contains "$p/job.sbatch" "srun --mpi=pmi2 \"\$wavepipe\" run --config 'model.cfg'" "the MPI step runs under srun --mpi=pmi2"
+expect_contains "$p/job.sbatch" "--waves '2'" "hanayo gets --waves, quoted"
+expect_contains "$p/probe.sbatch" "srun --mpi=pmix" "the probe runs under srun --mpi=pmix"
+
+"$WAVEPIPE" status "$camp" --results "$out/results" --no-slurm > "$out/status.txt" 2>&1
+expect_status 0 $? "status of the dry-run campaign"
+expect_contains "$out/status.txt" "9 pending, 0 running, 0 done, 0 failed" "status: every point pending"
+
+# re-running: DONE skipped, FAILED rendered again
+d0=$out/results/cpu-weak-test/p000-1f1b-k1-w1-n1-r0
+d1=$out/results/cpu-weak-test/p001-1f1b-k1-w1-n2-r0
+echo "exit status 0" > "$d0/DONE"; echo "exit status 1" > "$d1/FAILED"; echo "# stale" > "$d0/job.sbatch"
+"$WAVEPIPE" sweep "$camp" --results "$out/results" --templates "$tpl" > "$out/again.txt" 2>&1
+expect_status 0 $? "sweep again"
+expect_contains "$out/again.txt" "p000-1f1b-k1-w1-n1-r0                    done, skipped" "a DONE point is skipped"
+expect_status "# stale" "$(cat "$d0/job.sbatch")" "and its files are left alone"
+expect_contains "$out/again.txt" "p001-1f1b-k1-w1-n2-r0                    failed, rendered again" "a FAILED point is rendered again"
+[ ! -e "$d1/FAILED" ] && pass "its FAILED file is gone" || fail "FAILED still there"
+"$WAVEPIPE" status "$camp" --results "$out/results" --no-slurm > "$out/status2.txt" 2>&1
+expect_contains "$out/status2.txt" "8 pending, 0 running, 1 done, 0 failed" "status counts the DONE point"
+
+# injection attempts: rejected, nothing written
+i=0
+for evil in '$(touch x)' '`touch x`' '; rm -rf ~' 'a
+b' "it's"; do
+    i=$((i + 1))
+    for where in name partition schedule; do
+        f="$out/evil$i-$where.cfg"
+        sed -e "s|^name = .*|name = \"inj$i\";|" -e "s|^model = .*|model = \"$WP_SRCDIR/jobs/models/gpt-tiny.cfg\";|" "$camp" > "$f"
+        case $where in
+        name) python3 - "$f" "$evil" <<'PY'
+import sys; p, v = sys.argv[1], sys.argv[2]
+s = open(p).read().replace('name = "inj', 'name = "' + v.replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n') + 'inj', 1)
+open(p, 'w').write(s)
+PY
+        ;;
+        partition) python3 - "$f" "$evil" <<'PY'
+import sys; p, v = sys.argv[1], sys.argv[2]
+s = open(p).read().replace('partition = "wp"', 'partition = "' + v.replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n') + '"')
+open(p, 'w').write(s)
+PY
+        ;;
+        schedule) python3 - "$f" "$evil" <<'PY'
+import sys; p, v = sys.argv[1], sys.argv[2]
+s = open(p).read().replace('"hanayo"]', '"' + v.replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n') + '"]')
+open(p, 'w').write(s)
+PY
+        ;;
+        esac
+        (cd "$out" && "$WAVEPIPE" sweep "$f" --results "$out/inj" --templates "$tpl") > "$out/evil.txt" 2>&1
+        st=$?
+        if [ "$st" -ne 0 ] && grep -q "is not allowed\|unknown schedule" "$out/evil.txt" && grep -q "evil$i-$where.cfg:[0-9]" "$out/evil.txt" \
+            && [ ! -e "$out/inj" ] && [ ! -e "$out/x" ] && [ ! -e x ]; then
+            pass "injection $i in $where rejected with file:line, nothing written"
+        else
+            fail "injection $i in $where (status $st)"; sed 's/^/    | /' "$out/evil.txt"; ls "$out" | sed 's/^/    | /'
+        fi
+    done
+done
+
+# bad campaign files: file:line
+printf 'format = "wavepipe-campaign"; version = 1;\nname = "b"; template = "run-cpu";\nmodel = "jobs/models/gpt-tiny.cfg";\nscaling = "weak"; global_batch_per_node = 4;\nsteps = 4;\naxes = { nodez = [1]; };\n' > "$out/bad1.cfg"
+(cd "$WP_SRCDIR" && "$WAVEPIPE" sweep "$out/bad1.cfg" --results "$out/bad") > "$out/bad1.txt" 2>&1
+expect_status 1 $? "an unknown axis is an error"
+expect_contains "$out/bad1.txt" "bad1.cfg:6:" "named with file:line"
+expect_contains "$out/bad1.txt" "nodes" "with the nearest name"
+sed 's/nodez = \[1\]/nodes = [1, 2]; schedule = ["hanayo"]; waves = [8]/' "$out/bad1.cfg" > "$out/bad2.cfg"
+(cd "$WP_SRCDIR" && "$WAVEPIPE" sweep "$out/bad2.cfg" --results "$out/bad") > "$out/bad2.txt" 2>&1
+expect_status 1 $? "a point hanayo cannot run is an error"
+expect_contains "$out/bad2.txt" "layers >= 2*W*P" "and says why"
+[ ! -e "$out/bad" ] && pass "nothing written for bad campaigns" || fail "bad campaigns wrote $out/bad"
+
+# --submit with stand-in sbatch/squeue (no accounting: sacct fails)
+mkdir -p "$out/bin"
+cat > "$out/bin/sbatch" <<'SH'
+#!/bin/bash
+n=$(( $(cat "$FAKE_SLURM/next" 2>/dev/null || echo 100) + 1 )); echo "$n" > "$FAKE_SLURM/next"
+echo "$*" >> "$FAKE_SLURM/sbatch.log"; echo "$n"
+SH
+printf '#!/bin/bash\ncat "$FAKE_SLURM/queue" 2>/dev/null\n' > "$out/bin/squeue"
+printf '#!/bin/bash\necho "sacct: error: Slurm accounting storage is disabled" >&2\nexit 1\n' > "$out/bin/sacct"
+chmod +x "$out/bin/"*
+export FAKE_SLURM="$out"
+PATH="$out/bin:$PATH" "$WAVEPIPE" sweep "$camp" --submit --max-concurrent 2 --results "$out/sub" --templates "$tpl" > "$out/submit.txt" 2>&1
+expect_status 0 $? "sweep --submit"
+expect_status 18 "$(wc -l < "$out/sbatch.log")" "9 probes and 9 runs submitted"
+expect_contains "$out/sbatch.log" "--parsable --dependency=afterok:101 --chdir=$out/sub/cpu-weak-test/p000-1f1b-k1-w1-n1-r0 $out/sub/cpu-weak-test/p000-1f1b-k1-w1-n1-r0/job.sbatch" "the run waits for its probe"
+expect_contains "$out/sbatch.log" "--dependency=afterok:105,afterany:102" "--max-concurrent 2: the third run waits for the first"
+expect_contains "$out/sub/cpu-weak-test/p000-1f1b-k1-w1-n1-r0/jobids" "run 102" "job ids recorded"
+printf '102 RUNNING\n104 PENDING\n' > "$out/queue"
+PATH="$out/bin:$PATH" "$WAVEPIPE" status "$camp" --results "$out/sub" > "$out/st3.txt" 2>&1
+expect_contains "$out/st3.txt" "p000-1f1b-k1-w1-n1-r0                    running" "status: running from squeue"
+expect_contains "$out/st3.txt" "1 running" "status counts"
+expect_contains "$out/st3.txt" "failed   run 106 gone" "jobs gone from the queue without DONE are failed"
+PATH="$out/bin:$PATH" "$WAVEPIPE" sweep "$camp" --submit --results "$out/sub" --templates "$tpl" > "$out/resub.txt" 2>&1
+expect_contains "$out/resub.txt" "p000-1f1b-k1-w1-n1-r0                    submitted and not finished" "a point in the queue is left alone"
+expect_contains "$out/resub.txt" "7 submitted now" "lost points are submitted again"
+
+# a rendered job script runs a point end to end (stand-in srun: one rank)
+printf '#!/bin/bash\nwhile [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done\nexec "$@"\n' > "$out/bin/srun"
+chmod +x "$out/bin/srun"
+p=$out/results/cpu-weak-test/p006-hanayo-k1-w2-n1-r0
+PATH="$out/bin:$PATH" bash "$p/job.sbatch" > /dev/null 2>&1
+expect_status 0 $? "job.sbatch of a 1-node point runs"
+[ -f "$p/DONE" ] && pass "it writes DONE" || fail "no DONE"
+expect_contains "$p/run.log" "summary:" "run.log ends with the summary"
+expect_contains "$p/env.txt" "wavepipe" "env.txt holds the versions"
+expect_status 5 "$(wc -l < "$p/results.csv")" "results.csv: header and 4 iterations"
+rm -f "$p/DONE"
+PATH="$out/bin:$PATH" bash "$p/job.sbatch" > /dev/null 2>&1
+expect_contains "$p/run.log" "resuming from ckpt" "a requeued job resumes from its checkpoint"
+[ -f "$p/DONE" ] && pass "and writes DONE again" || fail "no DONE after resume"
+
+finish

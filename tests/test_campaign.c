@@ -1,0 +1,163 @@
+/* Campaign files: expansion counts (cartesian product, zip groups, exclude
+ * rules), weak and strong derivation, point ids, rejected values (shell
+ * injection attempts, unknown keys) with file:line, and rendering (quoting,
+ * #SBATCH lines, unknown placeholders). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "campaign/campaign.h"
+#include "campaign/render.h"
+#include "tap.h"
+
+static char model_path[4096];
+static char dir[4096];
+
+static const char *write_campaign(const char *name, const char *body)
+{
+    static char path[4200];
+    snprintf(path, sizeof path, "%s/%s.cfg", dir, name);
+    FILE *fp = fopen(path, "w");
+    fprintf(fp, "format = \"wavepipe-campaign\";\nversion = 1;\nname = \"t\";\ntemplate = \"run-cpu\";\n"
+                "model = \"%s\";\nsteps = 4;\n%s", model_path, body);
+    fclose(fp);
+    return path;
+}
+
+/* Reads and expands; returns the number of points or -1 (message in err). */
+static int expand(const char *name, const char *body, struct wp_campaign *c, struct wp_campaign_point **pts,
+                  struct wp_err *err)
+{
+    int n = 0;
+    *pts = NULL;
+    if (wp_campaign_read(write_campaign(name, body), c, err) || wp_campaign_expand(c, pts, &n, err))
+        return -1;
+    return n;
+}
+
+int main(void)
+{
+    const char *src = getenv("WP_SRCDIR");
+    snprintf(model_path, sizeof model_path, "%s/jobs/models/gpt-tiny.cfg", src ? src : ".");
+    snprintf(dir, sizeof dir, "tests/out/test_campaign.%d", (int)getpid());
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    if (system(cmd) != 0)
+        return 1;
+    struct wp_campaign c;
+    struct wp_campaign_point *p = NULL;
+    struct wp_err err = {{0}};
+
+    int n = expand("cart", "scaling = \"strong\"; global_batch = 16;\n"
+                   "axes = { schedule = [\"1f1b\", \"gpipe\"]; micro_batches = [2, 4, 8]; nodes = [1, 2]; };\n",
+                   &c, &p, &err);
+    is_int(n, 12, "cartesian product: 2 x 3 x 2 = 12 points (%s)", err.msg);
+    if (n > 0) {
+        is_str(p[0].point.id, "p000-1f1b-m2-n1-r0", "first id");
+        is_str(p[11].point.id, "p011-gpipe-m8-n2-r0", "last id: the last axis turns fastest");
+        is_int(p[11].global_batch, 16, "strong: global batch fixed");
+        is_int(p[11].layers, 16, "strong: the model's layers");
+        is_str(wp_point_axis(&p[5].point, "nodes"), "2", "nodes axis in point.cfg");
+        is_str(p[5].point.axis_name[0], "schedule", "axes in the campaign's order");
+    }
+    free(p);
+
+    n = expand("zip", "scaling = \"strong\"; global_batch = 16; repetitions = 2;\n"
+               "axes = { nodes = [1, 1, 2]; ranks_per_node = [2, 4, 4]; micro_batches = [4, 8]; };\n"
+               "zip = ( [\"nodes\", \"ranks_per_node\"] );\n", &c, &p, &err);
+    is_int(n, 12, "zip: 3 pairs x 2 micro-batch counts x 2 repetitions = 12 (%s)", err.msg);
+    if (n > 0) {
+        is_int(p[2].nodes * p[2].ranks_per_node, 2, "zipped pair 0: 1 x 2");
+        is_int(p[4].ranks_per_node, 4, "zipped pair 1: 1 x 4");
+        is_int(p[1].point.repetition, 1, "repetitions are separate points");
+        is_str(p[1].point.id, "p000-n1-g2-m4-r1", "repetition in the id");
+    }
+    free(p);
+
+    n = expand("excl", "scaling = \"weak\"; global_batch_per_node = 4; layers_per_node = 8;\n"
+               "axes = { schedule = [\"1f1b\", \"kfkb\", \"hanayo\"]; k = [1, 2]; waves = [1, 2]; nodes = [1, 2]; micro_batches = [2]; };\n"
+               "exclude = ( { schedule = \"kfkb\"; k = 1; }, { schedule = \"!kfkb\"; k = \"!1\"; },\n"
+               "            { schedule = \"!hanayo\"; waves = \"!1\"; } );\n", &c, &p, &err);
+    is_int(n, 8, "exclude: 1f1b x1, kfkb (k=2) x1, hanayo x2 waves, each on 2 node counts = 8 (%s)", err.msg);
+    if (n > 0) {
+        is_int(p[1].global_batch, 8, "weak: global batch 4 per node x 2 nodes");
+        is_int(p[1].layers, 16, "weak: 8 layers per node x 2 nodes");
+        is_str(wp_point_axis(&p[1].point, "global_batch"), "8", "global_batch axis written");
+        is_str(wp_point_axis(&p[1].point, "layers"), "16", "layers axis written");
+        is_str(p[2].schedule, "kfkb", "kfkb point kept");
+        is_int(p[2].k, 2, "with k = 2");
+    }
+    free(p);
+
+    /* injection attempts and bad values: rejected with file:line */
+    static const char *const evil[] = {"$(touch x)", "`touch x`", "; rm -rf ~", "a\\nb", "x'y", NULL};
+    for (int i = 0; evil[i]; i++) {
+        char body[512];
+        snprintf(body, sizeof body, "scaling = \"weak\"; global_batch_per_node = 4;\n"
+                 "slurm = { partition = \"%s\"; };\naxes = { nodes = [1]; };\n", evil[i]);
+        err.msg[0] = '\0';
+        n = expand("evil", body, &c, &p, &err);
+        ok(n < 0 && strstr(err.msg, "evil.cfg:8:") && strstr(err.msg, "is not allowed"),
+           "partition %s rejected: %s", evil[i], err.msg);
+        free(p);
+    }
+    n = expand("evil2", "scaling = \"weak\"; global_batch_per_node = 4;\naxes = { schedule = [\"1f1b; rm -rf ~\"]; };\n",
+               &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "evil2.cfg:8:"), "a schedule with shell syntax is rejected: %s", err.msg);
+    free(p);
+    n = expand("evil3", "scaling = \"weak\"; global_batch_per_node = 4;\nslurm = { extra = [\"--exclusive; reboot\"]; };\n"
+               "axes = { nodes = [1]; };\n", &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "evil3.cfg:8:"), "an extra #SBATCH option with shell syntax is rejected: %s", err.msg);
+    free(p);
+    n = expand("typo", "scaling = \"weak\"; global_batch_per_node = 4;\naxes = { wavez = [1]; };\n", &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "typo.cfg:8:") && strstr(err.msg, "waves"), "unknown axis named with nearest: %s", err.msg);
+    free(p);
+    n = expand("range", "scaling = \"weak\"; global_batch_per_node = 4;\naxes = { nodes = [0]; };\n", &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "range.cfg:8:"), "nodes = 0 out of range: %s", err.msg);
+    free(p);
+    n = expand("mix", "scaling = \"strong\"; global_batch_per_node = 4;\naxes = { nodes = [1]; };\n", &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "strong scaling needs 'global_batch'"), "strong without global_batch: %s", err.msg);
+    free(p);
+    n = expand("zipbad", "scaling = \"weak\"; global_batch_per_node = 4;\naxes = { nodes = [1, 2]; ranks_per_node = [1]; };\n"
+               "zip = ( [\"nodes\", \"ranks_per_node\"] );\n", &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "as many values"), "zip of unequal axes: %s", err.msg);
+    free(p);
+    n = expand("split", "scaling = \"strong\"; global_batch = 6;\naxes = { micro_batches = [4]; };\n", &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "cannot be split"), "a batch that does not split is an error naming the point: %s", err.msg);
+    free(p);
+
+    /* rendering */
+    n = expand("render", "scaling = \"strong\"; global_batch = 8;\nslurm = { partition = \"wp\"; account = \"proj-1\"; };\n"
+               "axes = { schedule = [\"kfkb\"]; k = [2]; nodes = [2]; ranks_per_node = [3]; };\n", &c, &p, &err);
+    is_int(n, 1, "render campaign (%s)", err.msg);
+    if (n == 1) {
+        struct wp_render_input in = {&c, &p[0], "/r/t/p000", "/opt/wave pipe/it's", "run"};
+        char *s = NULL;
+        int rc = wp_render_text("#!/bin/bash\n@SBATCH@\nW=@WAVEPIPE@\n@MPI_LAUNCH@ x @RUN_ARGS@ me@@host a@b\n", "t.sbatch",
+                                &in, &s, &err);
+        is_int(rc, 0, "render (%s)", err.msg);
+        if (rc == 0) {
+            has_substr(s, "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=3\n", "nodes and tasks per node");
+            has_substr(s, "#SBATCH --account=proj-1\n", "account when given");
+            ok(!strstr(s, "--qos") && !strstr(s, "--constraint") && !strstr(s, "--gpus"), "no optional lines not given");
+            has_substr(s, "W='/opt/wave pipe/it'\\''s'\n", "values single-quoted with the '\\'' escape");
+            has_substr(s, "srun --mpi=pmi2 x  --schedule 'kfkb' --k '2'", "launcher and quoted run options");
+            has_substr(s, "me@host a@b", "@@ and a lone @ stay literal");
+        }
+        free(s);
+        err.msg[0] = '\0';
+        rc = wp_render_text("#!/bin/bash\n\necho @NOPE@\n", "bad.sbatch", &in, &s, &err);
+        ok(rc != 0 && strstr(err.msg, "bad.sbatch:3: unknown placeholder @NOPE@"), "unknown placeholder: %s", err.msg);
+        strcpy(c.launcher, "mpiexec");
+        rc = wp_render_text("@MPI_LAUNCH@\n", "m.sbatch", &in, &s, &err);
+        if (rc == 0)
+            is_str(s, "mpiexec -n 6 -ppn 3\n", "mpiexec when the campaign says so");
+        free(s);
+    }
+    free(p);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return 1;
+    return tap_done();
+}
