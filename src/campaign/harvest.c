@@ -14,6 +14,7 @@
 
 #include "util/atomic_file.h"
 #include "util/strutil.h"
+#include "util/read_file.h"
 
 #define RESULTS_HEADER                                                                             \
     "timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,micro_batch_size," \
@@ -40,42 +41,6 @@ static int file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
-}
-
-/* Reads a whole file; NULL with errno set when it cannot be read. */
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(fp);
-    fclose(fp);
-    if (!buf || bad) {
-        free(buf);
-        errno = bad ? EIO : ENOMEM;
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
 }
 
 /* "2026-01-31T10:00:00Z", the time stamp `wavepipe run` starts a row with */
@@ -371,7 +336,7 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
 
     snprintf(path, sizeof path, "%s/results.csv", pdir);
     size_t len;
-    char *text = read_file(path, &len);
+    char *text = wp_read_file(path, &len);
     if (!text) {
         if (errno == ENOENT)
             fprintf(log, "%s: no results.csv — point skipped\n", pdir);
@@ -430,7 +395,7 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
     free(rs.v);
 
     snprintf(path, sizeof path, "%s/run.log", pdir);
-    text = read_file(path, &len);
+    text = wp_read_file(path, &len);
     if (!text) {
         fprintf(log, "%s: no run.log — predicted columns left empty\n", pdir);
     } else {

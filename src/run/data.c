@@ -7,40 +7,16 @@
 #include <string.h>
 
 #include "run/rng.h"
+#include "util/read_file.h"
 #include "util/strutil.h"
 
 int wp_corpus_load(const char *path, int T, struct wp_corpus *c, struct wp_err *err)
 {
     memset(c, 0, sizeof *c);
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return wp_errorf(err, "cannot read the corpus %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = malloc(cap);
-    while (buf) {
-        if (n == cap) {
-            unsigned char *grown = realloc(buf, cap * 2);
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int failed = ferror(fp);
-    fclose(fp);
+    size_t n = 0;
+    unsigned char *buf = (unsigned char *)wp_read_file(path, &n);
     if (!buf)
-        return wp_errorf(err, "out of memory reading %s", path);
-    if (failed) {
-        free(buf);
-        return wp_errorf(err, "error reading the corpus %s", path);
-    }
+        return wp_errorf(err, "cannot read the corpus %s: %s", path, strerror(errno));
     if (n < (size_t)T + 2) {
         free(buf);
         return wp_errorf(err, "the corpus %s has %zu bytes; sequences of %d tokens need at least %d", path, n, T,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/atomic_file.h"
+#include "util/read_file.h"
 #include "util/strutil.h"
 
 int wp_safetensors_write(const char *path, const struct wp_st_tensor *tensors, int n,
@@ -171,20 +172,15 @@ static int parse_tensor(struct cursor *c, struct wp_st_tensor *t, long *begin, l
 int wp_safetensors_read(const char *path, struct wp_st_file *f, struct wp_err *err)
 {
     memset(f, 0, sizeof *f);
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
+    size_t size = 0;
+    f->bytes = (unsigned char *)wp_read_file(path, &size);
+    if (!f->bytes)
         return wp_errorf(err, "cannot read %s: %s", path, strerror(errno));
-    fseek(fp, 0, SEEK_END);
-    long size = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    f->bytes = size > 0 ? malloc((size_t)size) : NULL;
-    int ok = f->bytes && fread(f->bytes, 1, (size_t)size, fp) == (size_t)size;
-    fclose(fp);
-    if (!ok) {
+    if (size == 0) {
         wp_safetensors_free(f);
-        return wp_errorf(err, "%s: empty or unreadable", path);
+        return wp_errorf(err, "%s: empty", path);
     }
-    f->size = (size_t)size;
+    f->size = size;
     unsigned long long hlen = 0;
     for (int b = 0; b < 8 && f->size >= 8; b++)
         hlen |= (unsigned long long)f->bytes[b] << (8 * b);
