@@ -16,6 +16,7 @@ case $? in
     1) echo "SKIP: no network namespaces here: $reason"; exit 77 ;;
     *) fail "vcluster.sh can-run: $reason"; finish; exit 1 ;;
 esac
+vcluster_lock
 builddir=${WP_BUILDDIR:-$(pwd)}
 dir="$(cd "$builddir" && pwd)/tests/vcluster.campaign_e2e"
 work="$(cd "$builddir" && pwd)/tests/out/campaign_e2e"

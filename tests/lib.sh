@@ -29,6 +29,15 @@ scratch_dir() {
     echo "$d"
 }
 
+# Holds the machine's one virtual Slurm cluster for the rest of the test:
+# its names (wpn1.., wpbr, the ports) are fixed, so tests that build it
+# (slurm_probe.sh, campaign_e2e.sh) must not run at once under make -j.
+vcluster_lock() {
+    mkdir -p /run/lock
+    exec 9> /run/lock/wavepipe-vcluster.lock
+    flock 9
+}
+
 finish() {
     echo "$checks checks, $failures failed"
     [ "$failures" -eq 0 ]

@@ -37,6 +37,7 @@ if [ ! -x "$WAVEPIPE" ]; then
     exit 1
 fi
 
+vcluster_lock
 builddir=${WP_BUILDDIR:-$(pwd)}
 dir="$(cd "$builddir" && pwd)/tests/vcluster.slurm_probe"
 rundir="$dir/job"
