@@ -1,0 +1,139 @@
+/* Layer tables, the planner's input: per layer of a model (a chain), the
+ * forward and backward time of one micro-batch of the profile batch size,
+ * the bytes of the activation at the layer's output boundary and the bytes
+ * of its parameters.
+ *
+ * Sources:
+ *  - the profile text format of DAPPLE and PipeDream (see
+ *    shared/layer-profiles/README.md): node lines then edge lines; graphs
+ *    that are not chains are contracted into one (wp_layer_contract below);
+ *  - wavepipe's own libconfig format ("wavepipe-layers", version 1);
+ *  - analytic tables for GPT-2/GPT-3-style models (layers_analytic.c). */
+#ifndef WP_PLAN_LAYERS_H
+#define WP_PLAN_LAYERS_H
+
+#include "util/error.h"
+
+#define WP_LAYER_NAME_MAX 64
+
+struct wp_layer {
+    char name[WP_LAYER_NAME_MAX];
+    double forward_s;        /* seconds, one micro-batch of profile_batch */
+    double backward_s;       /* seconds */
+    double activation_bytes; /* output of the layer (what a stage boundary after it sends) */
+    double parameter_bytes;
+};
+
+struct wp_layer_table {
+    char name[128];          /* model name (file base name for profiles) */
+    int profile_batch;       /* micro-batch size the times are for */
+    int profile_batch_assumed; /* 1 when not given by the source (default or caller's) */
+    int nlayers;
+    struct wp_layer *layers;
+    int nnodes;              /* profile graphs: nodes before contraction (else nlayers) */
+    char source[512];        /* where it came from, and any assumptions made */
+};
+
+/* How a profile graph that is not a chain becomes one. */
+enum wp_layer_contract {
+    /* Default. Nodes are put in a topological order (Kahn's algorithm,
+     * ready nodes taken in the order of their node lines). A node v is a
+     * *cut* when no edge (a, b) has pos(a) < pos(v) < pos(b): the boundary
+     * right after v is crossed by v's outputs only. For a graph with one
+     * input and one output that is exactly "every path from input to
+     * output passes through v" (v dominates the output and post-dominates
+     * the input), and then the cut set does not depend on the order
+     * chosen. Extra inputs (GNMT's target tokens) and dead-end outputs
+     * (unused LSTM states) are not required to pass through v: they are
+     * placed by the order, so with several of them the cuts can depend on
+     * the line order (a virtual input/output joined to all of them would
+     * leave GNMT and Inception with 1 and 27 layers instead).
+     * Each maximal run of nodes after one cut up to and including the next
+     * cut becomes one layer (the nodes before the first cut form the first
+     * layer together with it; the last node in the order is always a cut):
+     * forward time, backward time and parameter bytes are the sums
+     * over the run; the activation is the output of the run's last node
+     * (the cut). On a
+     * chain every node is a cut, so a chain is unchanged. A file without
+     * edge lines is taken as the chain of its node lines. */
+    WP_CONTRACT_CUTS,
+    /* Every node stays a layer, in the topological order above; a layer's
+     * activation is the sum of the outputs of all nodes at or before it
+     * with an edge to a node after it (the bytes a stage boundary there
+     * must send, PipeDream's antichain cost). Useful where side inputs
+     * (an attention mask feeding every block) leave no cuts; note that it
+     * counts a tensor again when the profile already folds a skip input
+     * into a node's output (AmoebaNet's [a; b]). */
+    WP_CONTRACT_FRONTIER
+};
+
+void wp_layer_table_init(struct wp_layer_table *t);
+void wp_layer_table_destroy(struct wp_layer_table *t);
+/* Appends a layer (copying it); 0 or -1 with err on allocation failure. */
+int wp_layer_table_append(struct wp_layer_table *t, const struct wp_layer *layer,
+                          struct wp_err *err);
+/* Sums over all layers. */
+double wp_layer_table_forward_s(const struct wp_layer_table *t);
+double wp_layer_table_backward_s(const struct wp_layer_table *t);
+double wp_layer_table_parameter_bytes(const struct wp_layer_table *t);
+
+/* Profile text format. The profile batch is read from "pbs-N" in the file
+ * name; when absent it is default_batch (> 0) or else 1, and
+ * profile_batch_assumed is set and the source says so. Errors read
+ * "path:line: message" (malformed line, negative number, duplicate node,
+ * edge naming an unknown node, cycle). */
+int wp_layer_table_read_profile(struct wp_layer_table *t, const char *path, int default_batch,
+                                enum wp_layer_contract contract, struct wp_err *err);
+/* The same for text in memory; name stands for the file name. */
+int wp_layer_table_parse_profile(struct wp_layer_table *t, const char *text, const char *name,
+                                 int default_batch, enum wp_layer_contract contract,
+                                 struct wp_err *err);
+
+/* wavepipe's own format (libconfig, schema-checked):
+ *   format = "wavepipe-layers"; version = 1; name = "..."; profile_batch = N;
+ *   source = "...";  (optional)
+ *   layers = ( { name = "..."; forward_s = ...; backward_s = ...;
+ *                activation_bytes = ...; parameter_bytes = ...; }, ... );
+ * Written atomically (temporary file and rename). */
+int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struct wp_err *err);
+int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struct wp_err *err);
+
+/* Either format, told apart by content: a file whose first setting is
+ * `format = "wavepipe-layers"` (after comments) is libconfig, anything
+ * else is read as a profile with WP_CONTRACT_CUTS. */
+int wp_layer_table_read(struct wp_layer_table *t, const char *path, int default_batch,
+                        struct wp_err *err);
+
+/* Analytic tables for GPT-2/GPT-3-style decoder-only transformers
+ * (layers_analytic.c). */
+struct wp_gpt_shape {
+    int layers;            /* L transformer blocks */
+    int channels;          /* C */
+    int heads;             /* must divide C */
+    int seq_len;           /* T */
+    int vocab;             /* V */
+    int micro_batch;       /* b */
+    double act_bytes;      /* bytes per activation element; 0 means 4 (float32) */
+    double param_bytes;    /* bytes per parameter; 0 means 4 */
+};
+
+/* Forward FLOPs of one transformer block for b sequences of T tokens:
+ * 2*b*T*12*C^2 (QKV, attention projection, two MLP matmuls) plus
+ * 2*2*b*T^2*C (attention scores and weighted values). Backward is twice. */
+double wp_gpt_block_forward_flops(const struct wp_gpt_shape *m);
+/* Parameters of one block: 12*C^2 + 13*C (weights and biases of the four
+ * matmuls, two LayerNorms). */
+double wp_gpt_block_params(const struct wp_gpt_shape *m);
+/* All parameters, the LM head tied to the token embedding (counted once):
+ * V*C + T*C + L*(12*C^2 + 13*C) + 2*C (final LayerNorm). */
+double wp_gpt_total_params(const struct wp_gpt_shape *m);
+
+/* Layers "embedding" (wte + wpe; lookups taken as zero FLOPs), "block0" ..
+ * "block{L-1}", "head" (final LayerNorm and the tied LM head: forward
+ * 2*b*T*C*V FLOPs, backward twice; its parameters are the LayerNorm's
+ * only). Times are FLOPs / flops_per_s; activations b*T*C*act_bytes, the
+ * head's 0 (the loss ends the chain). */
+int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m,
+                       double flops_per_s, struct wp_err *err);
+
+#endif
