@@ -504,6 +504,42 @@ static void gpt2_tests(void)
     has_substr(err.msg, "heads", "error names heads");
 }
 
+/* DAPPLE's profiles read as chains of their node lines: BERT-48 keeps its
+ * 53 nodes as layers (contracting at cuts leaves 3), with the same totals;
+ * a node file whose edges point backwards is refused with file:line. */
+static void line_order_tests(const char *dir)
+{
+    const char *text = "node1 -- a -- forward_compute_time=1.00, backward_compute_time=2.00, activation_size=8, parameter_size=4\n"
+                       "node2 -- b -- forward_compute_time=1.00, backward_compute_time=2.00, activation_size=8, parameter_size=4\n"
+                       "\tnode2 -- node1\n";
+    struct wp_layer_table t;
+    struct wp_err err = {""};
+    wp_layer_table_init(&t);
+    ok(wp_layer_table_parse_profile(&t, text, "back.txt", 0, WP_CONTRACT_LINES, &err) == -1,
+       "line order: an edge pointing backwards is refused");
+    has_substr(err.msg, "back.txt:3: edge node2 -- node1 points backwards", "with file:line");
+    wp_layer_table_destroy(&t);
+    if (!dir)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/dapple-v100/bert-48-pbs-2.txt", dir);
+    struct wp_layer_table cuts, lines;
+    wp_layer_table_init(&cuts);
+    wp_layer_table_init(&lines);
+    if (wp_layer_table_read_profile(&cuts, path, 0, WP_CONTRACT_CUTS, &err) == 0 &&
+        wp_layer_table_read_profile(&lines, path, 0, WP_CONTRACT_LINES, &err) == 0) {
+        is_int(lines.nlayers, 53, "bert-48 as node lines: 53 layers (cut contraction: %d)", cuts.nlayers);
+        is_near(wp_layer_table_forward_s(&lines), wp_layer_table_forward_s(&cuts), 1e-12,
+                "bert-48: the same forward total either way");
+        is_near(wp_layer_table_parameter_bytes(&lines), wp_layer_table_parameter_bytes(&cuts), 1e-12,
+                "bert-48: the same parameter bytes either way");
+    } else {
+        ok(0, "bert-48 reads (%s)", err.msg);
+    }
+    wp_layer_table_destroy(&cuts);
+    wp_layer_table_destroy(&lines);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/wp-test-layers-XXXXXX");
@@ -515,6 +551,10 @@ int main(void)
     error_tests();
     gpt2_tests();
     profile_tests();
+    {
+        char dirbuf[256], why[2048];
+        line_order_tests(find_profiles(dirbuf, sizeof dirbuf, why, sizeof why));
+    }
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

@@ -397,13 +397,23 @@ static int contract(struct wp_layer_table *t, const struct pgraph *g, enum wp_la
         int a = g->edges[i].from;
         succ[succ_start[a] + fill[a]++] = g->edges[i].to;
     }
-    if ((rc = topo_order(g, succ_start, succ, order, path, err)))
+    if (mode == WP_CONTRACT_LINES) {
+        for (int i = 0; i < g->nedges; i++)
+            if (g->edges[i].from >= g->edges[i].to) {
+                rc = wp_errorf(err, "%s:%d: edge %s -- %s points backwards in line order: the node lines are not a chain",
+                               path, g->edges[i].line, g->nodes[g->edges[i].from].id, g->nodes[g->edges[i].to].id);
+                goto out;
+            }
+        for (int i = 0; i < n; i++)
+            order[i] = i;
+    } else if ((rc = topo_order(g, succ_start, succ, order, path, err))) {
         goto out;
+    }
     for (int i = 0; i < n; i++)
         pos[order[i]] = i;
 
-    /* no edges at all: the node lines are the chain, in order */
-    int chain_by_lines = g->nedges == 0;
+    /* no edges at all, or asked for: the node lines are the chain, in order */
+    int chain_by_lines = g->nedges == 0 || mode == WP_CONTRACT_LINES;
     int first = -1;
     double fwd = 0, bwd = 0, param = 0, frontier = 0;
     int reach = -1; /* furthest position reached by an edge from before */
@@ -497,7 +507,9 @@ int wp_layer_table_parse_profile(struct wp_layer_table *t, const char *text, con
         t->profile_batch_assumed = pbs == 0;
         snprintf(t->source, sizeof t->source, "profile %s: %d nodes, %d edges, %d layers (%s)%s%s", name,
                  g.nnodes, g.nedges, t->nlayers,
-                 contract_mode == WP_CONTRACT_FRONTIER ? "frontier" : "contracted at cut nodes",
+                 contract_mode == WP_CONTRACT_FRONTIER ? "frontier"
+                 : contract_mode == WP_CONTRACT_LINES  ? "node lines as the chain"
+                                                       : "contracted at cut nodes",
                  pbs ? "" : "; profile batch not in the file name, ",
                  pbs ? "" : default_batch > 0 ? "given by the caller" : "assumed 1");
     } else {

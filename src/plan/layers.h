@@ -64,7 +64,14 @@ enum wp_layer_contract {
      * (an attention mask feeding every block) leave no cuts; note that it
      * counts a tensor again when the profile already folds a skip input
      * into a node's output (AmoebaNet's [a; b]). */
-    WP_CONTRACT_FRONTIER
+    WP_CONTRACT_FRONTIER,
+    /* The node lines, in file order, are the chain: every node a layer, its
+     * activation its own output, edges only checked to point forward. DAPPLE's
+     * profiles are meant this way: their skip inputs (BERT's mask feeding
+     * every block, AmoebaNet's and XLNet's previous-but-one outputs, already
+     * folded into [a; b] activations) leave almost no cuts, and contracting at
+     * cuts turns their 24 to 53 nodes into 2 to 4 layers. */
+    WP_CONTRACT_LINES
 };
 
 void wp_layer_table_init(struct wp_layer_table *t);
