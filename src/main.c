@@ -11,6 +11,8 @@ static const struct wp_command commands[] = {
      wp_cmd_topo},
     {"probe", "describe every node of a Slurm allocation as a PMIx client (srun --mpi=pmix)",
      wp_cmd_probe},
+    {"profile", "the planner's layer table: GPT-2 layers timed with the runtime kernels, or converted",
+     wp_cmd_profile},
     {"schedule", "generate a pipeline schedule as action lists, and validate it", wp_cmd_schedule},
     {"simulate", "time a schedule with the discrete-event simulator; timelines as JSON and SVG",
      wp_cmd_simulate},

@@ -160,7 +160,7 @@ static void check_profile(const char *dir, const char *rel)
     struct scan sc = scan_text(text);
     struct wp_layer_table t;
     struct wp_err err = {""};
-    int rc = wp_layer_table_read(&t, path, 0, &err);
+    int rc = wp_layer_table_read(&t, path, 0, WP_CONTRACT_CUTS, &err);
     if (!ok(rc == 0, "%s: read (%s)", rel, rc ? err.msg : t.source)) {
         free(text);
         return;
@@ -268,7 +268,7 @@ static int profile_tests(void)
         snprintf(out, sizeof out, "%s/resnet50.layers.cfg", tmpdir);
         ok(wp_layer_table_write(out, &t, &err) == 0, "resnet50 written as wavepipe-layers (%s)", err.msg);
         struct wp_layer_table u;
-        if (ok(wp_layer_table_read(&u, out, 0, &err) == 0, "wavepipe-layers read back, format detected (%s)",
+        if (ok(wp_layer_table_read(&u, out, 0, WP_CONTRACT_CUTS, &err) == 0, "wavepipe-layers read back, format detected (%s)",
                err.msg)) {
             is_int(u.nlayers, t.nlayers, "round trip: layer count");
             is_int(u.profile_batch, t.profile_batch, "round trip: profile batch");
@@ -295,7 +295,7 @@ static int profile_tests(void)
 
     /* the caller's batch where the name has none */
     snprintf(path, sizeof path, "%s/pipedream/vgg16.txt", dir);
-    if (ok(wp_layer_table_read(&t, path, 64, &err) == 0, "vgg16 read with a given batch")) {
+    if (ok(wp_layer_table_read(&t, path, 64, WP_CONTRACT_CUTS, &err) == 0, "vgg16 read with a given batch")) {
         is_int(t.profile_batch, 64, "vgg16: caller's profile batch");
         has_substr(t.source, "given by the caller", "vgg16: source says where the batch came from");
         wp_layer_table_destroy(&t);
@@ -395,7 +395,7 @@ static void expect_error(const char *file, const char *text, const char *want1, 
     write_text(path, text);
     struct wp_layer_table t;
     struct wp_err err = {""};
-    int rc = wp_layer_table_read(&t, path, 0, &err);
+    int rc = wp_layer_table_read(&t, path, 0, WP_CONTRACT_CUTS, &err);
     ok(rc == -1, "%s rejected", file);
     char where[600];
     snprintf(where, sizeof where, "%s%s", path, want1);
@@ -459,7 +459,7 @@ static void error_tests(void)
                      "backward_s = 1.0; activation_bytes = 0.0; parameter_bytes = 8e9; } );\n");
     struct wp_layer_table t;
     struct wp_err err = {""};
-    if (ok(wp_layer_table_read(&t, path, 0, &err) == 0, "hand-written wavepipe-layers read (%s)", err.msg)) {
+    if (ok(wp_layer_table_read(&t, path, 0, WP_CONTRACT_CUTS, &err) == 0, "hand-written wavepipe-layers read (%s)", err.msg)) {
         is_int(t.nlayers, 2, "two layers");
         is_int(t.profile_batch, 3, "batch 3");
         is_near(t.layers[0].backward_s, 2, 0, "integer accepted for a float");

@@ -239,19 +239,6 @@ static int cmp_row(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static struct wp_stat3 stat3(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    struct wp_stat3 s = {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v[0], v[n - 1]};
-    return s;
-}
-
 /* Sorts by iteration; keeps the last-written row of each iteration. */
 static size_t dedup(struct rows *rs, int *duplicates)
 {
@@ -377,7 +364,7 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
     do {                                                                                           \
         for (size_t i = 0; i < k; i++)                                                             \
             tmp[i] = kept[i].field;                                                                \
-        run->member = stat3(tmp, k);                                                               \
+        run->member = wp_stat3_sorted(tmp, k);                                                               \
     } while (0)
     STAT(iter_time_s, iter_time_s);
     STAT(samples_per_s, samples_per_s);

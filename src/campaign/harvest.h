@@ -31,11 +31,7 @@
 
 #include "campaign/point.h"
 #include "util/error.h"
-
-/* median, min and max of one measured figure over the kept iterations */
-struct wp_stat3 {
-    double median, min, max;
-};
+#include "util/stats.h" /* struct wp_stat3: median, min and max over the kept iterations */
 
 struct wp_harvest_run {
     struct wp_point point;

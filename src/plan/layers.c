@@ -658,7 +658,8 @@ static int looks_like_config(const char *s)
     return strncmp(s, "format", 6) == 0 && !isalnum((unsigned char)s[6]) && s[6] != '_';
 }
 
-int wp_layer_table_read(struct wp_layer_table *t, const char *path, int default_batch, struct wp_err *err)
+int wp_layer_table_read(struct wp_layer_table *t, const char *path, int default_batch,
+                        enum wp_layer_contract contract, struct wp_err *err)
 {
     wp_layer_table_init(t);
     size_t len;
@@ -671,7 +672,7 @@ int wp_layer_table_read(struct wp_layer_table *t, const char *path, int default_
     else if (strlen(text) != len)
         rc = wp_errorf(err, "%s: not a text file (NUL byte)", path);
     else
-        rc = wp_layer_table_parse_profile(t, text, path, default_batch, WP_CONTRACT_CUTS, err);
+        rc = wp_layer_table_parse_profile(t, text, path, default_batch, contract, err);
     free(text);
     return rc;
 }

@@ -107,9 +107,9 @@ int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struc
 
 /* Either format, told apart by content: a file whose first setting is
  * `format = "wavepipe-layers"` (after comments) is libconfig, anything
- * else is read as a profile with WP_CONTRACT_CUTS. */
+ * else is read as a profile contracted by contract. */
 int wp_layer_table_read(struct wp_layer_table *t, const char *path, int default_batch,
-                        struct wp_err *err);
+                        enum wp_layer_contract contract, struct wp_err *err);
 
 /* Analytic tables for GPT-2/GPT-3-style decoder-only transformers
  * (layers_analytic.c). */

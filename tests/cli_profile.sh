@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# `wavepipe profile`: GPT-2 layers timed with the runtime kernels (table
+# shape, parameter bytes as the runtime holds them, times that grow with the
+# model's width), analytic tables against the FLOP count worked by hand,
+# profile files converted and read back, and bad input.
+. "$(dirname "$0")/lib.sh"
+out=$(scratch_dir)
+model="$WP_SRCDIR/jobs/models/gpt-tiny.cfg"
+
+# --- measured ----------------------------------------------------------------
+"$WAVEPIPE" profile --model "$model" --repeat 3 -o "$out/tiny.cfg" > "$out/tiny.txt" 2>&1
+expect_status 0 $? "profile --model measures gpt-tiny"
+expect_contains "$out/tiny.txt" "gpt-tiny: 18 layers, profile batch 2" "16 blocks + embedding + head; micro-batch 8/4 = 2"
+expect_contains "$out/tiny.txt" "measured with wavepipe's cpu kernels" "the source says how it was made"
+expect_contains "$out/tiny.cfg" 'format = "wavepipe-layers";' "table written in wavepipe's format"
+block_ms=$(awk '$2 == "block7" { print $3 }' "$out/tiny.txt")
+if awk -v t="$block_ms" 'BEGIN { exit !(t > 0) }'; then pass "block forward measured ($block_ms ms)"; else fail "block forward '$block_ms'"; fi
+"$WAVEPIPE" profile --convert "$out/tiny.cfg" > "$out/back.txt" 2>&1
+expect_status 0 $? "the written table reads back"
+expect_contains "$out/back.txt" "gpt-tiny: 18 layers, profile batch 2" "same layers read back"
+expect_contains "$out/back.txt" "parameters 3281408 bytes" "4 x 820,352 parameters (V*C + T*C + 16*(12C^2+13C) + 2C)"
+
+# the embedding holds every row of wpe: max_positions 128 -> (256 + 128) * 64 floats
+sed 's/max_positions = 64;/max_positions = 128;/' "$model" > "$out/pos128.cfg"
+"$WAVEPIPE" profile --model "$out/pos128.cfg" --repeat 1 > "$out/pos128.txt" 2>&1
+expect_status 98304 "$(awk '$2 == "embedding" { print $6 }' "$out/pos128.txt")" "embedding parameter bytes 4*(V+max_positions)*C"
+
+# 4x the block FLOPs (C 64 -> 128) cannot take less than 1.3x the time;
+# both timed in one run of this test to share the machine's state
+sed 's/channels = 64;/channels = 128;/' "$model" > "$out/wide.cfg"
+"$WAVEPIPE" profile --model "$out/wide.cfg" --repeat 5 > "$out/wide.txt" 2>&1
+"$WAVEPIPE" profile --model "$model" --repeat 5 > "$out/narrow.txt" 2>&1
+wide=$(awk '$1 == "block" && NF == 5 { print $2 }' "$out/wide.txt")
+narrow=$(awk '$1 == "block" && NF == 5 { print $2 }' "$out/narrow.txt")
+if awk -v w="$wide" -v n="$narrow" 'BEGIN { exit !(n > 0 && w > 1.3 * n) }'; then
+    pass "block forward grows with width: $narrow ms at C=64, $wide ms at C=128"
+else
+    fail "block forward $narrow ms at C=64, $wide ms at C=128"
+fi
+
+# --- analytic ----------------------------------------------------------------
+# block forward FLOPs, b=2 T=64 C=64: 2*2*64*12*64^2 + 4*2*64^2*64 = 14,680,064
+"$WAVEPIPE" profile --model "$model" --analytic --flops-per-s 1e9 > "$out/an.txt" 2>&1
+expect_status 0 $? "profile --analytic"
+expect_contains "$out/an.txt" "14.6801      29.3601" "block: 14.68 ms forward, twice that backward at 1 GFLOP/s"
+
+# --- converted ---------------------------------------------------------------
+cat > "$out/toy-pbs-4.txt" <<'PROFILE'
+node1 -- input -- forward_compute_time=0.000, backward_compute_time=0.000, activation_size=100.0, parameter_size=0.000
+node2 -- Linear(a) -- forward_compute_time=2.000, backward_compute_time=4.000, activation_size=50.0, parameter_size=400.0
+node3 -- Linear(b) -- forward_compute_time=1.000, backward_compute_time=3.000, activation_size=10.0, parameter_size=200.0
+	node1 -- node2
+	node2 -- node3
+PROFILE
+"$WAVEPIPE" profile --convert "$out/toy-pbs-4.txt" -o "$out/toy.cfg" > "$out/toy.txt" 2>&1
+expect_status 0 $? "profile --convert of a chain"
+expect_contains "$out/toy.txt" "toy-pbs-4: 3 layers, profile batch 4" "batch from pbs-4 in the name"
+expect_contains "$out/toy.txt" "total: forward 3.0000 ms, backward 7.0000 ms, parameters 600 bytes" "sums kept"
+expect_contains "$out/toy.cfg" 'forward_s = 0.002;' "milliseconds stored as seconds"
+
+# a bad line: file:line, exit 1, the earlier output untouched
+cp "$out/toy.cfg" "$out/toy.before"
+sed '3s/forward_compute_time=1.000/forward_compute_time=x/' "$out/toy-pbs-4.txt" > "$out/bad.txt"
+"$WAVEPIPE" profile --convert "$out/bad.txt" -o "$out/toy.cfg" > /dev/null 2> "$out/bad.err"
+expect_status 1 $? "bad profile refused"
+expect_contains "$out/bad.err" "bad.txt:3:" "error names file:line"
+if cmp -s "$out/toy.cfg" "$out/toy.before"; then pass "existing output kept"; else fail "existing output changed"; fi
+
+# --- usage -------------------------------------------------------------------
+"$WAVEPIPE" profile --model "$model" --convert "$out/toy-pbs-4.txt" > /dev/null 2>&1
+expect_status 2 $? "--model and --convert together refused"
+"$WAVEPIPE" profile --model "$model" --analytic > /dev/null 2>&1
+expect_status 2 $? "--analytic without --flops-per-s refused"
+"$WAVEPIPE" profile --model "$model" --contract sideways > /dev/null 2>&1
+expect_status 2 $? "unknown --contract refused"
+"$WAVEPIPE" profile --model "$out/missing.cfg" > /dev/null 2> "$out/missing.err"
+expect_status 1 $? "missing model file"
+expect_contains "$out/missing.err" "missing.cfg" "error names the file"
+finish
