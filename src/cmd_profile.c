@@ -28,10 +28,11 @@
 
 #define CMD "profile"
 #define MAX_REPEAT 1000
+#define MAX_SIZES 16
 
 static void usage(void)
 {
-    printf("Usage: wavepipe profile --model MODEL.cfg [--micro-batch B] [--repeat N] [--device cpu|cuda] [-o OUT.cfg]\n"
+    printf("Usage: wavepipe profile --model MODEL.cfg [--micro-batch B,...] [--repeat N] [--device cpu|cuda] [-o OUT.cfg]\n"
            "       wavepipe profile --model MODEL.cfg --analytic --flops-per-s X [--micro-batch B] [-o OUT.cfg]\n"
            "       wavepipe profile --convert PROFILE.txt [--contract lines|cuts|frontier] [--batch B] [-o OUT.cfg]\n\n"
            "Makes the planner's layer table: per layer, the forward and backward time of\n"
@@ -51,8 +52,9 @@ static void usage(void)
            "every tensor crossing a boundary.\n\n"
            "Options:\n"
            "  --model FILE         GPT-2 model settings (as for `wavepipe run`)\n"
-           "  --micro-batch B      sequences per micro-batch (default: the model file's\n"
-           "                       global_batch / micro_batches)\n"
+           "  --micro-batch B,...  sequences per micro-batch, one table per size (default:\n"
+           "                       the model file's global_batch / micro_batches); with\n"
+           "                       several sizes, -o OUT.cfg writes OUT.bB.cfg for each\n"
            "  --repeat N           timed repetitions per pass (default 5)\n"
            "  --device cpu|cuda    kernels to time (cuda: CUDA build with a GPU)\n"
            "  --analytic           FLOP counts instead of measuring\n"
@@ -229,6 +231,8 @@ static int measure(struct wp_layer_table *t, const struct wp_kernel_ops *k, cons
     return 0;
 }
 
+static int print_and_write(const struct wp_layer_table *t, const char *path, struct wp_err *err);
+
 static void print_table(const struct wp_layer_table *t)
 {
     printf("%s: %d layers, profile batch %d%s\n", t->name, t->nlayers, t->profile_batch,
@@ -243,6 +247,35 @@ static void print_table(const struct wp_layer_table *t)
     }
     printf("total: forward %.4f ms, backward %.4f ms, parameters %.0f bytes\n", 1e3 * wp_layer_table_forward_s(t),
            1e3 * wp_layer_table_backward_s(t), wp_layer_table_parameter_bytes(t));
+}
+
+/* Prints the table; writes it to path (atomically) when path is not NULL. */
+static int print_and_write(const struct wp_layer_table *t, const char *path, struct wp_err *err)
+{
+    print_table(t);
+    if (!path)
+        return 0;
+    if (wp_layer_table_write(path, t, err))
+        return -1;
+    printf("wrote %s\n", path);
+    return 0;
+}
+
+/* "1,2,4" -> sizes; 0 or a usage error (2). */
+static int parse_sizes(const char *text, int *sizes, int *n)
+{
+    char buf[256];
+    wp_strlcpy(buf, text, sizeof buf);
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_SIZES)
+            return wp_usage_error(CMD, "--micro-batch: at most %d sizes", MAX_SIZES);
+        if (wp_parse_int_option(CMD, "--micro-batch", tok, 1, 1 << 20, &sizes[(*n)++]))
+            return 2;
+    }
+    if (*n == 0)
+        return wp_usage_error(CMD, "--micro-batch '%s': expected sizes such as 1,2,4", text);
+    return 0;
 }
 
 int wp_cmd_profile(int argc, char **argv)
@@ -262,7 +295,7 @@ int wp_cmd_profile(int argc, char **argv)
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *model_path = NULL, *convert = NULL, *output = NULL, *device = "cpu";
-    int micro_batch = 0, repeat = 5, analytic = 0, batch = 0;
+    int sizes[MAX_SIZES], nsizes = 0, repeat = 5, analytic = 0, batch = 0;
     double flops_per_s = 0;
     enum wp_layer_contract contract = WP_CONTRACT_LINES;
     opterr = 0;
@@ -279,7 +312,7 @@ int wp_cmd_profile(int argc, char **argv)
             device = optarg;
             break;
         case OPT_MB:
-            if (wp_parse_int_option(CMD, "--micro-batch", optarg, 1, 1 << 20, &micro_batch))
+            if (parse_sizes(optarg, sizes, &nsizes))
                 return 2;
             break;
         case OPT_REPEAT:
@@ -320,7 +353,7 @@ int wp_cmd_profile(int argc, char **argv)
         return wp_usage_error(CMD, "--analytic needs --flops-per-s");
     if (!analytic && flops_per_s > 0)
         return wp_usage_error(CMD, "--flops-per-s is for --analytic");
-    if (convert && (analytic || micro_batch))
+    if (convert && (analytic || nsizes))
         return wp_usage_error(CMD, "--convert takes the sizes from the file; no --analytic or --micro-batch");
 
     struct wp_err err = {{0}};
@@ -329,52 +362,68 @@ int wp_cmd_profile(int argc, char **argv)
     int rc = 0;
     if (convert) {
         rc = wp_layer_table_read(&t, convert, batch, contract, &err);
+        if (rc == 0)
+            rc = print_and_write(&t, output, &err);
+        wp_layer_table_destroy(&t);
     } else {
         struct wp_run_config cfg;
         wp_run_config_default(&cfg);
         rc = wp_run_config_read(model_path, &cfg, &err) || wp_run_config_check(&cfg, &err) ? -1 : 0;
-        if (rc == 0 && micro_batch == 0)
-            micro_batch = cfg.train.global_batch % cfg.train.micro_batches == 0
-                              ? cfg.train.global_batch / cfg.train.micro_batches
-                              : 1;
-        const struct wp_gpt2_config *g = &cfg.model;
-        struct wp_gpt_shape shape = {g->layers, g->channels, g->heads, g->sequence_length, g->vocabulary,
-                                     micro_batch, 4, 4};
-        if (rc == 0)
-            rc = wp_layer_table_gpt(&t, &shape, analytic ? flops_per_s : 1.0, &err);
-        if (rc == 0) {
-            const char *slash = strrchr(model_path, '/');
-            wp_strlcpy(t.name, slash ? slash + 1 : model_path, sizeof t.name);
-            char *dot = strrchr(t.name, '.');
-            if (dot)
-                *dot = '\0';
-        }
-        if (rc == 0 && !analytic) {
-            const struct wp_kernel_ops *k = &wp_kernels_cpu;
-            if (strcmp(device, "cuda") == 0) {
+        if (rc == 0 && nsizes == 0)
+            sizes[nsizes++] = cfg.train.global_batch % cfg.train.micro_batches == 0
+                                  ? cfg.train.global_batch / cfg.train.micro_batches
+                                  : 1;
+        const struct wp_kernel_ops *k = &wp_kernels_cpu;
+        if (rc == 0 && !analytic && strcmp(device, "cuda") == 0) {
 #ifdef WP_HAVE_CUDA
-                int ndev = 0;
-                if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
-                    rc = wp_errorf(&err, "--device cuda: no CUDA device visible");
-                k = &wp_kernels_cuda;
+            int ndev = 0;
+            if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
+                rc = wp_errorf(&err, "--device cuda: no CUDA device visible");
+            k = &wp_kernels_cuda;
 #else
-                rc = wp_errorf(&err, "--device cuda: this build has no CUDA (configure found no nvcc)");
+            rc = wp_errorf(&err, "--device cuda: this build has no CUDA (configure found no nvcc)");
 #endif
-            }
-            if (rc == 0)
-                rc = measure(&t, k, g, micro_batch, repeat, &err);
         }
-    }
-    if (rc == 0) {
-        print_table(&t);
-        if (output) {
-            rc = wp_layer_table_write(output, &t, &err);
-            if (rc == 0)
-                printf("wrote %s\n", output);
+        double block_s[MAX_SIZES] = {0};
+        for (int i = 0; i < nsizes && rc == 0; i++) {
+            const struct wp_gpt2_config *g = &cfg.model;
+            struct wp_gpt_shape shape = {g->layers, g->channels, g->heads, g->sequence_length, g->vocabulary,
+                                         sizes[i], 4, 4};
+            rc = wp_layer_table_gpt(&t, &shape, analytic ? flops_per_s : 1.0, &err);
+            if (rc == 0) {
+                const char *slash = strrchr(model_path, '/');
+                wp_strlcpy(t.name, slash ? slash + 1 : model_path, sizeof t.name);
+                char *dot = strrchr(t.name, '.');
+                if (dot)
+                    *dot = '\0';
+            }
+            if (rc == 0 && !analytic)
+                rc = measure(&t, k, g, sizes[i], repeat, &err);
+            char path[4200];
+            if (output && nsizes > 1) {
+                /* OUT.cfg -> OUT.b4.cfg, one file per micro-batch size */
+                const char *dot = strrchr(output, '.'), *slash = strrchr(output, '/');
+                if (!dot || (slash && dot < slash))
+                    dot = output + strlen(output);
+                snprintf(path, sizeof path, "%.*s.b%d%s", (int)(dot - output), output, sizes[i], dot);
+            } else if (output) {
+                wp_strlcpy(path, output, sizeof path);
+            }
+            if (rc == 0) {
+                block_s[i] = t.nlayers > 2 ? t.layers[1].forward_s + t.layers[1].backward_s : 0;
+                rc = print_and_write(&t, output ? path : NULL, &err);
+                if (nsizes > 1)
+                    printf("\n");
+            }
+            wp_layer_table_destroy(&t);
+        }
+        if (rc == 0 && nsizes > 1) {
+            printf("%-12s %22s %22s\n", "micro_batch", "block_fwd+bwd_ms", "per_sequence_ms");
+            for (int i = 0; i < nsizes; i++)
+                printf("%-12d %22.4f %22.4f\n", sizes[i], 1e3 * block_s[i], 1e3 * block_s[i] / sizes[i]);
         }
     }
     if (rc)
         wp_err_print(CMD, &err);
-    wp_layer_table_destroy(&t);
     return rc ? 1 : 0;
 }

@@ -20,6 +20,16 @@ expect_status 0 $? "the written table reads back"
 expect_contains "$out/back.txt" "gpt-tiny: 18 layers, profile batch 2" "same layers read back"
 expect_contains "$out/back.txt" "parameters 3281408 bytes" "4 x 820,352 parameters (V*C + T*C + 16*(12C^2+13C) + 2C)"
 
+# several micro-batch sizes: one table each, and the per-sequence summary
+"$WAVEPIPE" profile --model "$model" --micro-batch 1,4 --repeat 1 -o "$out/sizes.cfg" > "$out/sizes.txt" 2>&1
+expect_status 0 $? "profile --micro-batch 1,4"
+expect_contains "$out/sizes.b1.cfg" "profile_batch = 1;" "OUT.b1.cfg for micro-batch 1"
+expect_contains "$out/sizes.b4.cfg" "profile_batch = 4;" "OUT.b4.cfg for micro-batch 4"
+expect_contains "$out/sizes.b4.cfg" "activation_bytes = 65536.0;" "boundary 4 x 64 x 64 x 4 bytes"
+expect_contains "$out/sizes.txt" "per_sequence_ms" "summary of time per sequence"
+"$WAVEPIPE" profile --model "$model" --micro-batch 1,0 > /dev/null 2>&1
+expect_status 2 $? "micro-batch size 0 refused"
+
 # the embedding holds every row of wpe: max_positions 128 -> (256 + 128) * 64 floats
 sed 's/max_positions = 64;/max_positions = 128;/' "$model" > "$out/pos128.cfg"
 "$WAVEPIPE" profile --model "$out/pos128.cfg" --repeat 1 > "$out/pos128.txt" 2>&1
