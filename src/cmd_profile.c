@@ -34,9 +34,10 @@ static void usage(void)
 {
     printf("Usage: wavepipe profile --model MODEL.cfg [--micro-batch B,...] [--repeat N] [--device cpu|cuda] [-o OUT.cfg]\n"
            "       wavepipe profile --model MODEL.cfg --analytic --flops-per-s X [--micro-batch B] [-o OUT.cfg]\n"
-           "       wavepipe profile --convert PROFILE.txt [--contract lines|cuts|frontier] [--batch B] [-o OUT.cfg]\n\n"
+           "       wavepipe profile --convert PROFILE.txt [--contract auto|lines|cuts|frontier] [--batch B] [-o OUT.cfg]\n\n"
            "Makes the planner's layer table: per layer, the forward and backward time of\n"
-           "one micro-batch, the activation bytes at its output and its parameter bytes.\n\n"
+           "one micro-batch, the activation bytes at its output, its parameter bytes and\n"
+           "its optimizer state (AdamW's m and v in float32).\n\n"
            "Measured (default with --model): builds the GPT-2 of MODEL.cfg as three\n"
            "one-block stages (embedding+block, block, block+head) with the runtime's\n"
            "kernels and times forward, backward (B: input gradients) and weight gradients\n"
@@ -46,10 +47,12 @@ static void usage(void)
            "The table's backward is B + W.\n\n"
            "Analytic: the layers of wavepipe's GPT table from FLOP counts at X FLOP/s.\n"
            "Converted: a DAPPLE/PipeDream profile (shared/layer-profiles format), or a\n"
-           "wavepipe-layers file (read back and checked); DAPPLE's\n"
-           "node lines are the chain (--contract lines, the default); 'cuts' contracts\n"
-           "branches at nodes every path passes, 'frontier' keeps every node and counts\n"
-           "every tensor crossing a boundary.\n\n"
+           "wavepipe-layers file (read back and checked). How a graph becomes a chain:\n"
+           "'lines' takes the node lines in file order (DAPPLE's BERT, XLNet, AmoebaNet),\n"
+           "'cuts' contracts branches at nodes every path passes (files whose lines are\n"
+           "not in order: PipeDream's), 'frontier' keeps every node and counts every\n"
+           "tensor crossing a boundary; 'auto' (default) is lines when every edge points\n"
+           "forward in line order, else cuts.\n\n"
            "Options:\n"
            "  --model FILE         GPT-2 model settings (as for `wavepipe run`)\n"
            "  --micro-batch B,...  sequences per micro-batch, one table per size (default:\n"
@@ -60,7 +63,7 @@ static void usage(void)
            "  --analytic           FLOP counts instead of measuring\n"
            "  --flops-per-s X      for --analytic, e.g. 1.25e14\n"
            "  --convert FILE       read a profile text file instead\n"
-           "  --contract MODE      lines (default), cuts or frontier\n"
+           "  --contract MODE      auto (default), lines, cuts or frontier\n"
            "  --batch B            profile batch when the file name has no pbs-N\n"
            "  -o, --output FILE    write the table (wavepipe-layers libconfig)\n"
            "  -h, --help           this text\n");
@@ -203,6 +206,7 @@ static int measure(struct wp_layer_table *t, const struct wp_kernel_ops *k, cons
     /* The embedding's parameters as the runtime holds them (wte and all
      * max_positions rows of wpe): the first stage less a block. */
     t->layers[0].parameter_bytes = sizeof(float) * (double)(st[0].layout.total - st[1].layout.total);
+    t->layers[0].optimizer_bytes = wp_adam_state_bytes_fp32(t->layers[0].parameter_bytes);
     for (int i = 0; i < 3; i++)
         wp_gpt2_stage_destroy(&st[i]);
 
@@ -238,15 +242,16 @@ static void print_table(const struct wp_layer_table *t)
     printf("%s: %d layers, profile batch %d%s\n", t->name, t->nlayers, t->profile_batch,
            t->profile_batch_assumed ? " (assumed)" : "");
     printf("source: %s\n", t->source);
-    printf("%-4s %-28s %12s %12s %16s %16s\n", "#", "layer", "forward_ms", "backward_ms", "activation_B",
-           "parameter_B");
+    printf("%-4s %-28s %12s %12s %14s %14s %14s\n", "#", "layer", "forward_ms", "backward_ms", "activation_B",
+           "parameter_B", "optimizer_B");
     for (int i = 0; i < t->nlayers; i++) {
         const struct wp_layer *l = &t->layers[i];
-        printf("%-4d %-28.28s %12.4f %12.4f %16.0f %16.0f\n", i, l->name, 1e3 * l->forward_s, 1e3 * l->backward_s,
-               l->activation_bytes, l->parameter_bytes);
+        printf("%-4d %-28.28s %12.4f %12.4f %14.0f %14.0f %14.0f\n", i, l->name, 1e3 * l->forward_s,
+               1e3 * l->backward_s, l->activation_bytes, l->parameter_bytes, l->optimizer_bytes);
     }
-    printf("total: forward %.4f ms, backward %.4f ms, parameters %.0f bytes\n", 1e3 * wp_layer_table_forward_s(t),
-           1e3 * wp_layer_table_backward_s(t), wp_layer_table_parameter_bytes(t));
+    printf("total: forward %.4f ms, backward %.4f ms, parameters %.0f bytes, optimizer state %.0f bytes\n",
+           1e3 * wp_layer_table_forward_s(t), 1e3 * wp_layer_table_backward_s(t), wp_layer_table_parameter_bytes(t),
+           wp_layer_table_optimizer_bytes(t));
 }
 
 /* Prints the table; writes it to path (atomically) when path is not NULL. */
@@ -297,7 +302,7 @@ int wp_cmd_profile(int argc, char **argv)
     const char *model_path = NULL, *convert = NULL, *output = NULL, *device = "cpu";
     int sizes[MAX_SIZES], nsizes = 0, repeat = 5, analytic = 0, batch = 0;
     double flops_per_s = 0;
-    enum wp_layer_contract contract = WP_CONTRACT_LINES;
+    enum wp_layer_contract contract = WP_CONTRACT_AUTO;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
@@ -331,14 +336,16 @@ int wp_cmd_profile(int argc, char **argv)
             break;
         }
         case OPT_CONTRACT:
-            if (strcmp(optarg, "lines") == 0)
+            if (strcmp(optarg, "auto") == 0)
+                contract = WP_CONTRACT_AUTO;
+            else if (strcmp(optarg, "lines") == 0)
                 contract = WP_CONTRACT_LINES;
             else if (strcmp(optarg, "cuts") == 0)
                 contract = WP_CONTRACT_CUTS;
             else if (strcmp(optarg, "frontier") == 0)
                 contract = WP_CONTRACT_FRONTIER;
             else
-                return wp_usage_error(CMD, "--contract '%s': expected lines, cuts or frontier", optarg);
+                return wp_usage_error(CMD, "--contract '%s': expected auto, lines, cuts or frontier", optarg);
             break;
         case 'h': usage(); return 0;
         case ':': return wp_usage_error(CMD, "option %s needs a value", argv[optind - 1]);

@@ -19,6 +19,7 @@ if awk -v t="$block_ms" 'BEGIN { exit !(t > 0) }'; then pass "block forward meas
 expect_status 0 $? "the written table reads back"
 expect_contains "$out/back.txt" "gpt-tiny: 18 layers, profile batch 2" "same layers read back"
 expect_contains "$out/back.txt" "parameters 3281408 bytes" "4 x 820,352 parameters (V*C + T*C + 16*(12C^2+13C) + 2C)"
+expect_contains "$out/back.txt" "optimizer state 6562816 bytes" "AdamW's m and v: twice the parameter bytes"
 
 # several micro-batch sizes: one table each, and the per-sequence summary
 "$WAVEPIPE" profile --model "$model" --micro-batch 1,4 --repeat 1 -o "$out/sizes.cfg" > "$out/sizes.txt" 2>&1
@@ -67,6 +68,17 @@ expect_status 0 $? "profile --convert of a chain"
 expect_contains "$out/toy.txt" "toy-pbs-4: 3 layers, profile batch 4" "batch from pbs-4 in the name"
 expect_contains "$out/toy.txt" "total: forward 3.0000 ms, backward 7.0000 ms, parameters 600 bytes" "sums kept"
 expect_contains "$out/toy.cfg" 'forward_s = 0.002;' "milliseconds stored as seconds"
+
+# node lines out of order (PipeDream's files): auto contracts at cuts instead
+printf '%s\n' "$(sed -n 2p "$out/toy-pbs-4.txt")" "$(sed -n 1p "$out/toy-pbs-4.txt")" \
+    "$(sed -n 3,5p "$out/toy-pbs-4.txt")" > "$out/shuffled-pbs-4.txt"
+"$WAVEPIPE" profile --convert "$out/shuffled-pbs-4.txt" > "$out/shuffled.txt" 2>&1
+expect_status 0 $? "profile --convert of lines out of order"
+expect_contains "$out/shuffled.txt" "(contracted at cut nodes)" "auto chose cuts"
+expect_contains "$out/shuffled.txt" "total: forward 3.0000 ms, backward 7.0000 ms" "same sums"
+"$WAVEPIPE" profile --convert "$out/shuffled-pbs-4.txt" --contract lines > /dev/null 2> "$out/shuffled.err"
+expect_status 1 $? "--contract lines refuses them"
+expect_contains "$out/shuffled.err" "points backwards" "and says why"
 
 # a bad line: file:line, exit 1, the earlier output untouched
 cp "$out/toy.cfg" "$out/toy.before"

@@ -281,7 +281,8 @@ static int profile_tests(void)
                 if (strcmp(a->name, b->name) || fabs(a->forward_s - b->forward_s) > 1e-9 * a->forward_s ||
                     fabs(a->backward_s - b->backward_s) > 1e-9 * a->backward_s ||
                     fabs(a->activation_bytes - b->activation_bytes) > 1e-9 * a->activation_bytes ||
-                    fabs(a->parameter_bytes - b->parameter_bytes) > 1e-9 * a->parameter_bytes) {
+                    fabs(a->parameter_bytes - b->parameter_bytes) > 1e-9 * a->parameter_bytes ||
+                    fabs(a->optimizer_bytes - b->optimizer_bytes) > 1e-9 * a->optimizer_bytes) {
                     printf("# layer %d differs: %s %.17g vs %s %.17g\n", i, a->name, a->forward_s, b->name,
                            b->forward_s);
                     same = 0;
@@ -464,6 +465,7 @@ static void error_tests(void)
         is_int(t.profile_batch, 3, "batch 3");
         is_near(t.layers[0].backward_s, 2, 0, "integer accepted for a float");
         is_near(t.layers[1].parameter_bytes, 8e9, 0, "8e9 parameter bytes");
+        is_near(t.layers[1].optimizer_bytes, 16e9, 0, "optimizer state not given: AdamW float32, 2 x 8e9");
         wp_layer_table_destroy(&t);
     }
 }
@@ -488,6 +490,7 @@ static void gpt2_tests(void)
     /* 2*1024*768*50257 = 79047426048 */
     is_near(t.layers[13].forward_s, 0.079047426048, 1e-12, "LM head forward 79.0 ms at 1 TFLOP/s");
     is_near(t.layers[13].parameter_bytes, 4.0 * 2 * 768, 0, "head parameters: final LayerNorm only (tied)");
+    is_near(wp_layer_table_optimizer_bytes(&t), 8.0 * 124439808, 0, "AdamW m and v: 8 x 124,439,808 bytes");
     is_near(t.layers[13].activation_bytes, 0, 0, "head ends the chain");
     wp_layer_table_destroy(&t);
 
@@ -496,6 +499,7 @@ static void gpt2_tests(void)
         is_near(t.layers[1].forward_s, 8 * 0.017716740096, 1e-12, "FLOPs linear in b");
         is_near(t.layers[1].activation_bytes, 8.0 * 1024 * 768 * 2, 0, "boundary b*T*C*2");
         is_near(wp_layer_table_parameter_bytes(&t), 2.0 * 124439808, 0, "2-byte parameters");
+        is_near(wp_layer_table_optimizer_bytes(&t), 8.0 * 124439808, 0, "optimizer state stays float32");
         is_int(t.profile_batch, 8, "profile batch is b");
         wp_layer_table_destroy(&t);
     }
@@ -538,6 +542,22 @@ static void line_order_tests(const char *dir)
     }
     wp_layer_table_destroy(&cuts);
     wp_layer_table_destroy(&lines);
+
+    /* auto: node lines where every edge points forward, else cuts */
+    static const struct {
+        const char *rel;
+        int layers;
+    } autos[] = {{"dapple-v100/bert-48-pbs-2.txt", 53}, {"pipedream/resnet50.txt", 40}};
+    for (size_t i = 0; i < sizeof autos / sizeof autos[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, autos[i].rel);
+        struct wp_layer_table a;
+        if (ok(wp_layer_table_read(&a, path, 0, WP_CONTRACT_AUTO, &err) == 0, "auto reads %s", autos[i].rel)) {
+            is_int(a.nlayers, autos[i].layers, "auto: %s has %d layers", autos[i].rel, autos[i].layers);
+            is_near(wp_layer_table_optimizer_bytes(&a), 2 * wp_layer_table_parameter_bytes(&a), 0,
+                    "%s: optimizer state twice the parameters", autos[i].rel);
+            wp_layer_table_destroy(&a);
+        }
+    }
 }
 
 int main(void)

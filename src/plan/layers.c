@@ -52,6 +52,19 @@ double wp_layer_table_backward_s(const struct wp_layer_table *t)
     return s;
 }
 
+double wp_adam_state_bytes_fp32(double parameter_bytes)
+{
+    return 2.0 * parameter_bytes;
+}
+
+double wp_layer_table_optimizer_bytes(const struct wp_layer_table *t)
+{
+    double s = 0;
+    for (int i = 0; i < t->nlayers; i++)
+        s += t->layers[i].optimizer_bytes;
+    return s;
+}
+
 double wp_layer_table_parameter_bytes(const struct wp_layer_table *t)
 {
     double s = 0;
@@ -399,7 +412,7 @@ static int contract(struct wp_layer_table *t, const struct pgraph *g, enum wp_la
     }
     if (mode == WP_CONTRACT_LINES) {
         for (int i = 0; i < g->nedges; i++)
-            if (g->edges[i].from >= g->edges[i].to) {
+            if (g->edges[i].from >= g->edges[i].to) { /* the first edge edges_follow_lines() refuses */
                 rc = wp_errorf(err, "%s:%d: edge %s -- %s points backwards in line order: the node lines are not a chain",
                                path, g->edges[i].line, g->nodes[g->edges[i].from].id, g->nodes[g->edges[i].to].id);
                 goto out;
@@ -451,6 +464,7 @@ static int contract(struct wp_layer_table *t, const struct pgraph *g, enum wp_la
         l.forward_s = fwd / 1e3;
         l.backward_s = bwd / 1e3;
         l.parameter_bytes = param;
+        l.optimizer_bytes = wp_adam_state_bytes_fp32(param);
         if ((rc = wp_layer_table_append(t, &l, err)))
             goto out;
         first = -1;
@@ -482,6 +496,15 @@ static int batch_from_name(const char *path)
     return v > 0 && v < 1000000000 ? (int)v : 0;
 }
 
+/* 1 when every edge goes from an earlier node line to a later one. */
+static int edges_follow_lines(const struct pgraph *g)
+{
+    for (int i = 0; i < g->nedges; i++)
+        if (g->edges[i].from >= g->edges[i].to)
+            return 0;
+    return 1;
+}
+
 int wp_layer_table_parse_profile(struct wp_layer_table *t, const char *text, const char *name,
                                  int default_batch, enum wp_layer_contract contract_mode,
                                  struct wp_err *err)
@@ -490,6 +513,8 @@ int wp_layer_table_parse_profile(struct wp_layer_table *t, const char *text, con
     struct pgraph g;
     memset(&g, 0, sizeof g);
     int rc = parse_profile_text(&g, text, name, err);
+    if (rc == 0 && contract_mode == WP_CONTRACT_AUTO)
+        contract_mode = edges_follow_lines(&g) ? WP_CONTRACT_LINES : WP_CONTRACT_CUTS;
     if (rc == 0)
         rc = contract(t, &g, contract_mode, name, err);
     if (rc == 0) {
@@ -544,6 +569,7 @@ static const struct wp_cfg_key layer_keys[] = {
     WP_KEY_RANGE("backward_s", WP_CFG_FLOAT, 1, 0, 1e9),
     WP_KEY_RANGE("activation_bytes", WP_CFG_FLOAT, 1, 0, 1e18),
     WP_KEY_RANGE("parameter_bytes", WP_CFG_FLOAT, 1, 0, 1e18),
+    WP_KEY_RANGE("optimizer_bytes", WP_CFG_FLOAT, 0, 0, 1e18),
     WP_KEY_END};
 
 static const struct wp_cfg_key table_keys[] = {
@@ -578,10 +604,11 @@ int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struc
         wp_cfg_add_float(g, "backward_s", l->backward_s);
         wp_cfg_add_float(g, "activation_bytes", l->activation_bytes);
         wp_cfg_add_float(g, "parameter_bytes", l->parameter_bytes);
+        wp_cfg_add_float(g, "optimizer_bytes", l->optimizer_bytes);
     }
     int rc = wp_cfg_write_file(&cfg, path,
                                "wavepipe layer table: per layer, seconds for one micro-batch of\n"
-                               "profile_batch, output activation and parameter bytes",
+                               "profile_batch, output activation, parameter and optimizer-state bytes",
                                err);
     config_destroy(&cfg);
     return rc;
@@ -625,6 +652,9 @@ int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struc
             l.backward_s = wp_cfg_float(g, "backward_s", 0);
             l.activation_bytes = wp_cfg_float(g, "activation_bytes", 0);
             l.parameter_bytes = wp_cfg_float(g, "parameter_bytes", 0);
+            l.optimizer_bytes = config_setting_get_member(g, "optimizer_bytes")
+                                    ? wp_cfg_float(g, "optimizer_bytes", 0)
+                                    : wp_adam_state_bytes_fp32(l.parameter_bytes);
             rc = wp_layer_table_append(t, &l, err);
         }
         t->nnodes = wp_cfg_int(root, "nodes", t->nlayers);

@@ -22,6 +22,7 @@ struct wp_layer {
     double backward_s;       /* seconds */
     double activation_bytes; /* output of the layer (what a stage boundary after it sends) */
     double parameter_bytes;
+    double optimizer_bytes;  /* optimizer state: AdamW's m and v in float32 (8 bytes per parameter) */
 };
 
 struct wp_layer_table {
@@ -71,7 +72,11 @@ enum wp_layer_contract {
      * every block, AmoebaNet's and XLNet's previous-but-one outputs, already
      * folded into [a; b] activations) leave almost no cuts, and contracting at
      * cuts turns their 24 to 53 nodes into 2 to 4 layers. */
-    WP_CONTRACT_LINES
+    WP_CONTRACT_LINES,
+    /* LINES when every edge points forward in line order (DAPPLE's BERT,
+     * XLNet, AmoebaNet, VGG-19), else CUTS (files whose node lines are not
+     * in order: PipeDream's, DAPPLE's GNMT and VGG-16). */
+    WP_CONTRACT_AUTO
 };
 
 void wp_layer_table_init(struct wp_layer_table *t);
@@ -83,6 +88,11 @@ int wp_layer_table_append(struct wp_layer_table *t, const struct wp_layer *layer
 double wp_layer_table_forward_s(const struct wp_layer_table *t);
 double wp_layer_table_backward_s(const struct wp_layer_table *t);
 double wp_layer_table_parameter_bytes(const struct wp_layer_table *t);
+double wp_layer_table_optimizer_bytes(const struct wp_layer_table *t);
+/* AdamW's state for parameters stored as float32 (m and v, the same size
+ * as the parameters twice): what profiles, which give parameter bytes
+ * only, are taken to need. */
+double wp_adam_state_bytes_fp32(double parameter_bytes);
 
 /* Profile text format. The profile batch is read from "pbs-N" in the file
  * name; when absent it is default_batch (> 0) or else 1, and
@@ -100,7 +110,8 @@ int wp_layer_table_parse_profile(struct wp_layer_table *t, const char *text, con
  *   format = "wavepipe-layers"; version = 1; name = "..."; profile_batch = N;
  *   source = "...";  (optional)
  *   layers = ( { name = "..."; forward_s = ...; backward_s = ...;
- *                activation_bytes = ...; parameter_bytes = ...; }, ... );
+ *                activation_bytes = ...; parameter_bytes = ...;
+ *                optimizer_bytes = ...; (optional: AdamW float32 by default) }, ... );
  * Written atomically (temporary file and rename). */
 int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struct wp_err *err);
 int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struct wp_err *err);
@@ -139,7 +150,8 @@ double wp_gpt_total_params(const struct wp_gpt_shape *m);
  * "block{L-1}", "head" (final LayerNorm and the tied LM head: forward
  * 2*b*T*C*V FLOPs, backward twice; its parameters are the LayerNorm's
  * only). Times are FLOPs / flops_per_s; activations b*T*C*act_bytes, the
- * head's 0 (the loss ends the chain). */
+ * head's 0 (the loss ends the chain); optimizer state AdamW's float32 m
+ * and v whatever param_bytes is (mixed precision keeps them in float32). */
 int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m,
                        double flops_per_s, struct wp_err *err);
 

@@ -46,6 +46,7 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
     snprintf(l.name, sizeof l.name, "embedding");
     l.activation_bytes = boundary;
     l.parameter_bytes = (V * C + T * C) * pb;
+    l.optimizer_bytes = wp_adam_state_bytes_fp32((V * C + T * C) * 4.0);
     if (wp_layer_table_append(t, &l, err))
         goto fail;
 
@@ -57,6 +58,7 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
         l.backward_s = 2.0 * ff / flops_per_s;
         l.activation_bytes = boundary;
         l.parameter_bytes = wp_gpt_block_params(m) * pb;
+        l.optimizer_bytes = wp_adam_state_bytes_fp32(wp_gpt_block_params(m) * 4.0);
         if (wp_layer_table_append(t, &l, err))
             goto fail;
     }
@@ -68,6 +70,7 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
     l.backward_s = 2.0 * hf / flops_per_s;
     l.activation_bytes = 0;
     l.parameter_bytes = 2.0 * C * pb; /* final LayerNorm; LM head tied to wte */
+    l.optimizer_bytes = wp_adam_state_bytes_fp32(2.0 * C * 4.0);
     if (wp_layer_table_append(t, &l, err))
         goto fail;
 
