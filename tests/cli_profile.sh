@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `wavepipe profile`: GPT-2 layers timed with the runtime kernels (table
-# shape, parameter bytes as the runtime holds them, times that grow with the
-# model's width), analytic tables against the FLOP count worked by hand,
+# shape, parameter bytes as the runtime holds them; no timing assertions:
+# CI runs tests side by side on 2 cores), analytic tables against the FLOP count worked by hand,
 # profile files converted and read back, and bad input.
 . "$(dirname "$0")/lib.sh"
 out=$(scratch_dir)
@@ -35,19 +35,6 @@ expect_status 2 $? "micro-batch size 0 refused"
 sed 's/max_positions = 64;/max_positions = 128;/' "$model" > "$out/pos128.cfg"
 "$WAVEPIPE" profile --model "$out/pos128.cfg" --repeat 1 > "$out/pos128.txt" 2>&1
 expect_status 98304 "$(awk '$2 == "embedding" { print $6 }' "$out/pos128.txt")" "embedding parameter bytes 4*(V+max_positions)*C"
-
-# 4x the block FLOPs (C 64 -> 128) cannot take less than 1.3x the time;
-# both timed in one run of this test to share the machine's state
-sed 's/channels = 64;/channels = 128;/' "$model" > "$out/wide.cfg"
-"$WAVEPIPE" profile --model "$out/wide.cfg" --repeat 5 > "$out/wide.txt" 2>&1
-"$WAVEPIPE" profile --model "$model" --repeat 5 > "$out/narrow.txt" 2>&1
-wide=$(awk '$1 == "block" && NF == 5 { print $2 }' "$out/wide.txt")
-narrow=$(awk '$1 == "block" && NF == 5 { print $2 }' "$out/narrow.txt")
-if awk -v w="$wide" -v n="$narrow" 'BEGIN { exit !(n > 0 && w > 1.3 * n) }'; then
-    pass "block forward grows with width: $narrow ms at C=64, $wide ms at C=128"
-else
-    fail "block forward $narrow ms at C=64, $wide ms at C=128"
-fi
 
 # --- analytic ----------------------------------------------------------------
 # block forward FLOPs, b=2 T=64 C=64: 2*2*64*12*64^2 + 4*2*64^2*64 = 14,680,064
