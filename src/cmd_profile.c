@@ -161,10 +161,9 @@ static int measure(struct wp_layer_table *t, const struct wp_kernel_ops *k, cons
     g3.layers = 3;
     struct wp_gpt2_stage st[3];
     int opened = 0, rc = 0;
-    for (; opened < 3 && rc == 0; opened++)
-        rc = stage_open(&st[opened], k, &g3, opened, opened + 1, B, err);
-    if (rc)
-        opened--;
+    while (opened < 3 && rc == 0) /* stage_open cleans up after itself when it fails */
+        if ((rc = stage_open(&st[opened], k, &g3, opened, opened + 1, B, err)) == 0)
+            opened++;
     /* samples[row][pass][rep]: rows embedding, block, head */
     double *samples = rc ? NULL : malloc(9 * (size_t)repeat * sizeof *samples);
     if (rc == 0 && !samples)
@@ -235,8 +234,6 @@ static int measure(struct wp_layer_table *t, const struct wp_kernel_ops *k, cons
     return 0;
 }
 
-static int print_and_write(const struct wp_layer_table *t, const char *path, struct wp_err *err);
-
 static void print_table(const struct wp_layer_table *t)
 {
     printf("%s: %d layers, profile batch %d%s\n", t->name, t->nlayers, t->profile_batch,
@@ -301,6 +298,7 @@ int wp_cmd_profile(int argc, char **argv)
                                              {NULL, 0, NULL, 0}};
     const char *model_path = NULL, *convert = NULL, *output = NULL, *device = "cpu";
     int sizes[MAX_SIZES], nsizes = 0, repeat = 5, analytic = 0, batch = 0;
+    const char *measure_option = NULL, *convert_option = NULL; /* one given, to name in errors */
     double flops_per_s = 0;
     enum wp_layer_contract contract = WP_CONTRACT_AUTO;
     opterr = 0;
@@ -312,6 +310,7 @@ int wp_cmd_profile(int argc, char **argv)
         case 'o': output = optarg; break;
         case OPT_ANALYTIC: analytic = 1; break;
         case OPT_DEVICE:
+            measure_option = "--device";
             if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
                 return wp_usage_error(CMD, "--device '%s': expected cpu or cuda", optarg);
             device = optarg;
@@ -321,10 +320,12 @@ int wp_cmd_profile(int argc, char **argv)
                 return 2;
             break;
         case OPT_REPEAT:
+            measure_option = "--repeat";
             if (wp_parse_int_option(CMD, "--repeat", optarg, 1, MAX_REPEAT, &repeat))
                 return 2;
             break;
         case OPT_BATCH:
+            convert_option = "--batch";
             if (wp_parse_int_option(CMD, "--batch", optarg, 1, 1 << 20, &batch))
                 return 2;
             break;
@@ -336,6 +337,7 @@ int wp_cmd_profile(int argc, char **argv)
             break;
         }
         case OPT_CONTRACT:
+            convert_option = "--contract";
             if (strcmp(optarg, "auto") == 0)
                 contract = WP_CONTRACT_AUTO;
             else if (strcmp(optarg, "lines") == 0)
@@ -362,6 +364,10 @@ int wp_cmd_profile(int argc, char **argv)
         return wp_usage_error(CMD, "--flops-per-s is for --analytic");
     if (convert && (analytic || nsizes))
         return wp_usage_error(CMD, "--convert takes the sizes from the file; no --analytic or --micro-batch");
+    if (measure_option && (convert || analytic))
+        return wp_usage_error(CMD, "%s is for measuring (--model without --analytic)", measure_option);
+    if (convert_option && !convert)
+        return wp_usage_error(CMD, "%s is for --convert", convert_option);
 
     struct wp_err err = {{0}};
     struct wp_layer_table t;

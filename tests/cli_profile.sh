@@ -82,6 +82,13 @@ expect_status 2 $? "--model and --convert together refused"
 expect_status 2 $? "--analytic without --flops-per-s refused"
 "$WAVEPIPE" profile --model "$model" --contract sideways > /dev/null 2>&1
 expect_status 2 $? "unknown --contract refused"
+"$WAVEPIPE" profile --model "$model" --analytic --flops-per-s 1e9 --repeat 3 > /dev/null 2> "$out/mix.err"
+expect_status 2 $? "--repeat with --analytic refused"
+expect_contains "$out/mix.err" "--repeat is for measuring" "and says what it is for"
+"$WAVEPIPE" profile --model "$model" --batch 4 > /dev/null 2>&1
+expect_status 2 $? "--batch without --convert refused"
+"$WAVEPIPE" profile --convert "$out/toy-pbs-4.txt" --device cpu > /dev/null 2>&1
+expect_status 2 $? "--device with --convert refused"
 "$WAVEPIPE" profile --model "$out/missing.cfg" > /dev/null 2> "$out/missing.err"
 expect_status 1 $? "missing model file"
 expect_contains "$out/missing.err" "missing.cfg" "error names the file"

@@ -39,10 +39,9 @@ struct wp_pipe_latency wp_dapple_latency(const struct wp_pipe_stage *stages, int
     }
     end = 0;
     for (int s = Q + 1; s < nstages; s++) { /* stage s ends -sum_{Q<a<s} B_a */
-        if (s > Q + 1)
-            end -= stages[s - 1].backward_s;
         if (end + stages[s].allreduce_s > r.ending_s)
             r.ending_s = end + stages[s].allreduce_s;
+        end -= stages[s].backward_s;
     }
     r.total_s = r.warmup_s + r.steady_s + r.ending_s;
     return r;

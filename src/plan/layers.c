@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <libconfig.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,41 +37,38 @@ int wp_layer_table_append(struct wp_layer_table *t, const struct wp_layer *layer
     return 0;
 }
 
-double wp_layer_table_forward_s(const struct wp_layer_table *t)
+/* Sum over the layers of the double member at offset in struct wp_layer. */
+static double sum_member(const struct wp_layer_table *t, size_t offset)
 {
     double s = 0;
     for (int i = 0; i < t->nlayers; i++)
-        s += t->layers[i].forward_s;
+        s += *(const double *)((const char *)&t->layers[i] + offset);
     return s;
+}
+
+double wp_layer_table_forward_s(const struct wp_layer_table *t)
+{
+    return sum_member(t, offsetof(struct wp_layer, forward_s));
 }
 
 double wp_layer_table_backward_s(const struct wp_layer_table *t)
 {
-    double s = 0;
-    for (int i = 0; i < t->nlayers; i++)
-        s += t->layers[i].backward_s;
-    return s;
+    return sum_member(t, offsetof(struct wp_layer, backward_s));
+}
+
+double wp_layer_table_parameter_bytes(const struct wp_layer_table *t)
+{
+    return sum_member(t, offsetof(struct wp_layer, parameter_bytes));
+}
+
+double wp_layer_table_optimizer_bytes(const struct wp_layer_table *t)
+{
+    return sum_member(t, offsetof(struct wp_layer, optimizer_bytes));
 }
 
 double wp_adam_state_bytes_fp32(double parameter_bytes)
 {
     return 2.0 * parameter_bytes;
-}
-
-double wp_layer_table_optimizer_bytes(const struct wp_layer_table *t)
-{
-    double s = 0;
-    for (int i = 0; i < t->nlayers; i++)
-        s += t->layers[i].optimizer_bytes;
-    return s;
-}
-
-double wp_layer_table_parameter_bytes(const struct wp_layer_table *t)
-{
-    double s = 0;
-    for (int i = 0; i < t->nlayers; i++)
-        s += t->layers[i].parameter_bytes;
-    return s;
 }
 
 /* ---- profile text ---------------------------------------------------- */
