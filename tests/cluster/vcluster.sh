@@ -116,28 +116,30 @@ pid_from() {
     return 0
 }
 
+# wait_gone TENTHS: drops dead pids from the caller's `left` array, polling
+# every 0.1 s for up to TENTHS tenths of a second; true once none is left.
+wait_gone() {
+    local i p
+    for ((i = 0; i < $1; i++)); do
+        local still=()
+        for p in "${left[@]}"; do alive "$p" && still+=("$p"); done
+        left=("${still[@]+"${still[@]}"}")
+        ((${#left[@]})) || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # kill_wait PID...: SIGTERM, wait up to 3 s, SIGKILL, wait up to 2 s.
 kill_wait() {
-    local p i left=()
+    local p left=()
     for p in "$@"; do alive "$p" && left+=("$p"); done
     ((${#left[@]})) || return 0
     kill -TERM "${left[@]}" 2>/dev/null || true
-    for ((i = 0; i < 30; i++)); do
-        local still=()
-        for p in "${left[@]}"; do alive "$p" && still+=("$p"); done
-        left=("${still[@]+"${still[@]}"}")
-        ((${#left[@]})) || return 0
-        sleep 0.1
-    done
+    wait_gone 30 && return 0
     log "SIGKILL to ${left[*]}"
     kill -KILL "${left[@]}" 2>/dev/null || true
-    for ((i = 0; i < 20; i++)); do
-        local still=()
-        for p in "${left[@]}"; do alive "$p" && still+=("$p"); done
-        left=("${still[@]+"${still[@]}"}")
-        ((${#left[@]})) || return 0
-        sleep 0.1
-    done
+    wait_gone 20 && return 0
     log "warning: still alive after SIGKILL: ${left[*]}"
 }
 
