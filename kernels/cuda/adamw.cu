@@ -1,8 +1,10 @@
 /* AdamW (CUDA), llm.c's form: bias-corrected moments and decoupled weight
- * decay, p -= lr * (mhat / (sqrt(vhat) + eps) + wd * p), elementwise. */
+ * decay, p -= lr * (mhat / (sqrt(vhat) + eps) + wd * p), elementwise
+ * (kernels/elementwise_math.h). */
 #include <config.h>
 
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/elementwise_math.h"
 
 #include <math.h>
 
@@ -11,17 +13,8 @@
 static __global__ void adamw_kernel(float *params, const float *grads, float *m, float *v, size_t n, float lr,
                                     float beta1, float beta2, float bc1, float bc2, float eps, float weight_decay)
 {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const float g = grads[i];
-        const float p = params[i];
-        const float mi = beta1 * m[i] + (1.0f - beta1) * g;
-        const float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
-        const float m_hat = mi / bc1;
-        const float v_hat = vi / bc2;
-        m[i] = mi;
-        v[i] = vi;
-        params[i] = p - lr * (m_hat / (sqrtf(v_hat) + eps) + weight_decay * p);
-    }
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        wp_adamw_element(params, grads, m, v, i, lr, beta1, beta2, bc1, bc2, eps, weight_decay);
 }
 
 /* t is the step, from 1; the bias corrections are computed on the host, once,
