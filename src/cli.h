@@ -13,6 +13,7 @@ struct wp_command {
 int wp_cmd_topo(int argc, char **argv);
 int wp_cmd_probe(int argc, char **argv);
 int wp_cmd_profile(int argc, char **argv);
+int wp_cmd_plan(int argc, char **argv);
 int wp_cmd_schedule(int argc, char **argv);
 int wp_cmd_simulate(int argc, char **argv);
 int wp_cmd_run(int argc, char **argv);

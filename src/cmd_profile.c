@@ -338,15 +338,7 @@ int wp_cmd_profile(int argc, char **argv)
         }
         case OPT_CONTRACT:
             convert_option = "--contract";
-            if (strcmp(optarg, "auto") == 0)
-                contract = WP_CONTRACT_AUTO;
-            else if (strcmp(optarg, "lines") == 0)
-                contract = WP_CONTRACT_LINES;
-            else if (strcmp(optarg, "cuts") == 0)
-                contract = WP_CONTRACT_CUTS;
-            else if (strcmp(optarg, "frontier") == 0)
-                contract = WP_CONTRACT_FRONTIER;
-            else
+            if (wp_layer_contract_from_name(optarg, &contract))
                 return wp_usage_error(CMD, "--contract '%s': expected auto, lines, cuts or frontier", optarg);
             break;
         case 'h': usage(); return 0;

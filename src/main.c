@@ -13,6 +13,8 @@ static const struct wp_command commands[] = {
      wp_cmd_probe},
     {"profile", "the planner's layer table: GPT-2 layers timed with the runtime kernels, or converted",
      wp_cmd_profile},
+    {"plan", "DAPPLE's planner: partition, replication and placement of a model on a cluster",
+     wp_cmd_plan},
     {"schedule", "generate a pipeline schedule as action lists, and validate it", wp_cmd_schedule},
     {"simulate", "time a schedule with the discrete-event simulator; timelines as JSON and SVG",
      wp_cmd_simulate},

@@ -15,6 +15,19 @@
 #include "util/read_file.h"
 #include "util/strutil.h"
 
+int wp_layer_contract_from_name(const char *name, enum wp_layer_contract *contract)
+{
+    static const char *const names[] = {"cuts", "frontier", "lines", "auto"};
+    static const enum wp_layer_contract modes[] = {WP_CONTRACT_CUTS, WP_CONTRACT_FRONTIER, WP_CONTRACT_LINES,
+                                                   WP_CONTRACT_AUTO};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, names[i]) == 0) {
+            *contract = modes[i];
+            return 0;
+        }
+    return -1;
+}
+
 void wp_layer_table_init(struct wp_layer_table *t)
 {
     memset(t, 0, sizeof *t);

@@ -79,6 +79,9 @@ enum wp_layer_contract {
     WP_CONTRACT_AUTO
 };
 
+/* "auto", "lines", "cuts" or "frontier"; 0, or -1 for another name. */
+int wp_layer_contract_from_name(const char *name, enum wp_layer_contract *contract);
+
 void wp_layer_table_init(struct wp_layer_table *t);
 void wp_layer_table_destroy(struct wp_layer_table *t);
 /* Appends a layer (copying it); 0 or -1 with err on allocation failure. */

@@ -5,6 +5,7 @@
  * lists in global time order with the cores shared among the ranks that
  * compute (processor sharing). */
 #include "sched/simulate.h"
+#include "topo/collective_cost.h"
 
 #include <errno.h>
 #include <math.h>
@@ -88,13 +89,17 @@ static void link_params(const struct sim *sm, int a, int b, double *alpha, doubl
 }
 
 /* Seconds a message occupies its link (bandwidth part) and its latency. */
-static void message_time(const struct sim *sm, int src, int dst, double t, double *occupy, double *latency)
+static void message_time(const struct sim *sm, int src, int dst, int boundary, double t, double *occupy,
+                         double *latency)
 {
     const struct wp_cost_model *c = sm->cost;
     double f = bandwidth_factor(c, src, dst, t);
     if (!(f > 0))
         f = 1e-9;
-    if (c->cluster) {
+    if (c->boundary_s) {
+        *occupy = c->boundary_s[boundary] / f;
+        *latency = 0;
+    } else if (c->cluster) {
         double alpha, beta;
         link_params(sm, src, dst, &alpha, &beta);
         *occupy = c->message_bytes * beta / f;
@@ -144,7 +149,8 @@ static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, str
             double occupy, latency;
             size_t link = (size_t)rank * (size_t)s->nranks + (size_t)a->peer;
             double start = now > sm->link_free[link] ? now : sm->link_free[link];
-            message_time(sm, rank, a->peer, start, &occupy, &latency);
+            message_time(sm, rank, a->peer, a->op == WP_OP_SEND_ACT ? a->stage : a->stage - 1, start, &occupy,
+                         &latency);
             sm->link_free[link] = start + occupy;
             sm->msg_time[gid] = start + occupy + latency;
             return add_event(sm, rank, a->op, a->stage, a->microbatch, a->peer, start, sm->msg_time[gid], err);
@@ -163,7 +169,8 @@ static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, str
             double start = sm->msg_time[send] > now ? sm->msg_time[send] : now;
             if (sm->link_free[link] > start)
                 start = sm->link_free[link];
-            message_time(sm, a->peer, rank, start, &occupy, &latency);
+            message_time(sm, a->peer, rank, a->op == WP_OP_RECV_ACT ? a->stage - 1 : a->stage, start, &occupy,
+                         &latency);
             sm->link_free[link] = start + occupy;
             arrival = start + occupy + latency;
             int send_op = a->op == WP_OP_RECV_ACT ? WP_OP_SEND_ACT : WP_OP_SEND_GRAD;
@@ -181,6 +188,49 @@ static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, str
     }
 }
 
+/* Seconds of a stage's gradient allreduce over its n ranks. */
+static double allreduce_duration(const struct sim *sm, int stage, int n, const int *ranks)
+{
+    double duration;
+    if (sm->cost->stage_allreduce_s) {
+        duration = sm->cost->stage_allreduce_s[stage];
+    } else if (sm->cost->cluster) {
+        /* NCCL-like: a ring inside each node over its slowest link, rings
+         * across nodes over the network (collective_cost.h) */
+        double share = sm->cost->gradient_bytes * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
+        struct wp_link_cost intra = {0, 0}, inter = {0, 0};
+        int nodes = 0, per_node = 0;
+        for (int i = 0; i < n; i++) {
+            int first = 1, here = 0;
+            for (int j = 0; j < n; j++) {
+                if (sm->node_of[ranks[j]] != sm->node_of[ranks[i]])
+                    continue;
+                first &= j >= i;
+                here++;
+                if (j != i) {
+                    double a, b;
+                    link_params(sm, ranks[i], ranks[j], &a, &b);
+                    if (a > intra.latency_s)
+                        intra.latency_s = a;
+                    if (b > 0 && (intra.bandwidth_Bps <= 0 || 1.0 / b < intra.bandwidth_Bps))
+                        intra.bandwidth_Bps = 1.0 / b;
+                }
+            }
+            nodes += first;
+            per_node = here > per_node ? here : per_node;
+        }
+        const struct wp_network *net = &sm->cost->cluster->network;
+        if (net->given)
+            inter = (struct wp_link_cost){net->latency_s, net->bandwidth_Bps};
+        duration = wp_allreduce_s(nodes, per_node, share, intra, inter);
+    } else {
+        /* ring allreduce: 2(n-1) steps, each 1/n of the gradients */
+        double share = sm->cost->tar * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
+        duration = wp_ring_allreduce_s(n, share, (struct wp_link_cost){0, 1.0});
+    }
+    return duration;
+}
+
 static int sim_collective(void *ctx, int stage, int n, const int *ranks, const int *steps, struct wp_err *err)
 {
     struct sim *sm = ctx;
@@ -188,22 +238,7 @@ static int sim_collective(void *ctx, int stage, int n, const int *ranks, const i
     for (int i = 0; i < n; i++)
         if (sm->clock[ranks[i]] > start)
             start = sm->clock[ranks[i]];
-    /* ring allreduce: 2(n-1) steps, each 1/n of the gradients over the
-     * slowest link of the ring */
-    double alpha = 0, beta = 0, share;
-    if (sm->cost->cluster) {
-        for (int i = 0; i < n; i++) {
-            double a, b;
-            link_params(sm, ranks[i], ranks[(i + 1) % n], &a, &b);
-            alpha = a > alpha ? a : alpha;
-            beta = b > beta ? b : beta;
-        }
-        share = sm->cost->gradient_bytes * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
-    } else {
-        beta = 1;
-        share = sm->cost->tar * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
-    }
-    double duration = 2.0 * (n - 1) * (alpha + share / n * beta);
+    double duration = allreduce_duration(sm, stage, n, ranks);
     for (int i = 0; i < n; i++) {
         sm->clock[ranks[i]] = start + duration;
         if (add_event(sm, ranks[i], WP_OP_ALLREDUCE, stage, -1, -1, start, start + duration, err))
@@ -255,7 +290,8 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
                     }
                     if (wp_op_is_send(a->op)) {
                         double occupy, latency;
-                        message_time(sm, r, a->peer, now, &occupy, &latency);
+                        message_time(sm, r, a->peer, a->op == WP_OP_SEND_ACT ? a->stage : a->stage - 1, now,
+                                     &occupy, &latency);
                         sm->msg_time[gid] = now + occupy + latency;
                     } else if (wp_op_is_recv(a->op)) {
                         double arrival = sm->msg_time[mm->partner[gid]];
@@ -270,8 +306,7 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
                         int n = pl->ncopies * pl->nreplicas;
                         if (arrived[a->stage] < n)
                             break;
-                        double share = sm->cost->tar * wp_stage_weight(s, a->stage) * pl->nreplicas;
-                        double duration = 2.0 * (n - 1) * share / n;
+                        double duration = allreduce_duration(sm, a->stage, n, pl->ranks);
                         for (int i = 0; i < n; i++) {
                             int q = pl->ranks[i];
                             wait_until[q] = now + duration;

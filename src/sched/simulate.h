@@ -30,6 +30,10 @@ struct wp_cost_model {
     /* measured seconds of F, B, W per stage (one micro-batch slice), used
      * instead of tf, tb, tw when given: how the runtime's timings are replayed */
     const double *stage_f, *stage_b, *stage_w;
+    /* the planner's costs, used instead of the link model when given:
+     * seconds of one message across the boundary after stage b (either
+     * way), and of each stage's gradient allreduce */
+    const double *boundary_s, *stage_allreduce_s;
     /* cores the ranks share (0: each rank has its own). With fewer cores than
      * ranks, k ranks computing at once each progress at min(1, cores / k):
      * a compute's cost is then its work alone (CPU seconds) */

@@ -1,0 +1,673 @@
+/* The planner's search (DAPPLE formulas 4-5, see plan.h), and plans given
+ * by hand for baselines.
+ *
+ * Dynamic programming: a state is (j, occupancy): the first j layers are
+ * planned as stages on GPUs taken from the nodes (occupancy = GPUs taken
+ * per node, nodes being identical compared as a sorted multiset). Its value
+ * is L of the whole plan in which layers j..N-1 form one more stage on every
+ * free GPU, the memoised T_PL(j, m, g). A step from a state cuts that last
+ * stage after layer j' - 1 and gives the first part m' GPUs by fresh, append
+ * or scatter first; each state keeps the best way to reach it (a plan that
+ * fits in memory before one that does not, then the smaller L). The root
+ * (no cut) is data parallelism; cutting everywhere with m' = 1 gives
+ * straight pipelines.
+ *
+ * The state space grows with the GPUs; beyond WP_DP_MAX_DEVICES the search
+ * is over uniform plans only: S stages of r replicas each (r from 1..a
+ * node's GPUs and whole nodes), layers balanced over the stages by the
+ * bottleneck partition and then moved one at a time while L drops. That
+ * search also runs below the limit, and the better plan wins. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plan/plan.h"
+
+#define WP_DP_MAX_DEVICES 64
+/* How many of the best plans by L the simulator checks, and up to how many
+ * GPUs (the simulator keeps a ranks x ranks link table). */
+#define WP_SIMULATE_CANDIDATES 48
+#define WP_SIMULATE_MAX_DEVICES 512
+
+struct state {
+    int j;
+    int parent;
+    int first, last, replicas; /* the stage added by the step into this state */
+    enum wp_place_policy policy;
+    struct wp_stage_shape shape;
+    int nstages;               /* stages before the rest */
+    double value, peak;
+    int fits;
+};
+
+struct search {
+    const struct wp_plan_model *m;
+    int nodes, cap, N, G;
+    struct state *st;
+    int nst, capst;
+    int *used;                 /* nst x nodes, actual */
+    int *canon;                /* nst x nodes, sorted descending */
+    int *canon_tmp, *used_tmp; /* nodes each */
+    int *table;                /* hash table of state indices, -1 empty */
+    size_t table_size;
+    int *bucket_next;          /* per state: next state with the same j */
+    int *bucket_head, *bucket_tail;
+    long evaluations;
+    double least_peak;         /* smallest peak memory of any plan seen */
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int better(int fits_a, double a, int fits_b, double b)
+{
+    if (fits_a != fits_b)
+        return fits_a > fits_b;
+    return a < b;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    return *(const int *)b - *(const int *)a;
+}
+
+static unsigned long hash_key(int j, const int *canon, int nodes)
+{
+    unsigned long h = 1469598103934665603UL ^ (unsigned long)j;
+    for (int i = 0; i < nodes; i++)
+        h = (h ^ (unsigned long)canon[i]) * 1099511628211UL;
+    return h;
+}
+
+/* The state (j, occupancy), or -1 (and *slot where it would go). */
+static int find(const struct search *S, int j, const int *canon, size_t *slot)
+{
+    size_t i = hash_key(j, canon, S->nodes) & (S->table_size - 1);
+    while (S->table[i] >= 0) {
+        int k = S->table[i];
+        if (S->st[k].j == j && memcmp(&S->canon[(size_t)k * S->nodes], canon, (size_t)S->nodes * sizeof *canon) == 0)
+            return k;
+        i = (i + 1) & (S->table_size - 1);
+    }
+    *slot = i;
+    return -1;
+}
+
+static int grow(struct search *S)
+{
+    if (S->nst < S->capst)
+        return 0;
+    int cap = S->capst ? 2 * S->capst : 1024;
+    struct state *st = realloc(S->st, (size_t)cap * sizeof *st);
+    if (!st)
+        return -1;
+    S->st = st;
+    int *used = realloc(S->used, (size_t)cap * S->nodes * sizeof *used);
+    if (!used)
+        return -1;
+    S->used = used;
+    int *canon = realloc(S->canon, (size_t)cap * S->nodes * sizeof *canon);
+    if (!canon)
+        return -1;
+    S->canon = canon;
+    int *next = realloc(S->bucket_next, (size_t)cap * sizeof *next);
+    if (!next)
+        return -1;
+    S->bucket_next = next;
+    S->capst = cap;
+    /* keep the table at most half full */
+    if ((size_t)cap * 2 > S->table_size) {
+        size_t size = S->table_size ? S->table_size : 4096;
+        while (size < (size_t)cap * 2)
+            size *= 2;
+        int *table = malloc(size * sizeof *table);
+        if (!table)
+            return -1;
+        for (size_t i = 0; i < size; i++)
+            table[i] = -1;
+        free(S->table);
+        S->table = table;
+        S->table_size = size;
+        for (int k = 0; k < S->nst; k++) {
+            size_t slot;
+            find(S, S->st[k].j, &S->canon[(size_t)k * S->nodes], &slot);
+            S->table[slot] = k;
+        }
+    }
+    return 0;
+}
+
+/* Records a way into (j, used): a new state, or a better way into an old one. */
+static int offer(struct search *S, const struct state *cand, const int *used)
+{
+    if (!S->table && grow(S))
+        return -1;
+    int *canon = S->canon_tmp;
+    memcpy(canon, used, (size_t)S->nodes * sizeof *canon);
+    qsort(canon, (size_t)S->nodes, sizeof *canon, cmp_desc);
+    size_t slot = 0;
+    int k = find(S, cand->j, canon, &slot);
+    if (k >= 0) {
+        if (better(cand->fits, cand->value, S->st[k].fits, S->st[k].value)) {
+            S->st[k] = *cand;
+            memcpy(&S->used[(size_t)k * S->nodes], used, (size_t)S->nodes * sizeof *used);
+        }
+        return 0;
+    }
+    if (grow(S))
+        return -1;
+    find(S, cand->j, canon, &slot);
+    k = S->nst++;
+    S->st[k] = *cand;
+    memcpy(&S->used[(size_t)k * S->nodes], used, (size_t)S->nodes * sizeof *used);
+    memcpy(&S->canon[(size_t)k * S->nodes], canon, (size_t)S->nodes * sizeof *canon);
+    S->table[slot] = k;
+    S->bucket_next[k] = -1;
+    if (S->bucket_head[cand->j] < 0)
+        S->bucket_head[cand->j] = k;
+    else
+        S->bucket_next[S->bucket_tail[cand->j]] = k;
+    S->bucket_tail[cand->j] = k;
+    return 0;
+}
+
+/* The shape of every GPU still free. */
+static void rest_shape(const int *used, int nodes, int cap, struct wp_stage_shape *sh)
+{
+    sh->replicas = 0;
+    sh->nodes_spanned = 0;
+    sh->max_per_node = 0;
+    sh->only_node = -1;
+    for (int i = 0; i < nodes; i++) {
+        int f = cap - used[i];
+        if (f <= 0)
+            continue;
+        sh->replicas += f;
+        sh->only_node = sh->nodes_spanned == 0 ? i : -1;
+        sh->nodes_spanned++;
+        if (f > sh->max_per_node)
+            sh->max_per_node = f;
+    }
+}
+
+static double evaluate(struct search *S, struct wp_stage_shape *shapes, int n, int *fits, double *peak)
+{
+    struct wp_pipe_latency lat;
+    double L = wp_plan_latency(S->m, shapes, n, &lat, fits, peak);
+    S->evaluations++;
+    if (*peak < S->least_peak)
+        S->least_peak = *peak;
+    return L;
+}
+
+/* Expands every state with j layers planned. */
+static int expand_bucket(struct search *S, int j, struct wp_stage_shape *shapes, int *used2,
+                         struct wp_plan_device *devs)
+{
+    const int N = S->N;
+    for (int k = S->bucket_head[j]; k >= 0; k = S->bucket_next[k]) {
+        /* the prefix's stages, walking back */
+        int ns = S->st[k].nstages;
+        for (int a = k, i = ns - 1; i >= 0; a = S->st[a].parent, i--)
+            shapes[i] = S->st[a].shape;
+        /* a copy: offer() may move the state arrays */
+        int *used = S->used_tmp;
+        memcpy(used, &S->used[(size_t)k * S->nodes], (size_t)S->nodes * sizeof *used);
+        int taken = 0;
+        for (int i = 0; i < S->nodes; i++)
+            taken += used[i];
+        int free_gpus = S->G - taken;
+        for (int mp = 1; mp < free_gpus; mp++) {
+            int tried[3][WP_DP_MAX_DEVICES];
+            for (int pol = WP_PLACE_FRESH; pol <= WP_PLACE_SCATTER; pol++) {
+                memcpy(used2, used, (size_t)S->nodes * sizeof *used2);
+                if (wp_place_take((enum wp_place_policy)pol, used2, S->nodes, S->cap, mp, devs))
+                    continue;
+                memcpy(tried[pol], used2, (size_t)S->nodes * sizeof *used2);
+                int dup = 0;
+                for (int q = WP_PLACE_FRESH; q < pol; q++)
+                    dup |= memcmp(tried[q], used2, (size_t)S->nodes * sizeof *used2) == 0;
+                if (dup)
+                    continue;
+                struct wp_stage_shape added, rest;
+                wp_stage_shape_of(devs, mp, &added);
+                rest_shape(used2, S->nodes, S->cap, &rest);
+                for (int j2 = j + 1; j2 < N; j2++) {
+                    added.first_layer = j;
+                    added.last_layer = j2 - 1;
+                    rest.first_layer = j2;
+                    rest.last_layer = N - 1;
+                    shapes[ns] = added;
+                    shapes[ns + 1] = rest;
+                    struct state cand = {j2, k, j, j2 - 1, mp, (enum wp_place_policy)pol, added, ns + 1, 0, 0, 0};
+                    cand.value = evaluate(S, shapes, ns + 2, &cand.fits, &cand.peak);
+                    if (offer(S, &cand, used2))
+                        return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* The plan of a state: its stages replayed from empty nodes, and the rest. */
+static int plan_of_state(const struct search *S, int k, struct wp_plan *p, struct wp_err *err)
+{
+    int ns = S->st[k].nstages + 1;
+    p->stages = calloc((size_t)ns, sizeof *p->stages);
+    int *used = calloc((size_t)S->nodes, sizeof *used);
+    int *chain = calloc((size_t)ns, sizeof *chain);
+    if (!p->stages || !used || !chain) {
+        free(used);
+        free(chain);
+        return wp_errorf(err, "out of memory");
+    }
+    p->nstages = ns;
+    for (int a = k, i = ns - 2; i >= 0; a = S->st[a].parent, i--)
+        chain[i] = a;
+    for (int i = 0; i < ns; i++) {
+        struct wp_plan_stage *ps = &p->stages[i];
+        if (i < ns - 1) {
+            const struct state *s = &S->st[chain[i]];
+            ps->first_layer = s->first;
+            ps->last_layer = s->last;
+            ps->replicas = s->replicas;
+            ps->policy = s->policy;
+        } else {
+            ps->first_layer = S->st[k].j;
+            ps->last_layer = S->N - 1;
+            ps->policy = WP_PLACE_REST;
+            ps->replicas = 0;
+            for (int n = 0; n < S->nodes; n++)
+                ps->replicas += S->cap - used[n];
+        }
+        ps->devices = calloc((size_t)ps->replicas, sizeof *ps->devices);
+        if (!ps->devices || wp_place_take(ps->policy, used, S->nodes, S->cap, ps->replicas, ps->devices)) {
+            free(used);
+            free(chain);
+            return wp_errorf(err, "internal error: stage %d cannot be placed again", i);
+        }
+    }
+    free(used);
+    free(chain);
+    wp_plan_evaluate(S->m, p);
+    return 0;
+}
+
+static void search_destroy(struct search *S)
+{
+    free(S->st);
+    free(S->used);
+    free(S->canon);
+    free(S->canon_tmp);
+    free(S->used_tmp);
+    free(S->table);
+    free(S->bucket_next);
+    free(S->bucket_head);
+    free(S->bucket_tail);
+}
+
+/* The DP over (layers, occupancy); *best_k the best state. */
+static int search_dp(struct search *S, int *best_k, struct wp_err *err)
+{
+    const int N = S->N;
+    S->bucket_head = malloc((size_t)(N + 1) * sizeof *S->bucket_head);
+    S->bucket_tail = malloc((size_t)(N + 1) * sizeof *S->bucket_tail);
+    struct wp_stage_shape *shapes = calloc((size_t)N + 2, sizeof *shapes);
+    int *used0 = calloc((size_t)S->nodes, sizeof *used0);
+    int *used2 = calloc((size_t)S->nodes, sizeof *used2);
+    struct wp_plan_device *devs = calloc((size_t)S->G + 1, sizeof *devs);
+    int rc = 0;
+    if (!S->bucket_head || !S->bucket_tail || !shapes || !used0 || !used2 || !devs) {
+        rc = wp_errorf(err, "out of memory");
+        goto out;
+    }
+    for (int j = 0; j <= N; j++)
+        S->bucket_head[j] = S->bucket_tail[j] = -1;
+    /* the root: every layer in one stage on every GPU (data parallelism) */
+    struct state root = {0, -1, 0, -1, 0, WP_PLACE_REST, {0}, 0, 0, 0, 0};
+    rest_shape(used0, S->nodes, S->cap, &shapes[0]);
+    shapes[0].first_layer = 0;
+    shapes[0].last_layer = N - 1;
+    root.value = evaluate(S, shapes, 1, &root.fits, &root.peak);
+    if (offer(S, &root, used0)) {
+        rc = wp_errorf(err, "out of memory");
+        goto out;
+    }
+    for (int j = 0; j < N; j++)
+        if (expand_bucket(S, j, shapes, used2, devs)) {
+            rc = wp_errorf(err, "out of memory");
+            goto out;
+        }
+    *best_k = 0;
+    for (int k = 1; k < S->nst; k++)
+        if (better(S->st[k].fits, S->st[k].value, S->st[*best_k].fits, S->st[*best_k].value))
+            *best_k = k;
+out:
+    free(shapes);
+    free(used0);
+    free(used2);
+    free(devs);
+    return rc;
+}
+
+/* ---- uniform plans: S stages x r replicas ---- */
+
+/* Layers into nstages contiguous stages whose largest F + B is smallest
+ * (binary search on the bottleneck, greedy fill); first[s] per stage. */
+static void balance(const struct wp_plan_model *m, int nstages, int *first)
+{
+    int N = m->layers->nlayers;
+    double lo = 0, hi = m->cum_f[N] + m->cum_b[N];
+    for (int i = 0; i < N; i++) {
+        double w = m->layers->layers[i].forward_s + m->layers->layers[i].backward_s;
+        lo = w > lo ? w : lo;
+    }
+    for (int iter = 0; iter < 60 && hi - lo > 1e-12 * (hi + 1e-30); iter++) {
+        double cap = 0.5 * (lo + hi);
+        int s = 0, start = 0;
+        for (int i = 0; i < N && s < nstages; i++) {
+            double w = m->cum_f[i + 1] + m->cum_b[i + 1] - m->cum_f[start] - m->cum_b[start];
+            if (w > cap) {
+                s++;
+                start = i;
+            }
+        }
+        if (s < nstages)
+            hi = cap;
+        else
+            lo = cap;
+    }
+    /* cut at hi, then make sure every stage has a layer */
+    int s = 0, start = 0;
+    first[0] = 0;
+    for (int i = 0; i < N; i++) {
+        double w = m->cum_f[i + 1] + m->cum_b[i + 1] - m->cum_f[start] - m->cum_b[start];
+        if (w > hi * (1 + 1e-12) && s + 1 < nstages && i > start) {
+            first[++s] = i;
+            start = i;
+        }
+    }
+    for (s = s + 1; s < nstages; s++)
+        first[s] = N - (nstages - s);
+    for (s = nstages - 1; s > 0; s--) /* strictly increasing, ending before N */
+        if (first[s] <= first[s - 1])
+            first[s - 1] = first[s] - 1;
+    for (s = 1; s < nstages; s++)
+        if (first[s] <= first[s - 1])
+            first[s] = first[s - 1] + 1;
+}
+
+static void uniform_shapes(const struct search *S, int nstages, int r, const int *first,
+                           struct wp_stage_shape *shapes)
+{
+    for (int s = 0; s < nstages; s++) {
+        int d0 = s * r; /* devices in node-major order: append */
+        int n0 = d0 / S->cap, n1 = (d0 + r - 1) / S->cap;
+        shapes[s].first_layer = first[s];
+        shapes[s].last_layer = s + 1 < nstages ? first[s + 1] - 1 : S->N - 1;
+        shapes[s].replicas = r;
+        shapes[s].nodes_spanned = n1 - n0 + 1;
+        shapes[s].max_per_node = r < S->cap ? r : S->cap;
+        shapes[s].only_node = n0 == n1 ? n0 : -1;
+    }
+}
+
+/* One uniform plan: nstages stages of r replicas, stage s from layer first[s]. */
+struct uniform_plan {
+    int nstages, r, fits;
+    double value;
+    int *first;
+};
+
+struct uniform_list {
+    struct uniform_plan *v;
+    int n, cap;
+};
+
+static int uniform_push(struct uniform_list *l, int ns, int r, int fits, double value, const int *first)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        struct uniform_plan *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    int *copy = malloc((size_t)ns * sizeof *copy);
+    if (!copy)
+        return -1;
+    memcpy(copy, first, (size_t)ns * sizeof *copy);
+    l->v[l->n++] = (struct uniform_plan){ns, r, fits, value, copy};
+    return 0;
+}
+
+/* Every (S, r): balanced layers, then single boundaries moved while L drops. */
+static int search_uniform(struct search *S, struct uniform_list *out)
+{
+    int N = S->N, G = S->G, rc = 0;
+    int *first = calloc((size_t)N, sizeof *first);
+    struct wp_stage_shape *shapes = calloc((size_t)N, sizeof *shapes);
+    if (!first || !shapes)
+        rc = -1;
+    for (int ns = 1; rc == 0 && ns <= N && ns <= G; ns++) {
+        for (int r = 1; rc == 0 && r * ns <= G; r++) {
+            if (r > S->cap && r % S->cap)
+                continue; /* more than a node: whole nodes only */
+            balance(S->m, ns, first);
+            int fits;
+            double peak;
+            uniform_shapes(S, ns, r, first, shapes);
+            double L = evaluate(S, shapes, ns, &fits, &peak);
+            for (int improved = 1, pass = 0; improved && pass < 4 * N; pass++) {
+                improved = 0;
+                for (int s = 1; s < ns; s++)
+                    for (int d = -1; d <= 1; d += 2) {
+                        int f = first[s] + d;
+                        if (f <= first[s - 1] || f >= (s + 1 < ns ? first[s + 1] : N))
+                            continue;
+                        int old = first[s];
+                        first[s] = f;
+                        uniform_shapes(S, ns, r, first, shapes);
+                        int fits2;
+                        double L2 = evaluate(S, shapes, ns, &fits2, &peak);
+                        if (fits2 > fits || (fits2 == fits && L2 < L * (1 - 1e-12))) {
+                            L = L2;
+                            fits = fits2;
+                            improved = 1;
+                        } else {
+                            first[s] = old;
+                        }
+                    }
+            }
+            rc = uniform_push(out, ns, r, fits, L, first);
+        }
+    }
+    free(first);
+    free(shapes);
+    return rc;
+}
+
+static int plan_uniform(const struct search *S, const struct uniform_plan *u, struct wp_plan *p,
+                        struct wp_err *err)
+{
+    int *layer_counts = calloc((size_t)u->nstages, sizeof *layer_counts);
+    int *replicas = calloc((size_t)u->nstages, sizeof *replicas);
+    if (!layer_counts || !replicas) {
+        free(layer_counts);
+        free(replicas);
+        return wp_errorf(err, "out of memory");
+    }
+    for (int s = 0; s < u->nstages; s++) {
+        int end = s + 1 < u->nstages ? u->first[s + 1] : S->N;
+        layer_counts[s] = end - u->first[s];
+        replicas[s] = u->r;
+    }
+    int rc = wp_plan_fixed(S->m, u->nstages, layer_counts, replicas, p, err);
+    free(layer_counts);
+    free(replicas);
+    return rc;
+}
+
+/* No plan fits: say what would. */
+static int explain_no_fit(const struct search *S, struct wp_err *err)
+{
+    const struct wp_plan_model *m = S->m;
+    double gib = 1024.0 * 1024 * 1024, mem = m->hw.memory_bytes;
+    double weights = m->cum_w[S->N];
+    int need = (int)ceil(weights / mem);
+    if (need > S->G)
+        return wp_errorf(err, "the model does not fit on %d devices of %.1f GiB: its weights, gradients and optimizer "
+                              "state alone take %.1f GiB, so it needs at least %d such devices",
+                         S->G, mem / gib, weights / gib, need);
+    return wp_errorf(err, "no plan fits in %.1f GiB per device on %d devices: the least any plan needs is %.2f GiB "
+                          "per device (give --memory, more devices or a smaller --global-batch)",
+                     mem / gib, S->G, S->least_peak / gib);
+}
+
+/* A candidate for the final choice: a DP state or a uniform plan. */
+struct candidate {
+    int state;                   /* >= 0: DP state */
+    const struct uniform_plan *u; /* else this */
+    int fits;
+    double value;
+};
+
+static int cmp_candidate(const void *a, const void *b)
+{
+    const struct candidate *x = a, *y = b;
+    if (x->fits != y->fits)
+        return y->fits - x->fits;
+    return x->value < y->value ? -1 : x->value > y->value;
+}
+
+static int candidate_plan(const struct search *S, const struct candidate *c, struct wp_plan *p,
+                          struct wp_err *err)
+{
+    wp_plan_init(p);
+    return c->state >= 0 ? plan_of_state(S, c->state, p, err) : plan_uniform(S, c->u, p, err);
+}
+
+int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err)
+{
+    double t0 = now_s();
+    struct search S;
+    memset(&S, 0, sizeof S);
+    S.m = m;
+    S.nodes = m->hw.nodes;
+    S.cap = m->hw.gpus_per_node;
+    S.N = m->layers->nlayers;
+    S.G = wp_plan_hw_devices(&m->hw);
+    S.least_peak = INFINITY;
+    S.canon_tmp = calloc((size_t)S.nodes, sizeof *S.canon_tmp);
+    S.used_tmp = calloc((size_t)S.nodes, sizeof *S.used_tmp);
+    int rc = S.canon_tmp && S.used_tmp ? 0 : wp_errorf(err, "out of memory"), best_k = -1;
+    struct uniform_list ul = {NULL, 0, 0};
+    struct candidate *cand = NULL;
+    if (rc == 0 && S.G <= WP_DP_MAX_DEVICES)
+        rc = search_dp(&S, &best_k, err);
+    if (rc == 0 && search_uniform(&S, &ul))
+        rc = wp_errorf(err, "out of memory");
+    int nc = 0;
+    if (rc == 0) {
+        cand = calloc((size_t)(S.nst + ul.n + 1), sizeof *cand);
+        if (!cand)
+            rc = wp_errorf(err, "out of memory");
+    }
+    if (rc == 0) {
+        /* the best DP states and the best uniform plans, half of the
+         * simulator's checks each, so that neither crowds out the other */
+        for (int k = 0; k < S.nst; k++)
+            cand[nc++] = (struct candidate){k, NULL, S.st[k].fits, S.st[k].value};
+        qsort(cand, (size_t)nc, sizeof *cand, cmp_candidate);
+        int ndp = nc < WP_SIMULATE_CANDIDATES / 2 ? nc : WP_SIMULATE_CANDIDATES / 2;
+        nc = ndp;
+        for (int i = 0; i < ul.n; i++)
+            cand[nc++] = (struct candidate){-1, &ul.v[i], ul.v[i].fits, ul.v[i].value};
+        qsort(cand + ndp, (size_t)(nc - ndp), sizeof *cand, cmp_candidate);
+        if (nc > WP_SIMULATE_CANDIDATES)
+            nc = WP_SIMULATE_CANDIDATES;
+        qsort(cand, (size_t)nc, sizeof *cand, cmp_candidate);
+        if (nc == 0 || !cand[0].fits)
+            rc = explain_no_fit(&S, err);
+    }
+    if (rc == 0) {
+        /* L leaves out the bubbles inside the pivot stage and how transfers
+         * overlap: the best candidates by L are simulated and the fastest by
+         * the simulator wins (with many ranks L alone decides) */
+        int check = S.G <= WP_SIMULATE_MAX_DEVICES ? WP_SIMULATE_CANDIDATES : 1;
+        double best_sim = INFINITY;
+        for (int i = 0; i < nc && i < check && cand[i].fits && rc == 0; i++) {
+            struct wp_plan p;
+            double sim = cand[i].value;
+            rc = candidate_plan(&S, &cand[i], &p, err);
+            if (rc == 0 && check > 1)
+                rc = wp_plan_simulate(m, &p, 1, 0, &sim, NULL, err);
+            if (rc == 0 && sim < best_sim * (1 - 1e-9)) {
+                best_sim = sim;
+                wp_plan_destroy(best);
+                *best = p;
+                best->simulated_iter_s = check > 1 ? sim : -1;
+                if (check > 1)
+                    best->predicted_iter_s = sim;
+            } else {
+                wp_plan_destroy(&p);
+            }
+        }
+    }
+    best->states = S.nst + ul.n;
+    best->evaluations = S.evaluations;
+    best->search_s = now_s() - t0;
+    for (int i = 0; i < ul.n; i++)
+        free(ul.v[i].first);
+    free(ul.v);
+    free(cand);
+    search_destroy(&S);
+    return rc;
+}
+
+int wp_plan_fixed(const struct wp_plan_model *m, int nstages, const int *layer_counts,
+                  const int *replicas, struct wp_plan *p, struct wp_err *err)
+{
+    int N = m->layers->nlayers, G = wp_plan_hw_devices(&m->hw), sum = 0, devs = 0;
+    for (int s = 0; s < nstages; s++) {
+        if (layer_counts[s] < 1 || replicas[s] < 1)
+            return wp_errorf(err, "stage %d needs at least one layer and one replica", s);
+        sum += layer_counts[s];
+        devs += replicas[s];
+    }
+    if (sum != N)
+        return wp_errorf(err, "the stages hold %d layers, the model has %d", sum, N);
+    if (devs > G)
+        return wp_errorf(err, "the stages need %d devices, there are %d", devs, G);
+    p->stages = calloc((size_t)nstages, sizeof *p->stages);
+    int *used = calloc((size_t)m->hw.nodes, sizeof *used);
+    if (!p->stages || !used) {
+        free(used);
+        return wp_errorf(err, "out of memory");
+    }
+    p->nstages = nstages;
+    for (int s = 0, next = 0; s < nstages; s++) {
+        struct wp_plan_stage *ps = &p->stages[s];
+        ps->first_layer = next;
+        next += layer_counts[s];
+        ps->last_layer = next - 1;
+        ps->replicas = replicas[s];
+        ps->policy = WP_PLACE_APPEND;
+        ps->devices = calloc((size_t)replicas[s], sizeof *ps->devices);
+        if (!ps->devices ||
+            wp_place_take(WP_PLACE_APPEND, used, m->hw.nodes, m->hw.gpus_per_node, replicas[s], ps->devices)) {
+            free(used);
+            return wp_errorf(err, "out of memory");
+        }
+    }
+    free(used);
+    wp_plan_evaluate(m, p);
+    return 0;
+}

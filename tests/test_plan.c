@@ -1,0 +1,283 @@
+/* The DAPPLE planner: placement policies on a small grid, data parallelism
+ * and straight pipelines against closed forms, and DAPPLE's table V: for
+ * VGG-19, GNMT-16, BERT-48, XLNet-36, AmoebaNet-36 (DAPPLE's own V100
+ * profiles) and ResNet-50 (PipeDream's) on configurations A, B and C, the
+ * plan either has the paper's shape and split position (within two layers)
+ * or, where it differs, the simulator shows it is not slower than the
+ * paper's plan on the same costs; and it is never slower by the simulator
+ * than data parallelism, a straight pipeline or even splits. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plan.h"
+#include "tap.h"
+#include "topo/cluster_io.h"
+
+static char srcdir[512];
+
+/* ---- placement ---- */
+
+static void placement_tests(void)
+{
+    int used[3] = {0, 0, 0};
+    struct wp_plan_device d[24];
+    ok(wp_place_take(WP_PLACE_APPEND, used, 3, 4, 2, d) == 0 && used[0] == 2, "append: 2 GPUs on node 0");
+    ok(wp_place_take(WP_PLACE_FRESH, used, 3, 4, 3, d) == 0 && used[1] == 3 && d[0].node == 1 && d[2].gpu == 2,
+       "fresh: 3 GPUs from the unused node 1");
+    ok(wp_place_take(WP_PLACE_APPEND, used, 3, 4, 2, d) == 0 && used[1] == 4 && used[0] == 3,
+       "append: the fullest partly used node first (node 1), then node 0");
+    ok(wp_place_take(WP_PLACE_SCATTER, used, 3, 4, 1, d) == 0 && used[0] == 4, "scatter: round the used nodes");
+    int fresh[2] = {0, 0};
+    ok(wp_place_take(WP_PLACE_SCATTER, fresh, 2, 8, 6, d) == 0 && fresh[0] == 3 && fresh[1] == 3,
+       "scatter on fresh nodes: 6 GPUs as 3 + 3");
+    struct wp_stage_shape sh;
+    wp_stage_shape_of(d, 6, &sh);
+    ok(sh.nodes_spanned == 2 && sh.max_per_node == 3 && sh.only_node == -1, "its shape: 2 nodes, 3 per node");
+    ok(wp_place_take(WP_PLACE_REST, fresh, 2, 8, 0, d) == 0 && fresh[0] == 8 && fresh[1] == 8,
+       "rest takes every free GPU");
+    ok(wp_place_take(WP_PLACE_APPEND, fresh, 2, 8, 1, d) == -1, "nothing left: -1");
+}
+
+/* ---- closed forms on a synthetic chain ---- */
+
+static void closed_form_tests(void)
+{
+    struct wp_layer_table t;
+    struct wp_err err;
+    wp_layer_table_init(&t);
+    t.profile_batch = 4;
+    for (int i = 0; i < 8; i++) {
+        struct wp_layer l = {"l", 0.010, 0.020, 1e6, 4e6, 8e6};
+        wp_layer_table_append(&t, &l, &err);
+    }
+    struct wp_plan_hw hw = {"grid", "test GPU", 2, 2, {1e-6, 100e9}, {1e-5, 10e9}, 8e9, 0};
+    struct wp_plan_model m;
+    ok(wp_plan_model_init(&m, &t, &hw, 32, &err) == 0, "model");
+    /* data parallelism: 4 replicas x 4 = 16 per micro-batch, M = 2;
+     * L = M (F + B) + AR, AR hierarchical over 2 nodes x 2 GPUs */
+    int all = 8, four = 4;
+    struct wp_plan p;
+    wp_plan_init(&p);
+    ok(wp_plan_fixed(&m, 1, &all, &four, &p, &err) == 0, "DP plan");
+    double P = 8 * 4e6;
+    double ar = 2 * (2 - 1) * (1e-6 + P / 2 / 100e9) + 2 * (2 - 1) * (1e-5 + P / 2 / 10e9);
+    is_int(p.microbatches, 2, "DP: M = 32 / (4 x 4)");
+    is_near(p.stages[0].allreduce_s, ar, 1e-12, "DP: hierarchical allreduce");
+    is_near(p.latency.total_s, 2 * 8 * 0.030 + ar, 1e-9, "DP: L = M (F + B) + AR");
+    double sim;
+    ok(wp_plan_simulate(&m, &p, 1, 0, &sim, NULL, &err) == 0, "DP simulated (%s)", err.msg);
+    is_near(sim, p.latency.total_s, 1e-9, "DP: the simulator agrees");
+    wp_plan_destroy(&p);
+    /* straight: 4 stages of 2 layers, micro-batch 4, M = 8:
+     * 1F1B's (M + S - 1)(F + B) plus 3 boundary transfers each way */
+    int two[4] = {2, 2, 2, 2}, one[4] = {1, 1, 1, 1};
+    wp_plan_init(&p);
+    ok(wp_plan_fixed(&m, 4, two, one, &p, &err) == 0, "straight plan");
+    double send = 1e-6 + 1e6 / 100e9; /* stage 0 -> 1 on node 0: one NVLink-class link */
+    ok(p.stages[0].only_node == 0 && p.stages[2].only_node == 1, "stages 0-1 on node 0, 2-3 on node 1");
+    is_near(p.stages[0].send_s, send, 1e-12, "intra-node boundary");
+    is_near(p.stages[1].send_s, 1e-5 + 1e6 / 10e9, 1e-12, "inter-node boundary");
+    ok(p.latency.total_s >= (8 + 4 - 1) * 0.060 && p.latency.total_s < (8 + 4 - 1) * 0.060 + 0.01,
+       "straight: L = %.4f s, about (M + S - 1)(F + B) = %.4f s", p.latency.total_s, 11 * 0.060);
+    wp_plan_destroy(&p);
+    /* memory: weights + gradients + Adam state 16 B per float parameter, 8
+     * layers = 8 x (8 + 8) MB = 128 MB per DP replica; a 100 MB limit
+     * rules DP out */
+    m.hw.memory_bytes = 100e6;
+    wp_plan_init(&p);
+    ok(wp_plan_dapple(&m, &p, &err) == 0 && p.nstages > 1, "100 MB per GPU: a pipeline (%s)", err.msg);
+    ok(p.peak_memory_bytes <= 100e6, "and it fits: %.0f bytes", p.peak_memory_bytes);
+    wp_plan_destroy(&p);
+    m.hw.memory_bytes = 20e6;
+    wp_plan_init(&p);
+    ok(wp_plan_dapple(&m, &p, &err) == -1, "20 MB per GPU: no plan");
+    has_substr(err.msg, "needs at least 7 such devices", "the error says how many devices would do");
+    wp_plan_destroy(&p);
+    wp_plan_model_destroy(&m);
+    wp_layer_table_destroy(&t);
+}
+
+/* ---- DAPPLE table V ---- */
+
+struct table_case {
+    const char *file, *contract, *block; /* block: a substring of the names of the counted layers */
+    int profile_batch, global_batch;
+    char config;
+    const char *paper;                   /* "DP", "straight" or "P:Q" */
+    int split;                           /* blocks in the first stage (P:Q plans) */
+};
+
+static const struct table_case cases[] = {
+    {"pipedream/resnet50.txt", "auto", "Conv", 128, 2048, 'a', "DP", 0},
+    {"pipedream/resnet50.txt", "auto", "Conv", 128, 2048, 'b', "DP", 0},
+    {"pipedream/resnet50.txt", "auto", "Conv", 128, 2048, 'c', "DP", 0},
+    {"dapple-v100/vgg-19-pbs-32.txt", "auto", "Conv2d|Linear", 0, 2048, 'a', "DP", 0},
+    {"dapple-v100/vgg-19-pbs-32.txt", "auto", "Conv2d|Linear", 0, 2048, 'b', "DP", 0},
+    {"dapple-v100/vgg-19-pbs-32.txt", "auto", "Conv2d|Linear", 0, 2048, 'c', "15:1", 13},
+    {"dapple-v100/gnmt-16-pbs-64.txt", "frontier", "LSTM|RecurrentAttention", 0, 1024, 'a', "8:8", 9},
+    {"dapple-v100/gnmt-16-pbs-64.txt", "frontier", "LSTM|RecurrentAttention", 0, 1024, 'b', "8:8", 9},
+    {"dapple-v100/gnmt-16-pbs-64.txt", "frontier", "LSTM|RecurrentAttention", 0, 1024, 'c', "straight", 0},
+    {"dapple-v100/bert-48-pbs-2.txt", "auto", "layer_", 0, 64, 'a', "8:8", 23},
+    {"dapple-v100/bert-48-pbs-2.txt", "auto", "layer_", 0, 64, 'b', "straight", 0},
+    {"dapple-v100/bert-48-pbs-2.txt", "auto", "layer_", 0, 64, 'c', "straight", 0},
+    {"dapple-v100/xlnet-36-pbs-1.txt", "auto", "Layer_", 0, 128, 'a', "8:8", 18},
+    {"dapple-v100/xlnet-36-pbs-1.txt", "auto", "Layer_", 0, 128, 'b', "8:8", 18},
+    {"dapple-v100/xlnet-36-pbs-1.txt", "auto", "Layer_", 0, 128, 'c', "straight", 0},
+    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_", 0, 128, 'a', "8:8", 24},
+    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_", 0, 128, 'b', "11:5", 27},
+    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_", 0, 128, 'c', "11:5", 27},
+};
+
+static int is_block(const char *name, const char *block)
+{
+    char alt[128];
+    snprintf(alt, sizeof alt, "%s", block);
+    for (char *save = NULL, *tok = strtok_r(alt, "|", &save); tok; tok = strtok_r(NULL, "|", &save))
+        if (strstr(name, tok))
+            return 1;
+    return 0;
+}
+
+static int blocks_in(const struct wp_layer_table *t, const char *block, int first, int last)
+{
+    int n = 0;
+    for (int i = first; i <= last; i++)
+        n += is_block(t->layers[i].name, block);
+    return n;
+}
+
+/* The layer index after which `blocks` blocks have passed. */
+static int layer_after_blocks(const struct wp_layer_table *t, const char *block, int blocks)
+{
+    int n = 0;
+    for (int i = 0; i < t->nlayers; i++)
+        if (is_block(t->layers[i].name, block) && ++n == blocks)
+            return i;
+    return t->nlayers - 1;
+}
+
+/* The paper's plan on our costs: DP, straight (blocks spread evenly) or P:Q
+ * split after `split` blocks. */
+static int paper_plan(const struct wp_plan_model *m, const struct table_case *c, struct wp_plan *p,
+                      struct wp_err *err)
+{
+    const struct wp_layer_table *t = m->layers;
+    int G = wp_plan_hw_devices(&m->hw), counts[64], reps[64];
+    if (strcmp(c->paper, "DP") == 0) {
+        counts[0] = t->nlayers;
+        reps[0] = G;
+        return wp_plan_fixed(m, 1, counts, reps, p, err);
+    }
+    if (strcmp(c->paper, "straight") == 0) {
+        int total = blocks_in(t, c->block, 0, t->nlayers - 1), prev = -1;
+        for (int s = 0; s < G; s++) {
+            int end = s + 1 < G ? layer_after_blocks(t, c->block, (int)((long)(s + 1) * total / G)) : t->nlayers - 1;
+            if (end <= prev)
+                end = prev + 1;
+            counts[s] = end - prev;
+            reps[s] = 1;
+            prev = end;
+        }
+        return wp_plan_fixed(m, G, counts, reps, p, err);
+    }
+    sscanf(c->paper, "%d:%d", &reps[0], &reps[1]);
+    int cut = layer_after_blocks(t, c->block, c->split);
+    counts[0] = cut + 1;
+    counts[1] = t->nlayers - cut - 1;
+    return wp_plan_fixed(m, 2, counts, reps, p, err);
+}
+
+static double simulated(const struct wp_plan_model *m, struct wp_plan *p)
+{
+    double s = -1;
+    struct wp_err err;
+    if (wp_plan_simulate(m, p, 1, 0, &s, NULL, &err))
+        printf("# simulate: %s\n", err.msg);
+    return s;
+}
+
+static void table_case(const struct table_case *c)
+{
+    char path[1024], cluster_path[1024], name[160];
+    struct wp_err err;
+    snprintf(path, sizeof path, "%s/profiles/%s", srcdir, c->file);
+    snprintf(cluster_path, sizeof cluster_path, "%s/topology/dapple-config-%c.cfg", srcdir, c->config);
+    snprintf(name, sizeof name, "%s on %c", strrchr(c->file, '/') + 1, c->config - 'a' + 'A');
+    enum wp_layer_contract contract;
+    wp_layer_contract_from_name(c->contract, &contract);
+    struct wp_layer_table t;
+    struct wp_cluster cl;
+    struct wp_plan_hw hw;
+    struct wp_plan_model m;
+    wp_cluster_init(&cl);
+    if (!ok(wp_layer_table_read(&t, path, c->profile_batch, contract, &err) == 0, "%s: read (%s)", name, err.msg))
+        return;
+    memset(&m, 0, sizeof m);
+    if (!ok(wp_cluster_read(cluster_path, &cl, &err) == 0 && wp_plan_hw_from_cluster(&hw, &cl, 0, 0, &err) == 0 &&
+                wp_plan_model_init(&m, &t, &hw, c->global_batch, &err) == 0,
+            "%s: cluster (%s)", name, err.msg)) {
+        wp_layer_table_destroy(&t);
+        wp_cluster_destroy(&cl);
+        return;
+    }
+    struct wp_plan best, paper;
+    wp_plan_init(&best);
+    wp_plan_init(&paper);
+    ok(wp_plan_dapple(&m, &best, &err) == 0, "%s: planned (%s)", name, err.msg);
+    char shape[256];
+    wp_plan_shape(&best, shape, sizeof shape);
+    int our_split = best.nstages == 2 ? blocks_in(&t, c->block, 0, best.stages[0].last_layer) : 0;
+    double ours = simulated(&m, &best);
+    ok(paper_plan(&m, c, &paper, &err) == 0, "%s: the paper's plan %s on our costs (%s)", name, c->paper, err.msg);
+    double theirs = simulated(&m, &paper);
+    int same_kind = strcmp(shape, c->paper) == 0;
+    int same_split = c->split == 0 || (our_split >= c->split - 2 && our_split <= c->split + 2);
+    printf("# %s: ours %s", name, shape);
+    if (best.nstages == 2)
+        printf(" split %d:%d", our_split, blocks_in(&t, c->block, best.stages[1].first_layer, t.nlayers - 1));
+    printf(" simulated %.4f s (L %.4f s, fits %d); paper %s", ours, best.latency.total_s, best.fits, c->paper);
+    if (c->split)
+        printf(" split %d", c->split);
+    printf(" simulated %.4f s%s\n", theirs, paper.fits ? "" : " (does not fit in 16 GB on our memory model)");
+    if (same_kind && same_split)
+        ok(1, "%s: the paper's plan, %s%s", name, c->paper, c->split ? " with its split within 2 blocks" : "");
+    else
+        ok(ours <= theirs * (1 + 1e-9) || !paper.fits,
+           "%s: %s instead of the paper's %s, and not slower by the simulator (%.4f s vs %.4f s%s)", name, shape,
+           c->paper, ours, theirs, paper.fits ? "" : "; the paper's does not fit on our memory model");
+    /* never slower than DP, straight or even splits */
+    int G = wp_plan_hw_devices(&hw), N = t.nlayers;
+    for (int stages = 1; stages <= G && stages <= N; stages *= 2) {
+        int counts[64], reps[64];
+        for (int s = 0; s < stages; s++) {
+            counts[s] = (int)((long)(s + 1) * N / stages) - (int)((long)s * N / stages);
+            reps[s] = G / stages;
+        }
+        struct wp_plan base;
+        wp_plan_init(&base);
+        if (wp_plan_fixed(&m, stages, counts, reps, &base, &err) == 0) {
+            double b = simulated(&m, &base);
+            char bs[256];
+            wp_plan_shape(&base, bs, sizeof bs);
+            ok(!base.fits || ours <= b * (1 + 1e-9), "%s: not slower than %s with even layers (%.4f vs %.4f s%s)",
+               name, bs, ours, b, base.fits ? "" : ", which does not fit");
+        }
+        wp_plan_destroy(&base);
+    }
+    wp_plan_destroy(&best);
+    wp_plan_destroy(&paper);
+    wp_plan_model_destroy(&m);
+    wp_layer_table_destroy(&t);
+    wp_cluster_destroy(&cl);
+}
+
+int main(void)
+{
+    const char *dir = getenv("WP_SRCDIR");
+    snprintf(srcdir, sizeof srcdir, "%s", dir ? dir : ".");
+    placement_tests();
+    closed_form_tests();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        table_case(&cases[i]);
+    return tap_done();
+}
