@@ -96,15 +96,15 @@ static int parse(int argc, char **argv, struct plan_options *o)
             break;
         case OPT_PROFILE_BATCH:
             if (wp_parse_int_option(CMD, "--profile-batch", optarg, 1, 1 << 24, &o->profile_batch))
-                return -1;
+                return 2;
             break;
         case OPT_GLOBAL_BATCH:
             if (wp_parse_int_option(CMD, "--global-batch", optarg, 1, 1 << 30, &o->global_batch))
-                return -1;
+                return 2;
             break;
         case OPT_DEVICES:
             if (wp_parse_int_option(CMD, "--devices", optarg, 1, 1 << 24, &o->devices))
-                return -1;
+                return 2;
             break;
         case OPT_MEMORY: {
             struct wp_err err;
@@ -174,7 +174,7 @@ int wp_cmd_plan(int argc, char **argv)
     struct plan_options o;
     int rc = parse(argc, argv, &o);
     if (rc)
-        return rc > 0 ? 0 : 2;
+        return rc == 1 ? 0 : 2;
     struct wp_err err;
     struct wp_layer_table t;
     struct wp_cluster c;

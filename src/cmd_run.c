@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "run/checkpoint.h"
 #include "run/interpreter.h"
+#include "run/plan_ranks.h"
 #include "sched/generate.h"
 #include "sched/simulate.h"
 #include "sched/trace.h"
@@ -32,7 +33,7 @@
 #define CMD "run"
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
-       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES };
+       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_PLAN };
 
 static void usage(void)
 {
@@ -40,7 +41,8 @@ static void usage(void)
            "         [--chunks V] [--policy A|B] [--replicas r0,r1,...] [--micro-batches M]\n"
            "         [--global-batch G] [--steps N] [--seed N] [--data FILE] [--synthetic-data]\n"
            "         [--partition n0,n1,...] [--results FILE.csv] [--trace FILE.json]\n"
-           "         [--save DIR [--save-every N]] [--resume DIR]\n\n"
+           "         [--save DIR [--save-every N]] [--resume DIR]\n"
+           "       mpiexec -n P wavepipe run --config FILE --plan PLAN.cfg [--steps N] [...]\n\n"
            "Trains the GPT-2 model of FILE (jobs/models/gpt-tiny.cfg) on P ranks: the\n"
            "schedule's generator makes one action list per rank and one interpreter runs\n"
            "them: activations and gradients cross stages with MPI_Isend/MPI_Irecv, each\n"
@@ -62,6 +64,11 @@ static void usage(void)
            "  --stages S             S pipeline stages on P ranks: P/S data-parallel copies of the\n"
            "                         pipeline, each taking its share of every micro-batch, gradients\n"
            "                         allreduced per stage (gpipe, 1f1b, kfkb; same as --replicas r,r,..)\n"
+           "  --plan PLAN.cfg        run a plan of wavepipe plan (from a layer table of this model:\n"
+           "                         wavepipe profile --model FILE -o ...): its stages' blocks, replicas,\n"
+           "                         micro-batches, global batch and 1F1B policy; the plan's devices\n"
+           "                         (node:gpu) go to the ranks found there (the job's hosts in the order\n"
+           "                         of their lowest rank, node-local rank = GPU)\n"
            "  --results FILE.csv     append one row per iteration (header on the first line)\n"
            "  --trace FILE.json      the measured timeline of the last iteration (Chrome trace)\n"
            "  --svg FILE.svg         the same timeline as SVG, one row per rank\n"
@@ -78,7 +85,9 @@ static void usage(void)
 
 struct run_options {
     struct wp_sched_cli sched;
-    const char *config, *data, *results, *trace, *svg, *partition, *save, *resume, *device;
+    const char *config, *data, *results, *trace, *svg, *partition, *save, *resume, *device, *plan_path;
+    struct wp_plan plan;
+    char plan_partition[4096];
     int global_batch, steps, synthetic, kind_given, save_every, stages;
     long long seed;
 };
@@ -99,6 +108,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"device", required_argument, NULL, OPT_DEVICE},
         {"partition", required_argument, NULL, OPT_PARTITION},
         {"stages", required_argument, NULL, OPT_STAGES},
+        {"plan", required_argument, NULL, OPT_PLAN},
         {"save", required_argument, NULL, OPT_SAVE},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
         {"resume", required_argument, NULL, OPT_RESUME},
@@ -163,6 +173,7 @@ static int parse(int argc, char **argv, struct run_options *o)
             o->device = optarg;
             break;
         case OPT_PARTITION: o->partition = optarg; break;
+        case OPT_PLAN: o->plan_path = optarg; break;
         case OPT_STAGES:
             if (wp_parse_int_option(CMD, "--stages", optarg, 1, WP_SCHED_MAX_STAGES, &o->stages))
                 return 2;
@@ -184,6 +195,53 @@ static int parse(int argc, char **argv, struct run_options *o)
         return wp_usage_error(CMD, "--config FILE is required (e.g. jobs/models/gpt-tiny.cfg)");
     if (o->save_every && !o->save)
         return wp_usage_error(CMD, "--save-every needs --save DIR");
+    if (o->plan_path && (o->kind_given || o->partition || o->stages || o->sched.params.nreplicas ||
+                         o->sched.micro_given || o->global_batch > 0))
+        return wp_usage_error(CMD, "--plan sets the schedule, partition, replicas, micro-batches and global batch; "
+                                   "give none of those with it");
+    return 0;
+}
+
+/* The settings a plan fixes, checked against the model and the job. */
+static int apply_plan(struct run_options *o, struct wp_run_config *cfg, int P, struct wp_err *err)
+{
+    struct wp_plan *pl = &o->plan;
+    if (wp_plan_read(o->plan_path, pl, err))
+        return -1;
+    int L = cfg->model.layers;
+    if (pl->nlayers != L + 2)
+        return wp_errorf(err, "%s is for %s, a table of %d layers; %s has %d blocks, whose table has %d (embedding, "
+                              "blocks, head): plan from `wavepipe profile --model %s -o LAYERS.cfg`",
+                         o->plan_path, pl->model, pl->nlayers, o->config, L, L + 2, o->config);
+    if (pl->nstages > WP_SCHED_MAX_STAGES)
+        return wp_errorf(err, "%s has %d stages; the runtime takes at most %d", o->plan_path, pl->nstages,
+                         WP_SCHED_MAX_STAGES);
+    if (pl->devices_used != P)
+        return wp_errorf(err, "%s places its stages on %d devices: launch %d ranks (mpiexec -n %d), not %d",
+                         o->plan_path, pl->devices_used, pl->devices_used, pl->devices_used, P);
+    size_t len = 0;
+    o->plan_partition[0] = '\0';
+    for (int s = 0; s < pl->nstages; s++) {
+        /* table layer 0 is the embedding, 1..L the blocks, L + 1 the head */
+        int a = pl->stages[s].first_layer < 1 ? 1 : pl->stages[s].first_layer;
+        int b = pl->stages[s].last_layer > L ? L : pl->stages[s].last_layer;
+        if (b < a)
+            return wp_errorf(err, "%s: stage %d (layers %d-%d) holds no transformer block; the runtime keeps the "
+                                  "embedding and the head with the first and last block",
+                             o->plan_path, s, pl->stages[s].first_layer, pl->stages[s].last_layer);
+        len += (size_t)snprintf(o->plan_partition + len, sizeof o->plan_partition - len, "%s%d", s ? "," : "",
+                                b - a + 1);
+        o->sched.replicas[s] = pl->stages[s].replicas;
+    }
+    o->partition = o->plan_partition;
+    struct wp_sched_params *p = &o->sched.params;
+    p->kind = WP_SCHED_1F1B;
+    p->policy = pl->policy;
+    p->nreplicas = pl->nstages;
+    p->replicas = o->sched.replicas;
+    p->microbatches = pl->microbatches;
+    o->sched.micro_given = 1;
+    cfg->train.global_batch = pl->global_batch;
     return 0;
 }
 
@@ -348,6 +406,8 @@ static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct
         wp_strlcpy(t->data, o->data, sizeof t->data);
     if (o->synthetic)
         t->synthetic_data = 1;
+    if (o->plan_path && apply_plan(o, cfg, P, err))
+        return -1;
     struct wp_sched_params *p = &o->sched.params;
     if (o->sched.micro_given)
         t->micro_batches = p->microbatches;
@@ -398,6 +458,28 @@ int wp_cmd_run(int argc, char **argv)
     int status = setup(&o, &cfg, P, &err);
     if (status == 0)
         status = wp_schedule_generate(&o.sched.params, &s, &err);
+    if (status == 0 && o.plan_path) {
+        /* the plan's r-th device is schedule rank r: move it to the rank on that device */
+        int *to = malloc((size_t)P * sizeof *to);
+        status = to ? wp_plan_rank_map(&o.plan, to, &err) : wp_errorf(&err, "out of memory");
+        if (status == 0)
+            status = wp_schedule_rename_ranks(&s, to, &err);
+        if (status == 0 && rank == 0) {
+            char shape[256];
+            wp_plan_shape(&o.plan, shape, sizeof shape);
+            printf("plan %s: %s, %d stages, blocks per stage %s, %d micro-batches of %d, policy %c, predicted %.4f s "
+                   "per iteration on %s\n",
+                   o.plan_path, shape, o.plan.nstages, o.plan_partition, o.plan.microbatches, o.plan.micro_batch,
+                   o.plan.policy, o.plan.predicted_iter_s, o.plan.hw.cluster);
+            int moved = 0;
+            for (int r = 0; r < P; r++)
+                moved += to[r] != r;
+            if (moved)
+                printf("plan: %d of %d ranks run another place of the schedule than their rank number, as the "
+                       "plan's devices ask\n", moved, P);
+        }
+        free(to);
+    }
     if (status == 0) {
         first = malloc((size_t)s.nstages * sizeof *first);
         end = malloc((size_t)s.nstages * sizeof *end);
@@ -584,6 +666,7 @@ int wp_cmd_run(int argc, char **argv)
     cops->destroy(comm);
     wp_corpus_destroy(&corpus);
     wp_schedule_destroy(&s);
+    wp_plan_destroy(&o.plan);
     free(first);
     free(end);
     MPI_Finalize();

@@ -6,8 +6,9 @@
 #include "config/schema.h"
 #include "plan/plan.h"
 #include "util/strutil.h"
+#include "util/units.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
+#define MIB (1024.0 * 1024.0)
 
 void wp_plan_init(struct wp_plan *p)
 {
@@ -245,6 +246,7 @@ static int read_stages(const config_setting_t *root, struct wp_plan *p, struct w
             return wp_cfg_errorf(err, g, "stage %d holds layers %d-%d; it must start at layer %d and end by layer %d",
                                  s, st->first_layer, st->last_layer, next, p->nlayers - 1);
         next = st->last_layer + 1;
+        p->devices_used += st->replicas;
         st->devices = calloc((size_t)st->replicas, sizeof *st->devices);
         if (!st->devices)
             return wp_errorf(err, "out of memory");
@@ -358,22 +360,25 @@ void wp_plan_print_text(FILE *out, const struct wp_plan *p, const struct wp_laye
 {
     char shape[256];
     wp_plan_shape(p, shape, sizeof shape);
-    fprintf(out, "plan for %s (%d layers, profile batch %d) on %s: %d node%s x %d %s, %.1f GiB each%s\n", p->model,
+    char mem[32], peak[32];
+    wp_format_bytes(p->hw.memory_bytes, mem, sizeof mem);
+    wp_format_bytes(p->peak_memory_bytes, peak, sizeof peak);
+    fprintf(out, "plan for %s (%d layers, profile batch %d) on %s: %d node%s x %d %s, %s each%s\n", p->model,
             p->nlayers, p->profile_batch, p->hw.cluster, p->hw.nodes, p->hw.nodes == 1 ? "" : "s",
-            p->hw.gpus_per_node, p->hw.gpu_model, p->hw.memory_bytes / GIB,
+            p->hw.gpus_per_node, p->hw.gpu_model, mem,
             p->hw.memory_from_model ? " (from the model name)" : "");
     fprintf(out, "global batch %d: %d micro-batch%s of %d, 1F1B with warm-up policy %c", p->global_batch,
             p->microbatches, p->microbatches == 1 ? "" : "es", p->micro_batch, p->policy);
     if (p->acr >= 0)
         fprintf(out, " (activation communication ratio %.2f)", p->acr);
     fprintf(out, "\n");
-    fprintf(out, "plan %s: %d stage%s on %d GPUs; predicted %.4f s per iteration%s; at most %.2f GiB per GPU\n",
-            shape, p->nstages, p->nstages == 1 ? "" : "s", p->devices_used, p->predicted_iter_s,
-            p->simulated_iter_s >= 0 ? " (simulated)" : " (DAPPLE's L)", p->peak_memory_bytes / GIB);
+    fprintf(out, "plan %s: %d stage%s on %d GPUs; predicted %.4f s per iteration%s; at most %s per GPU\n", shape,
+            p->nstages, p->nstages == 1 ? "" : "s", p->devices_used, p->predicted_iter_s,
+            p->simulated_iter_s >= 0 ? " (simulated)" : " (DAPPLE's L)", peak);
     fprintf(out, "DAPPLE's L %.4f s = warm-up %.4f + steady %.4f + ending %.4f, pivot stage %d\n", p->latency.total_s,
             p->latency.warmup_s, p->latency.steady_s, p->latency.ending_s, p->latency.pivot / 2);
     fprintf(out, "\n%-5s  %-9s  %-36s  %8s  %-9s  %9s  %9s  %9s  %12s  %8s  %s\n", "stage", "layers", "names",
-            "replicas", "placement", "F ms", "B ms", "send ms", "allreduce ms", "mem GiB", "devices (node:gpu)");
+            "replicas", "placement", "F ms", "B ms", "send ms", "allreduce ms", "mem MiB", "devices (node:gpu)");
     for (int s = 0; s < p->nstages; s++) {
         const struct wp_plan_stage *st = &p->stages[s];
         char range[32], names[160], devs[4096];
@@ -384,16 +389,16 @@ void wp_plan_print_text(FILE *out, const struct wp_plan *p, const struct wp_laye
         else
             names[0] = '\0';
         devices_compact(st, devs, sizeof devs);
-        fprintf(out, "%-5d  %-9s  %-36s  %8d  %-9s  %9.3f  %9.3f  %9.3f  %12.3f  %8.2f  %s\n", s, range, names,
+        fprintf(out, "%-5d  %-9s  %-36s  %8d  %-9s  %9.3f  %9.3f  %9.3f  %12.3f  %8.1f  %s\n", s, range, names,
                 st->replicas, wp_place_policy_name(st->policy), st->forward_s * 1e3, st->backward_s * 1e3,
-                st->send_s * 1e3, st->allreduce_s * 1e3, st->memory_bytes / GIB, devs);
+                st->send_s * 1e3, st->allreduce_s * 1e3, st->memory_bytes / MIB, devs);
     }
     if (p->nkfkb > 0) {
         fprintf(out, "\nkFkB candidates (Ada-Grouper 4.2: for each k the largest micro-batch that fits):\n");
         fprintf(out, "%4s  %11s  %13s  %16s  %8s\n", "k", "micro_batch", "micro_batches", "predicted_iter_s",
-                "mem GiB");
+                "mem MiB");
         for (int i = 0; i < p->nkfkb; i++)
             fprintf(out, "%4d  %11d  %13d  %16.4f  %8.2f\n", p->kfkb[i].k, p->kfkb[i].micro_batch,
-                    p->kfkb[i].microbatches, p->kfkb[i].predicted_iter_s, p->kfkb[i].peak_memory_bytes / GIB);
+                    p->kfkb[i].microbatches, p->kfkb[i].predicted_iter_s, p->kfkb[i].peak_memory_bytes / MIB);
     }
 }

@@ -164,3 +164,42 @@ void wp_schedule_write_csv(FILE *out, const struct wp_schedule *s)
         }
     }
 }
+
+int wp_schedule_rename_ranks(struct wp_schedule *s, const int *to, struct wp_err *err)
+{
+    int P = s->nranks;
+    struct wp_action_list *lists = calloc((size_t)P, sizeof *lists);
+    double *bound = calloc((size_t)P, sizeof *bound);
+    char *seen = calloc((size_t)P, 1);
+    int rc = lists && bound && seen ? 0 : wp_errorf(err, "out of memory");
+    for (int r = 0; r < P && rc == 0; r++) {
+        if (to[r] < 0 || to[r] >= P || seen[to[r]])
+            rc = wp_errorf(err, "rank renaming is not a permutation of 0..%d (rank %d -> %d)", P - 1, r, to[r]);
+        else
+            seen[to[r]] = 1;
+    }
+    if (rc == 0) {
+        for (int r = 0; r < P; r++) {
+            lists[to[r]] = s->lists[r];
+            bound[to[r]] = s->activation_bound[r];
+            for (int i = 0; i < lists[to[r]].count; i++) {
+                struct wp_action *a = &lists[to[r]].actions[i];
+                if (a->peer >= 0)
+                    a->peer = to[a->peer];
+            }
+        }
+        for (int st = 0; st < s->nstages; st++)
+            for (int i = 0; i < s->place[st].ncopies * s->place[st].nreplicas; i++)
+                s->place[st].ranks[i] = to[s->place[st].ranks[i]];
+        free(s->lists);
+        free(s->activation_bound);
+        s->lists = lists;
+        s->activation_bound = bound;
+        lists = NULL;
+        bound = NULL;
+    }
+    free(lists);
+    free(bound);
+    free(seen);
+    return rc;
+}

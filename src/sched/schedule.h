@@ -66,6 +66,11 @@ int wp_schedule_init(struct wp_schedule *s, const struct wp_sched_params *p, int
                      struct wp_err *err);
 void wp_schedule_destroy(struct wp_schedule *s);
 
+/* Renames ranks: what rank r did, rank to[r] does (to is a permutation of
+ * 0..nranks-1): lists, peers, placement and activation bounds move along.
+ * How a plan's devices land on the job's ranks (wavepipe run --plan). */
+int wp_schedule_rename_ranks(struct wp_schedule *s, const int *to, struct wp_err *err);
+
 /* Appends an action to a rank's list. */
 int wp_schedule_push(struct wp_schedule *s, int rank, int op, int stage, int mb, int peer,
                      struct wp_err *err);

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# `wavepipe plan`: the CSV's exact header and rows, a readable summary on the
+# DGX-2 and HGX H100 descriptions, the plan file read back by
+# `wavepipe run --plan` on local ranks (losses equal to the same run given
+# by hand), and bad input with one clear error each.
+. "$(dirname "$0")/lib.sh"
+out=$(scratch_dir)
+P="$WP_SRCDIR/profiles/dapple-v100"
+T="$WP_SRCDIR/topology"
+model="$WP_SRCDIR/jobs/models/gpt-tiny.cfg"
+
+# --- CSV ----------------------------------------------------------------------
+"$WAVEPIPE" plan --layers "$P/bert-48-pbs-2.txt" --global-batch 64 --cluster "$T/dapple-config-a.cfg" \
+    --format csv > "$out/bert.csv" 2>&1
+expect_status 0 $? "plan BERT-48 on DAPPLE's config A as CSV"
+expect_status "stage,first_layer,last_layer,replicas,devices,predicted_iter_s" "$(head -1 "$out/bert.csv")" \
+    "CSV header exactly as documented"
+expect_status 3 "$(wc -l < "$out/bert.csv")" "two stages (8:8, table V), one row each"
+expect_status "0:0 0:1 0:2 0:3 0:4 0:5 0:6 0:7" "$(awk -F, 'NR == 2 { print $5 }' "$out/bert.csv")" \
+    "stage 0 on the eight GPUs of node 0, as node:gpu"
+expect_status 52 "$(awk -F, 'NR == 3 { print $3 }' "$out/bert.csv")" "the last stage ends at layer 52 (53 layers, 0-based)"
+expect_status "$(awk -F, 'NR == 2 { print $3 + 1 }' "$out/bert.csv")" "$(awk -F, 'NR == 3 { print $2 }' "$out/bert.csv")" \
+    "stage 1 starts where stage 0 ends"
+
+# --- summaries on the shipped descriptions of real machines -------------------
+"$WAVEPIPE" profile --model "$model" --analytic --flops-per-s 2e10 -o "$out/tiny.layers.cfg" > /dev/null 2>&1
+expect_status 0 $? "analytic layer table of gpt-tiny"
+for cluster in dgx2-x4-ib-edr hgx-h100-x8-ib-ndr; do
+    "$WAVEPIPE" plan --layers "$P/xlnet-36-pbs-1.txt" --global-batch 128 --cluster "$T/$cluster.cfg" \
+        --compare > "$out/$cluster.txt" 2>&1
+    expect_status 0 $? "plan XLNet-36 on $cluster"
+    expect_contains "$out/$cluster.txt" "plan for xlnet-36-pbs-1 (43 layers, profile batch 1) on" "$cluster: what was planned"
+    expect_contains "$out/$cluster.txt" "stage  layers" "$cluster: the stage table"
+    expect_contains "$out/$cluster.txt" "kFkB candidates" "$cluster: Ada-Grouper's candidates"
+    expect_contains "$out/$cluster.txt" "data parallel" "$cluster: compared with data parallelism"
+done
+
+# --- run --plan on local ranks ------------------------------------------------
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --memory 6MB --out "$out/tiny.plan.cfg" > "$out/tiny.plan.txt" 2>&1
+expect_status 0 $? "plan gpt-tiny on 4 GPUs of a DGX-2 with 6 MB each (forces a pipeline)"
+expect_contains "$out/tiny.plan.cfg" 'format = "wavepipe-plan";' "plan file written"
+partition=$(sed -n 's/.*blocks per stage \([0-9,]*\),.*/\1/p' "$out/tiny.plan.txt")
+timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/tiny.plan.cfg" --steps 2 \
+    > "$out/run-plan.txt" 2>&1
+expect_status 0 $? "run --plan trains on 4 local ranks"
+expect_contains "$out/run-plan.txt" "plan $out/tiny.plan.cfg: straight, 4 stages" "run says which plan it runs"
+blocks=$(sed -n 's/.*blocks per stage \([0-9,]*\),.*/\1/p' "$out/run-plan.txt")
+timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --schedule 1f1b --partition "$blocks" \
+    --micro-batches 4 --steps 2 > "$out/run-hand.txt" 2>&1
+expect_status 0 $? "the same run given by hand (--partition $blocks)"
+loss_plan=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run-plan.txt")
+loss_hand=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run-hand.txt")
+if [ -n "$loss_plan" ] && [ "$loss_plan" = "$loss_hand" ]; then pass "same loss either way ($loss_plan)"
+else fail "losses differ: plan '$loss_plan', by hand '$loss_hand'"; fi
+timeout 60 "$MPIEXEC" -n 2 "$WAVEPIPE" run --config "$model" --plan "$out/tiny.plan.cfg" --steps 1 > "$out/wrong-n.txt" 2>&1
+expect_status 1 $? "run --plan with fewer ranks than devices fails"
+expect_contains "$out/wrong-n.txt" "launch 4 ranks (mpiexec -n 4), not 2" "and says how many to launch"
+sed 's/layers = 16;/layers = 8;/' "$model" > "$out/tiny8.cfg"
+timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$out/tiny8.cfg" --plan "$out/tiny.plan.cfg" --steps 1 > "$out/wrong-model.txt" 2>&1
+expect_status 1 $? "a plan for another model is refused"
+expect_contains "$out/wrong-model.txt" "a table of 18 layers" "and the error says which table the plan is for"
+timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/tiny.plan.cfg" --schedule gpipe > "$out/both.txt" 2>&1
+expect_status 2 $? "--plan with --schedule is a usage error"
+
+# --- bad input ----------------------------------------------------------------
+"$WAVEPIPE" plan --layers "$P/amoeba-36-pbs-1.txt" --global-batch 128 --cluster "$T/dapple-config-b.cfg" \
+    --memory 512MB > "$out/small.txt" 2>&1
+expect_status 1 $? "AmoebaNet-36 in 512 MB per GPU: no plan"
+expect_contains "$out/small.txt" "so it needs at least" "the error says how many devices would do"
+"$WAVEPIPE" plan --layers "$P/bert-48-pbs-2.txt" --global-batch 64 --cluster "$T/dapple-config-b.cfg" \
+    --memory 700MB > "$out/tight.txt" 2>&1
+expect_status 1 $? "BERT-48 in 700 MB per GPU on 16 GPUs: no plan"
+expect_contains "$out/tight.txt" "the least any plan needs is" "the error says the memory that would do"
+"$WAVEPIPE" plan --layers "$P/bert-48-pbs-2.txt" --global-batch 64 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 20 \
+    > "$out/devices.txt" 2>&1
+expect_status 1 $? "--devices 20 on 16-GPU nodes refused"
+expect_contains "$out/devices.txt" "whole nodes (a multiple of 16)" "and says what would do"
+printf 'node1 -- a -- forward_compute_time=1, backward_compute_time=x, activation_size=1, parameter_size=1\n' > "$out/bad.txt"
+"$WAVEPIPE" plan --layers "$out/bad.txt" --global-batch 8 --cluster "$T/dapple-config-a.cfg" > "$out/bad.out" 2>&1
+expect_status 1 $? "a malformed layer table is refused"
+expect_contains "$out/bad.out" "bad.txt:1:" "with file:line"
+"$WAVEPIPE" plan --layers "$P/bert-48-pbs-2.txt" --global-batch 64 > "$out/nocluster.txt" 2>&1
+expect_status 2 $? "--cluster is required"
+"$WAVEPIPE" plan --layers "$P/bert-48-pbs-2.txt" --profile-batch 4 --global-batch 64 \
+    --cluster "$T/dapple-config-a.cfg" > "$out/pbs.txt" 2>&1
+expect_status 1 $? "--profile-batch that contradicts the file name is refused"
+expect_contains "$out/pbs.txt" "the table is for micro-batch 2, not --profile-batch 4" "and says why"
+finish
