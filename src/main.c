@@ -14,6 +14,7 @@ static const struct wp_command commands[] = {
     {"profile", "the planner's layer table: GPT-2 layers timed with the runtime kernels, or converted",
      wp_cmd_profile},
     {"schedule", "generate a pipeline schedule as action lists, and validate it", wp_cmd_schedule},
+    {"sbp", "AutoDDL's SBP search: a 3D device mesh per matmul layer, its communication", wp_cmd_sbp},
     {"simulate", "time a schedule with the discrete-event simulator; timelines as JSON and SVG",
      wp_cmd_simulate},
     {"run", "train GPT-2 over MPI ranks by interpreting a schedule's action lists", wp_cmd_run},

@@ -1,0 +1,27 @@
+/* Ring collective costs under the alpha-beta model (see collective_cost.h). */
+#include "plan/collective_cost.h"
+
+double wp_collective_messages(enum wp_collective kind, int g)
+{
+    if (kind == WP_COLL_PERMUTE)
+        return 1;
+    if (g <= 1)
+        return 0;
+    return kind == WP_COLL_ALLREDUCE ? 2.0 * (g - 1) : (double)(g - 1);
+}
+
+double wp_collective_sent_bytes(enum wp_collective kind, int g, double n_bytes)
+{
+    if (kind == WP_COLL_PERMUTE)
+        return n_bytes;
+    if (g <= 1)
+        return 0;
+    double share = (double)(g - 1) / g * n_bytes;
+    return kind == WP_COLL_ALLREDUCE ? 2 * share : share;
+}
+
+double wp_collective_s(enum wp_collective kind, int g, double n_bytes, const struct wp_link_cost *link)
+{
+    return wp_collective_messages(kind, g) * link->alpha_s +
+           wp_collective_sent_bytes(kind, g, n_bytes) * link->beta_s_per_byte;
+}

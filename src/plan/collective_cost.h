@@ -1,0 +1,41 @@
+/* Ring collectives under the alpha-beta model (AutoDDL, section 3.1 and
+ * Table 2): the time of AllReduce, AllGather, ReduceScatter and AlltoAll
+ * over a group of g devices on one link level, and the bytes each device
+ * sends. A message of n bytes costs alpha + n * beta. */
+#ifndef WP_PLAN_COLLECTIVE_COST_H
+#define WP_PLAN_COLLECTIVE_COST_H
+
+/* One link level (NVLink within a node, the network between nodes). */
+struct wp_link_cost {
+    double alpha_s;         /* latency of one message, seconds */
+    double beta_s_per_byte; /* inverse bandwidth, seconds per byte */
+};
+
+enum wp_collective {
+    /* 2(g-1) alpha + 2 (g-1)/g n beta; n: the vector every device holds
+     * (a ring ReduceScatter then a ring AllGather) */
+    WP_COLL_ALLREDUCE,
+    /* (g-1) alpha + (g-1)/g n beta; n: the gathered output per device */
+    WP_COLL_ALLGATHER,
+    /* (g-1) alpha + (g-1)/g n beta; n: the input per device (Table 2's N
+     * for ReduceScatter) */
+    WP_COLL_REDUCE_SCATTER,
+    /* (g-1) alpha + (g-1)/g n beta; n: the output per device (the same
+     * size as its input): each device keeps 1/g and sends (g-1)/g */
+    WP_COLL_ALLTOALL,
+    /* alpha + n beta: every device sends its whole n bytes to one other
+     * device (a permutation of blocks), whatever g is */
+    WP_COLL_PERMUTE
+};
+
+/* Seconds for `kind` over g devices with n bytes as defined above; 0 when
+ * g <= 1 (nothing to exchange), except WP_COLL_PERMUTE, which always moves. */
+double wp_collective_s(enum wp_collective kind, int g, double n_bytes, const struct wp_link_cost *link);
+
+/* The bytes each device sends (the factor of beta above). */
+double wp_collective_sent_bytes(enum wp_collective kind, int g, double n_bytes);
+
+/* The number of alpha terms (messages each device sends in turn). */
+double wp_collective_messages(enum wp_collective kind, int g);
+
+#endif
