@@ -16,6 +16,7 @@ int wp_cmd_profile(int argc, char **argv);
 int wp_cmd_plan(int argc, char **argv);
 int wp_cmd_schedule(int argc, char **argv);
 int wp_cmd_simulate(int argc, char **argv);
+int wp_cmd_sbp(int argc, char **argv);
 int wp_cmd_run(int argc, char **argv);
 int wp_cmd_sweep(int argc, char **argv);
 int wp_cmd_status(int argc, char **argv);

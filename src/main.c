@@ -16,6 +16,7 @@ static const struct wp_command commands[] = {
     {"plan", "DAPPLE's planner: partition, replication and placement of a model on a cluster",
      wp_cmd_plan},
     {"schedule", "generate a pipeline schedule as action lists, and validate it", wp_cmd_schedule},
+    {"sbp", "AutoDDL's SBP search: a 3D device mesh per matmul layer, its communication", wp_cmd_sbp},
     {"simulate", "time a schedule with the discrete-event simulator; timelines as JSON and SVG",
      wp_cmd_simulate},
     {"run", "train GPT-2 over MPI ranks by interpreting a schedule's action lists", wp_cmd_run},

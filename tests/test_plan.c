@@ -50,7 +50,7 @@ static void closed_form_tests(void)
         struct wp_layer l = {"l", 0.010, 0.020, 1e6, 4e6, 8e6};
         wp_layer_table_append(&t, &l, &err);
     }
-    struct wp_plan_hw hw = {"grid", "test GPU", 2, 2, {1e-6, 100e9}, {1e-5, 10e9}, 8e9, 0};
+    struct wp_plan_hw hw = {"grid", "test GPU", 2, 2, {1e-6, 1 / 100e9}, {1e-5, 1 / 10e9}, 8e9, 0};
     struct wp_plan_model m;
     ok(wp_plan_model_init(&m, &t, &hw, 32, &err) == 0, "model");
     /* data parallelism: 4 replicas x 4 = 16 per micro-batch, M = 2;

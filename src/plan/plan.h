@@ -15,8 +15,8 @@
  *    intra-node links when both stages sit on one node (min(r, r') links at
  *    once), else over the network (min(k, k') node links at once, k the
  *    nodes a stage spans);
- *  - a replicated stage allreduces its gradients (collective_cost.h) after
- *    its last backward;
+ *  - a replicated stage allreduces its gradients after
+ *    its last backward (topo/collective_cost.h: rings in and across nodes);
  *  - memory per device: weights, gradients, optimizer state and the stored
  *    outputs of the stage's layers for the micro-batches in flight (policy
  *    A: S - s of them, B: 2(S - s) - 1, capped by M).

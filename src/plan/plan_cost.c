@@ -78,9 +78,9 @@ int wp_plan_hw_from_cluster(struct wp_plan_hw *hw, const struct wp_cluster *c, i
         bw = t->gpus[0].pcie_Bps;
     if (bw <= 0 && hw->gpus_per_node > 1)
         return wp_errorf(err, "the cluster '%s' gives no bandwidth between the GPUs of a node", c->name);
-    hw->intra = (struct wp_link_cost){WP_INTRA_NODE_LATENCY_S, bw};
+    hw->intra = (struct wp_link_cost){WP_INTRA_NODE_LATENCY_S, bw > 0 ? 1.0 / bw : 0};
     if (c->network.given && c->network.bandwidth_Bps > 0) {
-        hw->inter = (struct wp_link_cost){c->network.latency_s, c->network.bandwidth_Bps};
+        hw->inter = (struct wp_link_cost){c->network.latency_s, 1.0 / c->network.bandwidth_Bps};
     } else if (hw->nodes > 1) {
         return wp_errorf(err, "the cluster '%s' has no network model between its %d nodes (add a network group "
                               "or run wavepipe calibrate)", c->name, hw->nodes);
@@ -169,8 +169,9 @@ static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shap
     double scale = (double)slice / m->layers->profile_batch;
     ps->forward_s = range(m->cum_f, st->first_layer, st->last_layer) * scale;
     ps->backward_s = range(m->cum_b, st->first_layer, st->last_layer) * scale;
-    ps->allreduce_s = wp_allreduce_s(st->nodes_spanned, st->max_per_node,
-                                     range(m->cum_p, st->first_layer, st->last_layer), m->hw.intra, m->hw.inter);
+    ps->allreduce_s = wp_allreduce_hier_s(st->nodes_spanned, st->max_per_node,
+                                          range(m->cum_p, st->first_layer, st->last_layer), &m->hw.intra,
+                                          &m->hw.inter);
     if (out) {
         out->slice = slice;
         out->forward_s = ps->forward_s;
@@ -189,10 +190,10 @@ static double boundary_s(const struct wp_plan_model *m, const struct wp_stage_sh
     double bytes = m->layers->layers[a->last_layer].activation_bytes * micro_batch / m->layers->profile_batch;
     if (a->only_node >= 0 && a->only_node == b->only_node) {
         int links = a->replicas < b->replicas ? a->replicas : b->replicas;
-        return m->hw.intra.latency_s + bytes / (m->hw.intra.bandwidth_Bps * links);
+        return m->hw.intra.alpha_s + bytes / links * m->hw.intra.beta_s_per_byte;
     }
     int links = a->nodes_spanned < b->nodes_spanned ? a->nodes_spanned : b->nodes_spanned;
-    return m->hw.inter.latency_s + (m->hw.inter.bandwidth_Bps > 0 ? bytes / (m->hw.inter.bandwidth_Bps * links) : 0);
+    return m->hw.inter.alpha_s + bytes / links * m->hw.inter.beta_s_per_byte;
 }
 
 static int inflight(char policy, int nstages, int s, int M)

@@ -210,10 +210,10 @@ static double allreduce_duration(const struct sim *sm, int stage, int n, const i
                 if (j != i) {
                     double a, b;
                     link_params(sm, ranks[i], ranks[j], &a, &b);
-                    if (a > intra.latency_s)
-                        intra.latency_s = a;
-                    if (b > 0 && (intra.bandwidth_Bps <= 0 || 1.0 / b < intra.bandwidth_Bps))
-                        intra.bandwidth_Bps = 1.0 / b;
+                    if (a > intra.alpha_s)
+                        intra.alpha_s = a;
+                    if (b > intra.beta_s_per_byte)
+                        intra.beta_s_per_byte = b;
                 }
             }
             nodes += first;
@@ -221,12 +221,12 @@ static double allreduce_duration(const struct sim *sm, int stage, int n, const i
         }
         const struct wp_network *net = &sm->cost->cluster->network;
         if (net->given)
-            inter = (struct wp_link_cost){net->latency_s, net->bandwidth_Bps};
-        duration = wp_allreduce_s(nodes, per_node, share, intra, inter);
+            inter = (struct wp_link_cost){net->latency_s, 1.0 / net->bandwidth_Bps};
+        duration = wp_allreduce_hier_s(nodes, per_node, share, &intra, &inter);
     } else {
         /* ring allreduce: 2(n-1) steps, each 1/n of the gradients */
         double share = sm->cost->tar * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
-        duration = wp_ring_allreduce_s(n, share, (struct wp_link_cost){0, 1.0});
+        duration = wp_collective_s(WP_COLL_ALLREDUCE, n, share, &(struct wp_link_cost){0, 1.0});
     }
     return duration;
 }

@@ -1,22 +1,36 @@
-/* Alpha-beta collective costs (see collective_cost.h). */
+/* Ring collective costs under the alpha-beta model (see collective_cost.h). */
 #include "topo/collective_cost.h"
 
-static double per_byte_s(struct wp_link_cost link)
+double wp_collective_messages(enum wp_collective kind, int g)
 {
-    return link.bandwidth_Bps > 0 ? 1.0 / link.bandwidth_Bps : 0.0;
+    if (kind == WP_COLL_PERMUTE)
+        return 1;
+    if (g <= 1)
+        return 0;
+    return kind == WP_COLL_ALLREDUCE ? 2.0 * (g - 1) : (double)(g - 1);
 }
 
-double wp_ring_allreduce_s(int n, double bytes, struct wp_link_cost link)
+double wp_collective_sent_bytes(enum wp_collective kind, int g, double n_bytes)
 {
-    if (n <= 1)
-        return 0.0;
-    return 2.0 * (n - 1) * (link.latency_s + bytes / n * per_byte_s(link));
+    if (kind == WP_COLL_PERMUTE)
+        return n_bytes;
+    if (g <= 1)
+        return 0;
+    double share = (double)(g - 1) / g * n_bytes;
+    return kind == WP_COLL_ALLREDUCE ? 2 * share : share;
 }
 
-double wp_allreduce_s(int nodes, int per_node, double bytes, struct wp_link_cost intra,
-                      struct wp_link_cost inter)
+double wp_collective_s(enum wp_collective kind, int g, double n_bytes, const struct wp_link_cost *link)
 {
-    if (nodes <= 1)
-        return wp_ring_allreduce_s(per_node, bytes, intra);
-    return wp_ring_allreduce_s(per_node, bytes, intra) + wp_ring_allreduce_s(nodes, bytes, inter);
+    return wp_collective_messages(kind, g) * link->alpha_s +
+           wp_collective_sent_bytes(kind, g, n_bytes) * link->beta_s_per_byte;
+}
+
+double wp_allreduce_hier_s(int nodes, int per_node, double n_bytes, const struct wp_link_cost *intra,
+                           const struct wp_link_cost *inter)
+{
+    double t = wp_collective_s(WP_COLL_ALLREDUCE, per_node, n_bytes, intra);
+    if (nodes > 1)
+        t += wp_collective_s(WP_COLL_ALLREDUCE, nodes, n_bytes, inter);
+    return t;
 }

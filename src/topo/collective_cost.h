@@ -1,28 +1,51 @@
-/* Alpha-beta costs of the collectives the planner and the simulator charge
- * for gradient synchronisation (NCCL-style: rings inside a node, rings
- * across nodes, AutoDDL table 2). One place, so that the planner's estimate
- * and the simulator's timeline cannot disagree about an allreduce. */
+/* Ring collectives under the alpha-beta model (AutoDDL, section 3.1 and
+ * Table 2): the time of AllReduce, AllGather, ReduceScatter and AlltoAll
+ * over a group of g devices on one link level, and the bytes each device
+ * sends. A message of n bytes costs alpha + n * beta. The planner, the SBP
+ * search and the simulator all charge collectives through this file. */
 #ifndef WP_TOPO_COLLECTIVE_COST_H
 #define WP_TOPO_COLLECTIVE_COST_H
 
-/* One link class: latency per message and bandwidth per rank. */
+/* One link level (NVLink within a node, the network between nodes). */
 struct wp_link_cost {
-    double latency_s;
-    double bandwidth_Bps; /* <= 0: free (infinitely fast) */
+    double alpha_s;         /* latency of one message, seconds */
+    double beta_s_per_byte; /* inverse bandwidth, seconds per byte */
 };
 
-/* Ring allreduce of bytes over n ranks: 2(n-1) steps, each moving bytes/n
- * over the link: 2(n-1) (alpha + bytes / (n B)). 0 for n <= 1. */
-double wp_ring_allreduce_s(int n, double bytes, struct wp_link_cost link);
+enum wp_collective {
+    /* 2(g-1) alpha + 2 (g-1)/g n beta; n: the vector every device holds
+     * (a ring ReduceScatter then a ring AllGather) */
+    WP_COLL_ALLREDUCE,
+    /* (g-1) alpha + (g-1)/g n beta; n: the gathered output per device */
+    WP_COLL_ALLGATHER,
+    /* (g-1) alpha + (g-1)/g n beta; n: the input per device (Table 2's N
+     * for ReduceScatter) */
+    WP_COLL_REDUCE_SCATTER,
+    /* (g-1) alpha + (g-1)/g n beta; n: the output per device (the same
+     * size as its input): each device keeps 1/g and sends (g-1)/g */
+    WP_COLL_ALLTOALL,
+    /* alpha + n beta: every device sends its whole n bytes to one other
+     * device (a permutation of blocks), whatever g is */
+    WP_COLL_PERMUTE
+};
 
-/* Allreduce over ranks on `nodes` nodes with at most per_node on any node:
- * one node is a ring over the intra-node links; otherwise hierarchical:
- * reduce-scatter inside each node (per_node - 1 steps of bytes/per_node),
- * the per_node shards allreduced across nodes at once (together they move
- * 2(nodes-1)/nodes of the bytes through each node's network link), then an
- * allgather inside the node:
- *   2(g-1)(a_in + bytes/(g B_in)) + 2(k-1)(a_net + bytes/(k B_net)). */
-double wp_allreduce_s(int nodes, int per_node, double bytes, struct wp_link_cost intra,
-                      struct wp_link_cost inter);
+/* Seconds for `kind` over g devices with n bytes as defined above; 0 when
+ * g <= 1 (nothing to exchange), except WP_COLL_PERMUTE, which always moves. */
+double wp_collective_s(enum wp_collective kind, int g, double n_bytes, const struct wp_link_cost *link);
+
+/* The bytes each device sends (the factor of beta above). */
+double wp_collective_sent_bytes(enum wp_collective kind, int g, double n_bytes);
+
+/* The number of alpha terms (messages each device sends in turn). */
+double wp_collective_messages(enum wp_collective kind, int g);
+
+/* AllReduce of n bytes over ranks on `nodes` nodes with at most per_node on
+ * a node (NCCL-like): one node is a ring on the intra-node link; otherwise
+ * a ring inside each node and rings across nodes, the per_node shards going
+ * across at once and together moving 2(nodes-1)/nodes of the bytes through
+ * each node's network link:
+ *   2(g-1)(a_in + n/g b_in) + 2(k-1)(a_net + n/k b_net). */
+double wp_allreduce_hier_s(int nodes, int per_node, double n_bytes, const struct wp_link_cost *intra,
+                           const struct wp_link_cost *inter);
 
 #endif

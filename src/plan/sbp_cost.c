@@ -1,0 +1,261 @@
+/* The SBP cost model (described in sbp.h): a layer's gather, reduce and
+ * weight synchronisation on its mesh, the alltoall between consecutive
+ * layers, memory per device, and wp_sbp_evaluate, which costs a chain. */
+#include "plan/sbp_cost.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void wp_sbp_problem_default(struct wp_sbp_problem *pr)
+{
+    memset(pr, 0, sizeof *pr);
+    pr->batch = 1;
+    pr->devices = 1;
+    pr->gpus_per_node = 1;
+    pr->element_bytes = 4;
+    pr->weight_state_bytes = 16;
+    pr->activation_bytes = 4;
+    pr->input = WP_SBP_INPUT_BATCH_SPLIT;
+}
+
+int wp_sbp_mesh_axis(const struct wp_sbp_mesh *m, int k)
+{
+    return m->nodes[k] * m->gpus[k];
+}
+
+static const struct wp_link_cost *link_for(const struct wp_sbp_problem *pr, int crosses_nodes)
+{
+    return crosses_nodes ? &pr->inter : &pr->intra;
+}
+
+static int bad_link(const struct wp_link_cost *l)
+{
+    return !(l->alpha_s >= 0) || !(l->beta_s_per_byte >= 0) || isinf(l->alpha_s) || isinf(l->beta_s_per_byte);
+}
+
+int wp_sbp_check_problem(const struct wp_sbp_problem *pr, int *nodes, int *gpus, struct wp_err *err)
+{
+    if (pr->nlayers < 1 || !pr->layers)
+        return wp_errorf(err, "no layers");
+    if (pr->batch < 1)
+        return wp_errorf(err, "batch %d must be at least 1", pr->batch);
+    if (pr->devices < 1 || pr->gpus_per_node < 1)
+        return wp_errorf(err, "devices (%d) and GPUs per node (%d) must be at least 1", pr->devices,
+                         pr->gpus_per_node);
+    if (pr->devices > pr->gpus_per_node && pr->devices % pr->gpus_per_node)
+        return wp_errorf(err, "%d devices are not whole nodes of %d GPUs", pr->devices, pr->gpus_per_node);
+    if (bad_link(&pr->intra) || bad_link(&pr->inter))
+        return wp_errorf(err, "link alpha and beta must be finite and not negative");
+    if (!(pr->element_bytes > 0) || !(pr->weight_state_bytes >= 0) || !(pr->activation_bytes >= 0) ||
+        !(pr->memory_limit_bytes >= 0))
+        return wp_errorf(err, "element bytes must be positive; weight state, activation and memory limit bytes "
+                              "not negative");
+    for (int l = 0; l < pr->nlayers; l++) {
+        const struct wp_sbp_layer *L = &pr->layers[l];
+        if (L->n_in < 1 || L->n_out < 1)
+            return wp_errorf(err, "layer %s: n_in %d and n_out %d must be at least 1", L->name, L->n_in, L->n_out);
+        if (l > 0 && L->n_in != pr->layers[l - 1].n_out)
+            return wp_errorf(err, "layer %s: n_in %d is not the previous layer's n_out %d (the layers are a chain)",
+                             L->name, L->n_in, pr->layers[l - 1].n_out);
+    }
+    *nodes = pr->devices > pr->gpus_per_node ? pr->devices / pr->gpus_per_node : 1;
+    *gpus = pr->devices > pr->gpus_per_node ? pr->gpus_per_node : pr->devices;
+    return 0;
+}
+
+int wp_sbp_mesh_fits(const struct wp_sbp_problem *pr, int nodes, int gpus, int layer,
+                     const struct wp_sbp_mesh *m)
+{
+    long long n = 1, g = 1;
+    for (int k = 0; k < 3; k++) {
+        if (m->nodes[k] < 1 || m->gpus[k] < 1)
+            return 0;
+        n *= m->nodes[k];
+        g *= m->gpus[k];
+    }
+    const struct wp_sbp_layer *L = &pr->layers[layer];
+    return n == nodes && g == gpus && pr->batch % wp_sbp_mesh_axis(m, 0) == 0 &&
+           L->n_out % wp_sbp_mesh_axis(m, 1) == 0 && L->n_in % wp_sbp_mesh_axis(m, 2) == 0;
+}
+
+/* Adds forward + backward of a collective whose backward dual costs the same. */
+static double both_ways(enum wp_collective kind, int g, double bytes, const struct wp_link_cost *link,
+                        double *sent_bytes)
+{
+    *sent_bytes += 2 * wp_collective_sent_bytes(kind, g, bytes);
+    return 2 * wp_collective_s(kind, g, bytes, link);
+}
+
+void wp_sbp_layer_terms(const struct wp_sbp_problem *pr, int layer, const struct wp_sbp_mesh *m,
+                        struct wp_sbp_terms *t)
+{
+    const struct wp_sbp_layer *L = &pr->layers[layer];
+    double p0 = wp_sbp_mesh_axis(m, 0), p1 = wp_sbp_mesh_axis(m, 1), p2 = wp_sbp_mesh_axis(m, 2);
+    double e = pr->element_bytes, b = pr->batch;
+    double input_local = e * b * L->n_in / (p0 * p2);
+    double output_local = e * b * L->n_out / (p0 * p1);
+    double weight_local = e * (double)L->n_in * L->n_out / (p1 * p2);
+    memset(t, 0, sizeof *t);
+    if (layer > 0 || pr->input == WP_SBP_INPUT_BATCH_SPLIT)
+        t->gather_s = both_ways(WP_COLL_ALLGATHER, (int)p1, input_local, link_for(pr, m->nodes[1] > 1),
+                                &t->sent_bytes);
+    t->reduce_s = both_ways(WP_COLL_REDUCE_SCATTER, (int)p2, output_local, link_for(pr, m->nodes[2] > 1),
+                            &t->sent_bytes);
+    t->weight_sync_s = wp_collective_s(WP_COLL_ALLREDUCE, (int)p0, weight_local, link_for(pr, m->nodes[0] > 1));
+    t->sent_bytes += wp_collective_sent_bytes(WP_COLL_ALLREDUCE, (int)p0, weight_local);
+}
+
+/* The rows of a fully split state: how many nodes and GPUs per node split them. */
+struct rows_split {
+    int nodes, gpus;
+};
+
+static struct rows_split reduced_rows(const struct wp_sbp_mesh *m, enum wp_sbp_dim d)
+{
+    if (d == WP_SBP_COLS) /* (S0:p0, S1:p1 p2) */
+        return (struct rows_split){m->nodes[0], m->gpus[0]};
+    return (struct rows_split){m->nodes[0] * m->nodes[2], m->gpus[0] * m->gpus[2]}; /* (S0:p0 p2, S1:p1) */
+}
+
+static struct rows_split gathered_rows(const struct wp_sbp_mesh *m, enum wp_sbp_dim d)
+{
+    if (d == WP_SBP_COLS) /* (S0:p0, S1:p1 p2) */
+        return (struct rows_split){m->nodes[0], m->gpus[0]};
+    return (struct rows_split){m->nodes[0] * m->nodes[1], m->gpus[0] * m->gpus[1]}; /* (S0:p0 p1, S1:p2) */
+}
+
+static long long gcd_ll(long long a, long long b)
+{
+    while (b) {
+        long long t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Forward + backward of the move between two fully split states of a block
+ * of `bytes` per device. */
+static double redistribute_s(const struct wp_sbp_problem *pr, struct rows_split from, struct rows_split to,
+                             double bytes, double *sent_bytes)
+{
+    if (from.nodes == to.nodes && from.gpus == to.gpus)
+        return 0;
+    long long r = (long long)from.nodes * from.gpus, r2 = (long long)to.nodes * to.gpus;
+    long long g = gcd_ll(r, r2);
+    int group = (int)((r / g) * (r2 / g)); /* lcm / gcd, at most p */
+    int crosses_nodes = from.nodes != to.nodes;
+    enum wp_collective kind = group == 1 ? WP_COLL_PERMUTE : WP_COLL_ALLTOALL;
+    return both_ways(kind, group, bytes, link_for(pr, crosses_nodes), sent_bytes);
+}
+
+double wp_sbp_alltoall_s(const struct wp_sbp_problem *pr, int nodes, int gpus, const struct wp_sbp_mesh *from,
+                         int to_layer, const struct wp_sbp_mesh *to, enum wp_sbp_dim *reduce_to,
+                         enum wp_sbp_dim *gather_from, double *sent_bytes)
+{
+    double bytes = pr->element_bytes * pr->batch * pr->layers[to_layer].n_in / pr->devices;
+    double best = INFINITY, best_sent = 0;
+    enum wp_sbp_dim best_r = WP_SBP_COLS, best_g = WP_SBP_COLS;
+    for (int r = WP_SBP_COLS; r <= (from ? WP_SBP_ROWS : WP_SBP_COLS); r++) {
+        struct rows_split a = from ? reduced_rows(from, (enum wp_sbp_dim)r) : (struct rows_split){nodes, gpus};
+        for (int g = WP_SBP_COLS; g <= WP_SBP_ROWS; g++) {
+            double sent = 0;
+            double s = redistribute_s(pr, a, gathered_rows(to, (enum wp_sbp_dim)g), bytes, &sent);
+            if (s < best) {
+                best = s;
+                best_sent = sent;
+                best_r = (enum wp_sbp_dim)r;
+                best_g = (enum wp_sbp_dim)g;
+            }
+        }
+    }
+    if (reduce_to)
+        *reduce_to = best_r;
+    if (gather_from)
+        *gather_from = best_g;
+    if (sent_bytes)
+        *sent_bytes = best_sent;
+    return best;
+}
+
+double wp_sbp_layer_memory_bytes(const struct wp_sbp_problem *pr, int layer, const struct wp_sbp_mesh *m)
+{
+    const struct wp_sbp_layer *L = &pr->layers[layer];
+    double p0 = wp_sbp_mesh_axis(m, 0), p1 = wp_sbp_mesh_axis(m, 1), p2 = wp_sbp_mesh_axis(m, 2);
+    return pr->weight_state_bytes * (double)L->n_in * L->n_out / (p1 * p2) +
+           pr->activation_bytes * (double)pr->batch * L->n_in / (p0 * p2);
+}
+
+int wp_sbp_layer_classes(const struct wp_sbp_problem *pr, int *layer_class)
+{
+    int n = 0;
+    for (int l = 0; l < pr->nlayers; l++) {
+        layer_class[l] = -1;
+        for (int j = 0; j < l && layer_class[l] < 0; j++)
+            if (pr->layers[j].n_in == pr->layers[l].n_in && pr->layers[j].n_out == pr->layers[l].n_out)
+                layer_class[l] = layer_class[j];
+        if (layer_class[l] < 0)
+            layer_class[l] = n++;
+    }
+    return n;
+}
+
+void wp_sbp_result_destroy(struct wp_sbp_result *res)
+{
+    free(res->layers);
+    res->layers = NULL;
+    res->nlayers = 0;
+}
+
+int wp_sbp_evaluate(const struct wp_sbp_problem *pr, const struct wp_sbp_mesh *meshes,
+                    struct wp_sbp_result *res, struct wp_err *err)
+{
+    memset(res, 0, sizeof *res);
+    int nodes, gpus;
+    if (wp_sbp_check_problem(pr, &nodes, &gpus, err))
+        return -1;
+    for (int l = 0; l < pr->nlayers; l++) {
+        const struct wp_sbp_mesh *m = &meshes[l];
+        if (!wp_sbp_mesh_fits(pr, nodes, gpus, l, m))
+            return wp_errorf(err,
+                             "layer %s: mesh nodes [%d, %d, %d] x GPUs [%d, %d, %d] is not %d nodes x %d GPUs "
+                             "splitting batch %d, n_out %d and n_in %d evenly",
+                             pr->layers[l].name, m->nodes[0], m->nodes[1], m->nodes[2], m->gpus[0], m->gpus[1],
+                             m->gpus[2], nodes, gpus, pr->batch, pr->layers[l].n_out, pr->layers[l].n_in);
+    }
+    int *layer_class = malloc((size_t)pr->nlayers * sizeof *layer_class);
+    res->layers = calloc((size_t)pr->nlayers, sizeof *res->layers);
+    if (!layer_class || !res->layers) {
+        free(layer_class);
+        wp_sbp_result_destroy(res);
+        return wp_errorf(err, "out of memory");
+    }
+    res->nlayers = pr->nlayers;
+    res->nclasses = wp_sbp_layer_classes(pr, layer_class);
+    for (int l = 0; l < pr->nlayers; l++) {
+        struct wp_sbp_layer_cost *c = &res->layers[l];
+        struct wp_sbp_terms t;
+        wp_sbp_layer_terms(pr, l, &meshes[l], &t);
+        c->layer_class = layer_class[l];
+        c->mesh = meshes[l];
+        c->gather_s = t.gather_s;
+        c->reduce_s = t.reduce_s;
+        c->weight_sync_s = t.weight_sync_s;
+        c->sent_bytes = t.sent_bytes;
+        c->reduce_to = WP_SBP_COLS; /* the last layer's; the next layer's alltoall sets the others */
+        if (l > 0 || pr->input == WP_SBP_INPUT_BATCH_SPLIT) {
+            double sent = 0;
+            c->alltoall_s = wp_sbp_alltoall_s(pr, nodes, gpus, l > 0 ? &meshes[l - 1] : NULL, l, &meshes[l],
+                                              l > 0 ? &res->layers[l - 1].reduce_to : NULL, &c->gather_from, &sent);
+            c->sent_bytes += sent;
+        }
+        c->comm_s = c->alltoall_s + c->gather_s + c->reduce_s + c->weight_sync_s;
+        c->memory_bytes = wp_sbp_layer_memory_bytes(pr, l, &meshes[l]);
+        res->comm_s += c->comm_s;
+        res->sent_bytes += c->sent_bytes;
+        res->memory_bytes += c->memory_bytes;
+    }
+    free(layer_class);
+    return 0;
+}
