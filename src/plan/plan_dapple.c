@@ -142,14 +142,12 @@ static int grow(struct search *S)
     return 0;
 }
 
-/* Records a way into (j, used): a new state, or a better way into an old one. */
-static int offer(struct search *S, const struct state *cand, const int *used)
+/* Records a way into (j, used) (canon: used sorted descending): a new
+ * state, or a better way into an old one. */
+static int offer(struct search *S, const struct state *cand, const int *used, const int *canon)
 {
     if (!S->table && grow(S))
         return -1;
-    int *canon = S->canon_tmp;
-    memcpy(canon, used, (size_t)S->nodes * sizeof *canon);
-    qsort(canon, (size_t)S->nodes, sizeof *canon, cmp_desc);
     size_t slot = 0;
     int k = find(S, cand->j, canon, &slot);
     if (k >= 0) {
@@ -174,6 +172,12 @@ static int offer(struct search *S, const struct state *cand, const int *used)
         S->bucket_next[S->bucket_tail[cand->j]] = k;
     S->bucket_tail[cand->j] = k;
     return 0;
+}
+
+static void canonical(const struct search *S, const int *used, int *canon)
+{
+    memcpy(canon, used, (size_t)S->nodes * sizeof *canon);
+    qsort(canon, (size_t)S->nodes, sizeof *canon, cmp_desc);
 }
 
 /* The shape of every GPU still free. */
@@ -235,6 +239,7 @@ static int expand_bucket(struct search *S, int j, struct wp_stage_shape *shapes,
                 if (dup)
                     continue;
                 struct wp_stage_shape added, rest;
+                canonical(S, used2, S->canon_tmp);
                 wp_stage_shape_of(devs, mp, &added);
                 rest_shape(used2, S->nodes, S->cap, &rest);
                 for (int j2 = j + 1; j2 < N; j2++) {
@@ -246,7 +251,7 @@ static int expand_bucket(struct search *S, int j, struct wp_stage_shape *shapes,
                     shapes[ns + 1] = rest;
                     struct state cand = {j2, k, j, j2 - 1, mp, (enum wp_place_policy)pol, added, ns + 1, 0, 0, 0};
                     cand.value = evaluate(S, shapes, ns + 2, &cand.fits, &cand.peak);
-                    if (offer(S, &cand, used2))
+                    if (offer(S, &cand, used2, S->canon_tmp))
                         return -1;
                 }
             }
@@ -335,7 +340,8 @@ static int search_dp(struct search *S, int *best_k, struct wp_err *err)
     shapes[0].first_layer = 0;
     shapes[0].last_layer = N - 1;
     root.value = evaluate(S, shapes, 1, &root.fits, &root.peak);
-    if (offer(S, &root, used0)) {
+    canonical(S, used0, S->canon_tmp);
+    if (offer(S, &root, used0, S->canon_tmp)) {
         rc = wp_errorf(err, "out of memory");
         goto out;
     }
