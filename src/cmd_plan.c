@@ -10,19 +10,20 @@
 
 #include "cli.h"
 #include "plan/plan.h"
+#include "run/gpt2_config.h"
 #include "topo/cluster_io.h"
 #include "util/units.h"
 
 #define CMD "plan"
 
 enum { OPT_LAYERS = 3000, OPT_PROFILE_BATCH, OPT_GLOBAL_BATCH, OPT_CLUSTER, OPT_MEMORY, OPT_OUT, OPT_FORMAT,
-       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE };
+       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_MODEL };
 
 static void usage(void)
 {
     printf("Usage: wavepipe plan --layers FILE [--profile-batch N] [--contract MODE] --global-batch G\n"
            "         --cluster FILE [--devices N] [--memory BYTES] [--out plan.cfg] [--format text|csv]\n"
-           "         [--compare]\n\n"
+           "         [--compare] [--model MODEL.cfg]\n\n"
            "DAPPLE's planner: splits the model of the layer table into stages, replicates\n"
            "each stage on a set of GPUs and places the sets on the cluster's nodes (fresh,\n"
            "append or scatter first) so that the pipeline latency of one global batch,\n"
@@ -45,11 +46,13 @@ static void usage(void)
            "                       devices,predicted_iter_s\n"
            "  --compare            also print data parallelism, straight and even splits as the\n"
            "                       cost model and the simulator time them\n"
+           "  --model MODEL.cfg    the GPT model of a wavepipe-profile table: each replicated stage\n"
+           "                       also gets AutoDDL's SBP meshes for its blocks' MLP matmuls\n"
            "  -h, --help           this text\n");
 }
 
 struct plan_options {
-    const char *layers, *cluster, *out, *format;
+    const char *layers, *cluster, *out, *format, *model;
     int profile_batch, global_batch, devices, compare;
     double memory_bytes;
     enum wp_layer_contract contract;
@@ -68,6 +71,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
         {"out", required_argument, NULL, OPT_OUT},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"compare", no_argument, NULL, OPT_COMPARE},
+        {"model", required_argument, NULL, OPT_MODEL},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -85,6 +89,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
         case OPT_CLUSTER: o->cluster = optarg; break;
         case OPT_OUT: o->out = optarg; break;
         case OPT_COMPARE: o->compare = 1; break;
+        case OPT_MODEL: o->model = optarg; break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0)
                 return wp_usage_error(CMD, "--format '%s': expected text or csv", optarg);
@@ -197,6 +202,19 @@ int wp_cmd_plan(int argc, char **argv)
         goto fail;
     if (wp_plan_kfkb_candidates(&m, &plan, &err))
         goto fail;
+    if (o.model) {
+        struct wp_run_config rc_model;
+        wp_run_config_default(&rc_model);
+        if (wp_run_config_read(o.model, &rc_model, &err))
+            goto fail;
+        if (t.nlayers != rc_model.model.layers + 2) {
+            wp_errorf(&err, "--model %s has %d blocks (a table of %d layers); %s has %d layers", o.model,
+                      rc_model.model.layers, rc_model.model.layers + 2, o.layers, t.nlayers);
+            goto fail;
+        }
+        if (wp_plan_sbp(&plan, &t, rc_model.model.channels, rc_model.model.sequence_length, &err))
+            goto fail;
+    }
     if (strcmp(o.format, "csv") == 0) {
         wp_plan_print_csv(stdout, &plan);
     } else {

@@ -63,6 +63,19 @@ expect_contains "$out/wrong-model.txt" "a table of 18 layers" "and the error say
 timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/tiny.plan.cfg" --schedule gpipe > "$out/both.txt" 2>&1
 expect_status 2 $? "--plan with --schedule is a usage error"
 
+# SBP meshes for the replicated stage's MLP matmuls, recorded in the plan file and read back by run
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --model "$model" --out "$out/tiny.dp.cfg" > "$out/tiny.dp.txt" 2>&1
+expect_status 0 $? "plan gpt-tiny on 4 GPUs with --model (data parallel: one stage on 4)"
+expect_contains "$out/tiny.dp.txt" "stage 0 on 4 GPUs: fc mesh" "the stage's SBP mesh is shown"
+expect_status 32 "$(grep -c 'mesh = ' "$out/tiny.dp.cfg")" "one mesh per MLP matmul of the 16 blocks in the plan file"
+timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/tiny.dp.cfg" --steps 1 > "$out/run-dp.txt" 2>&1
+expect_status 0 $? "run --plan reads a plan file with SBP groups"
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --model "$out/tiny8.cfg" > "$out/tiny.wrongmodel.txt" 2>&1
+expect_status 1 $? "--model with another block count is refused"
+expect_contains "$out/tiny.wrongmodel.txt" "has 8 blocks (a table of 10 layers)" "and the error says why"
+
 # --- bad input ----------------------------------------------------------------
 "$WAVEPIPE" plan --layers "$P/amoeba-36-pbs-1.txt" --global-batch 128 --cluster "$T/dapple-config-b.cfg" \
     --memory 512MB > "$out/small.txt" 2>&1

@@ -35,6 +35,7 @@
 
 #include "plan/latency.h"
 #include "plan/layers.h"
+#include "plan/sbp.h"
 #include "topo/cluster.h"
 #include "topo/collective_cost.h"
 #include "util/error.h"
@@ -97,6 +98,17 @@ struct wp_kfkb_candidate {
     double peak_memory_bytes;
 };
 
+/* A stage's AutoDDL mesh for its blocks' MLP matmuls (plan_sbp.c). */
+struct wp_plan_sbp {
+    int planned;                 /* 0: not meshed (one replica, no blocks, or why says) */
+    int nlayers;
+    struct wp_sbp_layer *layers;
+    struct wp_sbp_problem problem;
+    struct wp_sbp_result result;
+    double dp_comm_s;            /* the same layers as data parallelism (mesh r x 1 x 1) */
+    char why[256];
+};
+
 struct wp_plan {
     char model[128];
     int nlayers;
@@ -117,6 +129,7 @@ struct wp_plan {
     int devices_used;
     int nkfkb;
     struct wp_kfkb_candidate *kfkb;
+    struct wp_plan_sbp *sbp;     /* per stage, or NULL */
     /* search statistics */
     long states, evaluations;
     double search_s;
@@ -185,6 +198,15 @@ int wp_plan_simulate(const struct wp_plan_model *m, const struct wp_plan *p, int
 /* Ada-Grouper 4.2: for k = 1, 2, ... the largest micro-batch whose kFkB
  * fits in memory, each simulated; into p->kfkb. */
 int wp_plan_kfkb_candidates(const struct wp_plan_model *m, struct wp_plan *p, struct wp_err *err);
+
+/* ---- plan_sbp.c ---- */
+
+/* For a plan of wavepipe's GPT layer table (layers "blockN") of a model of
+ * `channels` and `seq_len`: each replicated stage's MLP chain (C -> 4C -> C
+ * per block) meshed by AutoDDL's coordinate descent over its replicas, the
+ * micro-batch's tokens as the batch. Into p->sbp. */
+int wp_plan_sbp(struct wp_plan *p, const struct wp_layer_table *t, int channels, int seq_len, struct wp_err *err);
+void wp_plan_sbp_destroy(struct wp_plan *p);
 
 /* ---- plan_place.c: device assignment over per-node free-GPU counts ---- */
 

@@ -22,6 +22,7 @@ void wp_plan_destroy(struct wp_plan *p)
         free(p->stages[s].devices);
     free(p->stages);
     free(p->kfkb);
+    wp_plan_sbp_destroy(p);
     wp_plan_init(p);
 }
 
@@ -148,6 +149,8 @@ int wp_plan_write(const char *path, const struct wp_plan *p, const struct wp_lay
         wp_cfg_add_float(g, "allreduce_s", st->allreduce_s);
         wp_cfg_add_int(g, "inflight", st->inflight);
         wp_cfg_add_float(g, "memory_bytes", st->memory_bytes);
+        if (p->sbp && p->sbp[s].planned)
+            wp_sbp_config_add(g, &p->sbp[s].problem, &p->sbp[s].result);
     }
     if (p->nkfkb > 0) {
         config_setting_t *cands = wp_cfg_add_list(root, "kfkb");
@@ -185,6 +188,7 @@ static const struct wp_cfg_key stage_keys[] = {
     WP_KEY_RANGE("allreduce_s", WP_CFG_FLOAT, 0, 0, 1e9),
     WP_KEY_RANGE("inflight", WP_CFG_INT, 0, 0, 1e9),
     WP_KEY_RANGE("memory_bytes", WP_CFG_FLOAT, 0, 0, 1e18),
+    WP_KEY_GROUP("sbp", WP_CFG_GROUP, 0, wp_sbp_config_keys),
     WP_KEY_END};
 
 static const struct wp_cfg_key sched_keys[] = {
@@ -392,6 +396,23 @@ void wp_plan_print_text(FILE *out, const struct wp_plan *p, const struct wp_laye
         fprintf(out, "%-5d  %-9s  %-36s  %8d  %-9s  %9.3f  %9.3f  %9.3f  %12.3f  %8.1f  %s\n", s, range, names,
                 st->replicas, wp_place_policy_name(st->policy), st->forward_s * 1e3, st->backward_s * 1e3,
                 st->send_s * 1e3, st->allreduce_s * 1e3, st->memory_bytes / MIB, devs);
+    }
+    for (int s = 0; p->sbp && s < p->nstages; s++) {
+        const struct wp_plan_sbp *sb = &p->sbp[s];
+        if (s == 0)
+            fprintf(out, "\nSBP meshes (AutoDDL) for the blocks' MLP matmuls of each replicated stage:\n");
+        if (!sb->planned) {
+            if (sb->why[0])
+                fprintf(out, "  stage %d: stays data parallel (%s)\n", s, sb->why);
+            continue;
+        }
+        const struct wp_sbp_layer_cost *fc = &sb->result.layers[0], *pr = &sb->result.layers[1];
+        fprintf(out, "  stage %d on %d GPUs: fc mesh %dx%dx%d, proj mesh %dx%dx%d: %.3f ms of communication for "
+                     "one micro-batch's forward and backward, weight allreduce included (as data parallelism: "
+                     "%.3f ms)\n",
+                s, sb->problem.devices, wp_sbp_mesh_axis(&fc->mesh, 0), wp_sbp_mesh_axis(&fc->mesh, 1),
+                wp_sbp_mesh_axis(&fc->mesh, 2), wp_sbp_mesh_axis(&pr->mesh, 0), wp_sbp_mesh_axis(&pr->mesh, 1),
+                wp_sbp_mesh_axis(&pr->mesh, 2), sb->result.comm_s * 1e3, sb->dp_comm_s * 1e3);
     }
     if (p->nkfkb > 0) {
         fprintf(out, "\nkFkB candidates (Ada-Grouper 4.2: for each k the largest micro-batch that fits):\n");
