@@ -97,6 +97,57 @@ static void closed_form_tests(void)
     wp_layer_table_destroy(&t);
 }
 
+/* ---- Ada-Grouper's kFkB candidates ---- */
+
+/* On a pipeline plan: for each k the micro-batch is the largest divisor of
+ * the global batch whose k-fold warm-up fits, so it never grows with k, it
+ * fits, and the next larger divisor does not. */
+static void kfkb_tests(void)
+{
+    struct wp_layer_table t;
+    struct wp_err err;
+    wp_layer_table_init(&t);
+    t.profile_batch = 1;
+    for (int i = 0; i < 8; i++) {
+        struct wp_layer l = {"l", 0.010, 0.020, 4e6, 1e6, 2e6};
+        wp_layer_table_append(&t, &l, &err);
+    }
+    struct wp_plan_hw hw = {"grid", "test GPU", 4, 1, {1e-6, 1 / 100e9}, {1e-5, 1 / 10e9}, 140e6, 0};
+    struct wp_plan_model m;
+    wp_plan_model_init(&m, &t, &hw, 64, &err);
+    int two[4] = {2, 2, 2, 2}, one[4] = {1, 1, 1, 1};
+    struct wp_plan p;
+    wp_plan_init(&p);
+    ok(wp_plan_fixed(&m, 4, two, one, &p, &err) == 0, "a 4-stage pipeline, 140 MB per GPU");
+    int rc = wp_plan_kfkb_candidates(&m, &p, &err);
+    ok(rc == 0 && p.nkfkb == 4, "kFkB candidates for k = 1..4 (%d)", p.nkfkb);
+    /* stage 0 holds k (S - 0) = 4k micro-batches of 2 layers x 4 MB x b
+     * besides 8 MB of weights: b = 4, 2, 1, 1 for k = 1..4 */
+    static const int want[4] = {4, 2, 1, 1};
+    for (int i = 0; i < p.nkfkb && i < 4; i++)
+        is_int(p.kfkb[i].micro_batch, want[i], "k = %d: micro-batch %d by hand", p.kfkb[i].k, want[i]);
+    double f[4], b[4], send[4], ar[4], peak;
+    for (int i = 0; i < p.nkfkb; i++) {
+        const struct wp_kfkb_candidate *c = &p.kfkb[i];
+        ok(64 % c->micro_batch == 0 && c->microbatches == 64 / c->micro_batch && c->microbatches >= c->k,
+           "k = %d: micro-batch %d divides the global batch, M = %d >= k", c->k, c->micro_batch, c->microbatches);
+        ok(c->peak_memory_bytes <= 140e6, "k = %d: fits (%.1f MB)", c->k, c->peak_memory_bytes / 1e6);
+        int bigger = c->micro_batch * 2;
+        if (bigger <= 64 && 64 / bigger >= c->k) {
+            wp_plan_costs_at(&m, &p, bigger, c->k, p.policy, f, b, send, ar, &peak);
+            ok(peak > 140e6, "k = %d: micro-batch %d would not fit (%.1f MB)", c->k, bigger, peak / 1e6);
+        }
+        if (i > 0)
+            ok(c->micro_batch <= p.kfkb[i - 1].micro_batch, "k = %d: the micro-batch does not grow with k", c->k);
+        double sim;
+        wp_plan_simulate(&m, &p, c->k, c->micro_batch, &sim, NULL, &err);
+        is_near(c->predicted_iter_s, sim, 1e-12, "k = %d: predicted by the simulator", c->k);
+    }
+    wp_plan_destroy(&p);
+    wp_plan_model_destroy(&m);
+    wp_layer_table_destroy(&t);
+}
+
 /* ---- DAPPLE table V ---- */
 
 struct table_case {
@@ -277,6 +328,7 @@ int main(void)
     snprintf(srcdir, sizeof srcdir, "%s", dir ? dir : ".");
     placement_tests();
     closed_form_tests();
+    kfkb_tests();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         table_case(&cases[i]);
     return tap_done();
