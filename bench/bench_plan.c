@@ -11,17 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "plan/plan.h"
 #include "topo/cluster_io.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "util/clock.h"
 
 /* Plans the table on hw REPEATS times; prints the best time against goal_s. */
 static int bench(const char *label, const struct wp_layer_table *t, const struct wp_plan_hw *hw, int global_batch,
@@ -40,9 +33,9 @@ static int bench(const char *label, const struct wp_layer_table *t, const struct
     for (int r = 0; r < repeats && rc == 0; r++) {
         struct wp_plan p;
         wp_plan_init(&p);
-        double t0 = now_s();
+        double t0 = wp_monotonic_s();
         rc = wp_plan_dapple(&m, &p, &err) || wp_plan_kfkb_candidates(&m, &p, &err);
-        double dt = now_s() - t0;
+        double dt = wp_monotonic_s() - t0;
         if (rc == 0 && dt < best) {
             best = dt;
             wp_plan_destroy(&keep);

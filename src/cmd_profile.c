@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef WP_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -23,6 +22,7 @@
 #include "run/gpt2_config.h"
 #include "run/gpt2_stage.h"
 #include "run/rng.h"
+#include "util/clock.h"
 #include "util/stats.h"
 #include "util/strutil.h"
 
@@ -73,13 +73,6 @@ struct pass_times {
     double forward_s, backward_s, weights_s; /* medians */
     double forward_spread;                   /* (max - min) / median of the forward */
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Fills n floats of backend memory with N(0, scale) values. */
 static int fill_normal(const struct wp_kernel_ops *k, float *dst, size_t n, float scale, struct wp_rng *r,
@@ -133,16 +126,16 @@ static void time_passes(struct wp_gpt2_stage *st, double t[3])
     const struct wp_kernel_ops *k = st->k;
     float dloss = 1.0f / (float)(st->B * st->g.sequence_length);
     k->synchronize();
-    double t0 = now_s();
+    double t0 = wp_monotonic_s();
     wp_gpt2_stage_forward(st, 0);
     k->synchronize();
-    double t1 = now_s();
+    double t1 = wp_monotonic_s();
     wp_gpt2_stage_backward(st, 0, dloss);
     k->synchronize();
-    double t2 = now_s();
+    double t2 = wp_monotonic_s();
     wp_gpt2_stage_backward_weights(st, 0);
     k->synchronize();
-    double t3 = now_s();
+    double t3 = wp_monotonic_s();
     t[0] = t1 - t0;
     t[1] = t2 - t1;
     t[2] = t3 - t2;

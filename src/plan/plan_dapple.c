@@ -20,9 +20,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "plan/plan.h"
+#include "util/clock.h"
 
 #define WP_DP_MAX_DEVICES 64
 /* How many of the best plans by L the simulator checks, and up to how many
@@ -56,13 +56,6 @@ struct search {
     long evaluations;
     double least_peak;         /* smallest peak memory of any plan seen */
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int better(int fits_a, double a, int fits_b, double b)
 {
@@ -562,7 +555,7 @@ static int candidate_plan(const struct search *S, const struct candidate *c, str
 
 int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err)
 {
-    double t0 = now_s();
+    double t0 = wp_monotonic_s();
     struct search S;
     memset(&S, 0, sizeof S);
     S.m = m;
@@ -629,7 +622,7 @@ int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct w
     }
     best->states = S.nst + ul.n;
     best->evaluations = S.evaluations;
-    best->search_s = now_s() - t0;
+    best->search_s = wp_monotonic_s() - t0;
     for (int i = 0; i < ul.n; i++)
         free(ul.v[i].first);
     free(ul.v);
