@@ -35,6 +35,13 @@ for cluster in dgx2-x4-ib-edr hgx-h100-x8-ib-ndr; do
     expect_contains "$out/$cluster.txt" "data parallel" "$cluster: compared with data parallelism"
 done
 
+# GPU memory from the recorded topology (RSMIVRAMSize of an MI250X node), no --memory needed
+"$WAVEPIPE" topo --xml "$WP_SRCDIR/tests/topology/mpibind-eas-tioga.xml" --out "$out/tioga.cfg" > /dev/null 2>&1
+expect_contains "$out/tioga.cfg" "memory_bytes = 68702699520.0;" "each GPU's memory recorded (64 GiB per MI250X GCD)"
+"$WAVEPIPE" plan --layers "$P/bert-48-pbs-2.txt" --global-batch 64 --cluster "$out/tioga.cfg" > "$out/tioga.txt" 2>&1
+expect_status 0 $? "plan on a node whose GPU model name gives no memory size"
+expect_contains "$out/tioga.txt" "8 AMD INSTINCT MI200 (MCM) OAM LC MBA HPE C2, 63.98 GiB each" "the memory came from the topology"
+
 # --- run --plan on local ranks ------------------------------------------------
 "$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
     --memory 6MB --out "$out/tiny.plan.cfg" > "$out/tiny.plan.txt" 2>&1

@@ -87,11 +87,14 @@ int wp_plan_hw_from_cluster(struct wp_plan_hw *hw, const struct wp_cluster *c, i
     }
     if (memory_bytes > 0) {
         hw->memory_bytes = memory_bytes;
+    } else if (t->gpus[0].memory_bytes > 0) {
+        hw->memory_bytes = t->gpus[0].memory_bytes;
     } else {
         hw->memory_bytes = memory_from_model_name(hw->gpu_model);
         hw->memory_from_model = 1;
         if (hw->memory_bytes <= 0)
-            return wp_errorf(err, "the GPU model '%s' does not say its memory: give --memory BYTES", hw->gpu_model);
+            return wp_errorf(err, "neither the cluster description nor the GPU model '%s' says the GPUs' memory: "
+                                  "give --memory BYTES", hw->gpu_model);
     }
     return 0;
 }

@@ -41,6 +41,7 @@ struct wp_gpu {
     double pcie_Bps;              /* PCIe link bandwidth of the device, 0 if unknown */
     double nvlink_Bps;            /* sum of NVLink/XGMI bandwidth to GPUs, switches, CPUs */
     double cpu_link_Bps;          /* NVLink to a CPU (POWER), 0 if none */
+    double memory_bytes;          /* device memory (CUDAGlobalMemorySize, RSMIVRAMSize), 0 if unknown */
 };
 
 struct wp_nic {

@@ -29,6 +29,7 @@ static const struct wp_cfg_key gpu_keys[] = {
     WP_KEY_RANGE("pcie_Bps", WP_CFG_FLOAT, 0, 0, 1e15),
     WP_KEY_RANGE("nvlink_Bps", WP_CFG_FLOAT, 0, 0, 1e15),
     WP_KEY_RANGE("cpu_link_Bps", WP_CFG_FLOAT, 0, 0, 1e15),
+    WP_KEY_RANGE("memory_bytes", WP_CFG_FLOAT, 0, 0, 1e18),
     WP_KEY_END};
 
 static const struct wp_cfg_key nic_keys[] = {
@@ -124,6 +125,8 @@ static void write_node_type(config_setting_t *g, const struct wp_node_type *t)
         wp_cfg_add_float(e, "pcie_Bps", gpu->pcie_Bps);
         wp_cfg_add_float(e, "nvlink_Bps", gpu->nvlink_Bps);
         wp_cfg_add_float(e, "cpu_link_Bps", gpu->cpu_link_Bps);
+        if (gpu->memory_bytes > 0)
+            wp_cfg_add_float(e, "memory_bytes", gpu->memory_bytes);
     }
     config_setting_t *nics = wp_cfg_add_list(g, "nics");
     for (int i = 0; i < t->nnics; i++) {
@@ -295,6 +298,7 @@ static int read_node_type(const config_setting_t *g, struct wp_node_type *t, str
         gpu->pcie_Bps = wp_cfg_float(e, "pcie_Bps", 0);
         gpu->nvlink_Bps = wp_cfg_float(e, "nvlink_Bps", 0);
         gpu->cpu_link_Bps = wp_cfg_float(e, "cpu_link_Bps", 0);
+        gpu->memory_bytes = wp_cfg_float(e, "memory_bytes", 0);
     }
     for (int i = 0; i < nnics; i++) {
         const config_setting_t *e = config_setting_get_elem(nics, (unsigned)i);

@@ -223,6 +223,13 @@ static int find_gpus(hwloc_topology_t topo, struct gpu_found **out, int *count,
             const char *model = obj_info(os, "GPUModel");
             if (*model && !f.gpu.model[0])
                 wp_strlcpy(f.gpu.model, model, sizeof f.gpu.model);
+            /* hwloc gives device memory in KiB */
+            static const char *const memory_keys[] = {"CUDAGlobalMemorySize", "RSMIVRAMSize"};
+            for (int k = 0; k < 2 && f.gpu.memory_bytes == 0; k++) {
+                const char *kib = obj_info(os, memory_keys[k]);
+                if (*kib)
+                    f.gpu.memory_bytes = strtod(kib, NULL) * 1024.0;
+            }
             int rank = api_rank(api);
             if (rank < f.api_rank) {
                 f.api_rank = rank;
