@@ -218,6 +218,10 @@ int wp_cmd_plan(int argc, char **argv)
     if (strcmp(o.format, "csv") == 0) {
         wp_plan_print_csv(stdout, &plan);
     } else {
+        if (t.nnodes > 2 * t.nlayers)
+            printf("note: the profile's %d nodes were contracted to %d layers at the nodes every path passes; "
+                   "splits fall only there (--contract frontier keeps every node)\n",
+                   t.nnodes, t.nlayers);
         wp_plan_print_text(stdout, &plan, &t);
         printf("\nsearched %ld states, %ld plans evaluated in %.3f s\n", plan.states, plan.evaluations,
                plan.search_s);
