@@ -530,6 +530,40 @@ static int explain_no_fit(const struct search *S, struct wp_err *err)
                      mem / gib, S->G, S->least_peak / gib);
 }
 
+/* The simulator's last word on the split: each boundary moved by one layer
+ * while the simulated iteration gets shorter (devices stay where they
+ * are; a move that breaks the memory limit is not taken). */
+static int polish(const struct wp_plan_model *m, struct wp_plan *p, struct wp_err *err)
+{
+    double best = p->simulated_iter_s;
+    for (int improved = 1, pass = 0; improved && pass < 2 * m->layers->nlayers; pass++) {
+        improved = 0;
+        for (int s = 1; s < p->nstages; s++)
+            for (int d = -1; d <= 1; d += 2) {
+                struct wp_plan_stage *a = &p->stages[s - 1], *b = &p->stages[s];
+                int first = b->first_layer + d;
+                if (first <= a->first_layer || first > b->last_layer)
+                    continue;
+                a->last_layer = first - 1;
+                b->first_layer = first;
+                wp_plan_evaluate(m, p);
+                double sim;
+                if (wp_plan_simulate(m, p, 1, 0, &sim, NULL, err))
+                    return -1;
+                if (p->fits && sim < best * (1 - 1e-9)) {
+                    best = sim;
+                    improved = 1;
+                } else {
+                    a->last_layer = first - 1 - d;
+                    b->first_layer = first - d;
+                }
+            }
+    }
+    wp_plan_evaluate(m, p);
+    p->simulated_iter_s = p->predicted_iter_s = best;
+    return 0;
+}
+
 /* A candidate for the final choice: a DP state or a uniform plan. */
 struct candidate {
     int state;                   /* >= 0: DP state */
@@ -619,6 +653,8 @@ int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct w
                 wp_plan_destroy(&p);
             }
         }
+        if (rc == 0 && check > 1)
+            rc = polish(m, best, err);
     }
     best->states = S.nst + ul.n;
     best->evaluations = S.evaluations;
