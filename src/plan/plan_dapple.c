@@ -16,7 +16,13 @@
  * is over uniform plans only: S stages of r replicas each (r from 1..a
  * node's GPUs and whole nodes), layers balanced over the stages by the
  * bottleneck partition and then moved one at a time while L drops. That
- * search also runs below the limit, and the better plan wins. */
+ * search also runs below the limit.
+ *
+ * The final choice: L leaves out bubbles inside the pivot stage and how
+ * transfers overlap compute, so the best candidates by L (half from each
+ * search) are simulated on the same costs and the fastest wins; its
+ * boundaries are then moved a layer at a time while the simulator says it
+ * gets faster (polish). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
