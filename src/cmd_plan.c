@@ -223,8 +223,8 @@ int wp_cmd_plan(int argc, char **argv)
                    "splits fall only there (--contract frontier keeps every node)\n",
                    t.nnodes, t.nlayers);
         wp_plan_print_text(stdout, &plan, &t);
-        printf("\nsearched %ld states, %ld plans evaluated in %.3f s\n", plan.states, plan.evaluations,
-               plan.search_s);
+        printf("\nsearch: %s; %ld states, %ld plans evaluated in %.3f s\n", plan.search, plan.states,
+               plan.evaluations, plan.search_s);
         if (o.compare)
             compare(&m, &plan);
     }

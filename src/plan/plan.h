@@ -131,6 +131,7 @@ struct wp_plan {
     struct wp_kfkb_candidate *kfkb;
     struct wp_plan_sbp *sbp;     /* per stage, or NULL */
     /* search statistics */
+    const char *search;          /* which searches ran (a static string) */
     long states, evaluations;
     double search_s;
 };

@@ -12,11 +12,14 @@
  * (no cut) is data parallelism; cutting everywhere with m' = 1 gives
  * straight pipelines.
  *
- * The state space grows with the GPUs; beyond WP_DP_MAX_DEVICES the search
- * is over uniform plans only: S stages of r replicas each (r from 1..a
- * node's GPUs and whole nodes), layers balanced over the stages by the
- * bottleneck partition and then moved one at a time while L drops. That
- * search also runs below the limit.
+ * The state space grows with the layers, the GPUs and the occupancies of
+ * the nodes (C(nodes + g, nodes) sorted vectors for g GPUs per node). When
+ * the DP would cost more than WP_DP_BUDGET plan evaluations it gives a new
+ * stage only a divisor of a node's GPUs or whole nodes; when even that is
+ * too much, or beyond WP_DP_MAX_DEVICES, the search is over uniform plans
+ * only: S stages of r replicas each (r from 1..a node's GPUs and whole
+ * nodes), layers balanced over the stages by the bottleneck partition and
+ * then moved one at a time while L drops. That search always runs.
  *
  * The final choice: L leaves out bubbles inside the pivot stage and how
  * transfers overlap compute, so the best candidates by L (half from each
@@ -31,6 +34,7 @@
 #include "util/clock.h"
 
 #define WP_DP_MAX_DEVICES 64
+#define WP_DP_BUDGET 3e7
 /* How many of the best plans by L the simulator checks, and up to how many
  * GPUs (the simulator keeps a ranks x ranks link table). */
 #define WP_SIMULATE_CANDIDATES 48
@@ -61,6 +65,7 @@ struct search {
     int *bucket_head, *bucket_tail;
     long evaluations;
     double least_peak;         /* smallest peak memory of any plan seen */
+    char *take;                /* take[m]: a new stage may get m GPUs (G + 1 entries) */
 };
 
 static int better(int fits_a, double a, int fits_b, double b)
@@ -226,6 +231,8 @@ static int expand_bucket(struct search *S, int j, struct wp_stage_shape *shapes,
             taken += used[i];
         int free_gpus = S->G - taken;
         for (int mp = 1; mp < free_gpus; mp++) {
+            if (!S->take[mp])
+                continue;
             int tried[3][WP_DP_MAX_DEVICES];
             for (int pol = WP_PLACE_FRESH; pol <= WP_PLACE_SCATTER; pol++) {
                 memcpy(used2, used, (size_t)S->nodes * sizeof *used2);
@@ -314,6 +321,39 @@ static void search_destroy(struct search *S)
     free(S->bucket_next);
     free(S->bucket_head);
     free(S->bucket_tail);
+    free(S->take);
+}
+
+/* Which GPU counts a new stage may get so that the DP fits its budget
+ * (*how says which); 0 when none does (the DP is skipped). */
+static int dp_scope(struct search *S, const char **how)
+{
+    S->take = calloc((size_t)S->G + 1, 1);
+    if (!S->take || S->G > WP_DP_MAX_DEVICES) {
+        *how = "uniform plans only (more GPUs than the DP takes)";
+        return 0;
+    }
+    /* occupancies: sorted vectors of nodes entries in 0..cap */
+    double occ = 1;
+    for (int i = 1; i <= S->nodes; i++)
+        occ = occ * (S->cap + i) / i;
+    double work = 1.5 * (double)S->N * S->N * occ;
+    if (work * (S->G - 1) <= WP_DP_BUDGET) {
+        memset(S->take, 1, (size_t)S->G + 1);
+        *how = "DP over layers and node occupancy, any GPU count per stage, and uniform plans";
+        return 1;
+    }
+    int n = 0;
+    for (int m = 1; m <= S->G; m++)
+        if ((m <= S->cap && S->cap % m == 0) || m % S->cap == 0)
+            n += S->take[m] = 1;
+    if (work * n <= WP_DP_BUDGET) {
+        *how = "DP over layers and node occupancy with stages of a divisor of a node's GPUs or whole nodes, and "
+               "uniform plans";
+        return 1;
+    }
+    *how = "uniform plans only (the DP's state space is too large here)";
+    return 0;
 }
 
 /* The DP over (layers, occupancy); *best_k the best state. */
@@ -609,7 +649,8 @@ int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct w
     int rc = S.canon_tmp && S.used_tmp ? 0 : wp_errorf(err, "out of memory"), best_k = -1;
     struct uniform_list ul = {NULL, 0, 0};
     struct candidate *cand = NULL;
-    if (rc == 0 && S.G <= WP_DP_MAX_DEVICES)
+    const char *how = "";
+    if (rc == 0 && dp_scope(&S, &how))
         rc = search_dp(&S, &best_k, err);
     if (rc == 0 && search_uniform(&S, &ul))
         rc = wp_errorf(err, "out of memory");
@@ -662,6 +703,7 @@ int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct w
         if (rc == 0 && check > 1)
             rc = polish(m, best, err);
     }
+    best->search = how;
     best->states = S.nst + ul.n;
     best->evaluations = S.evaluations;
     best->search_s = wp_monotonic_s() - t0;
