@@ -70,10 +70,11 @@ static int check_sample(const struct wp_calib_sample *s, int i, struct wp_err *e
     char size[32];
     if (s->coll < 0 || s->coll >= WP_COLL_COUNT)
         return wp_errorf(err, "sample %d: unknown collective %d", i, (int)s->coll);
-    if (s->ranks < 2 || (s->coll == WP_COLL_P2P && s->ranks != 2))
-        return wp_errorf(err, "sample %d (%s): %d ranks; a %s needs %s", i, wp_coll_name(s->coll),
-                         s->ranks, wp_coll_name(s->coll),
-                         s->coll == WP_COLL_P2P ? "exactly 2" : "at least 2");
+    if (s->coll == WP_COLL_P2P && s->ranks != 2)
+        return wp_errorf(err, "sample %d (p2p): %d ranks, but a message is between exactly 2", i, s->ranks);
+    if (s->ranks < 2)
+        return wp_errorf(err, "sample %d (%s): %d rank, but a collective needs at least 2", i,
+                         wp_coll_name(s->coll), s->ranks);
     if (!(s->bytes > 0) || !isfinite(s->bytes))
         return wp_errorf(err, "sample %d (%s, %d ranks): message size %g bytes must be positive", i,
                          wp_coll_name(s->coll), s->ranks, s->bytes);
