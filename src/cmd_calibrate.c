@@ -239,8 +239,9 @@ static void print_fit(enum wp_link_level level, const struct wp_ab_fit *f)
         printf("  (the unconstrained alpha was negative, the latency lost in the noise: alpha = 0)\n");
 }
 
-/* Fits each measured level; fitted[level] says which. On error err names
- * the level. */
+/* Fits every measured level; fitted[level] says which succeeded. A level
+ * whose fit fails does not stop the others; err holds the first failure,
+ * naming its level. */
 static int fit_levels(const struct wp_calib_point *pts, int n, struct wp_ab_fit *fits, int *fitted,
                       struct wp_err *err)
 {
@@ -248,7 +249,7 @@ static int fit_levels(const struct wp_calib_point *pts, int n, struct wp_ab_fit 
     if (!samples)
         return wp_errorf(err, "out of memory");
     int status = 0;
-    for (int level = 0; level < WP_LEVEL_COUNT && status == 0; level++) {
+    for (int level = 0; level < WP_LEVEL_COUNT; level++) {
         int count = 0;
         for (int i = 0; i < n; i++)
             if (pts[i].level == (enum wp_link_level)level)
@@ -256,10 +257,13 @@ static int fit_levels(const struct wp_calib_point *pts, int n, struct wp_ab_fit 
         fitted[level] = 0;
         if (count == 0)
             continue;
-        if (wp_ab_fit(samples, count, &fits[level], err))
-            status = wp_err_prefix(err, "%s fit: ", wp_link_level_name((enum wp_link_level)level));
-        else
+        struct wp_err level_err;
+        if (wp_ab_fit(samples, count, &fits[level], &level_err) == 0) {
             fitted[level] = 1;
+        } else if (status == 0) {
+            *err = level_err;
+            status = wp_err_prefix(err, "%s fit: ", wp_link_level_name((enum wp_link_level)level));
+        }
     }
     free(samples);
     return status;

@@ -61,12 +61,15 @@
 # in most jobs of 3 or more ranks (nearly always with 3 nodes; also with 2
 # nodes of 2 ranks; never seen with 2 ranks): each rank closes its UCX
 # endpoints and then waits in a PMI barrier, where it no longer progresses
-# UCX, while a peer still waits for it to finish setting up an endpoint's
-# TCP connection (endpoints that MPI never used are connected at MPI_Init
-# and at close).  MPICH fixed it upstream ("ch4/ucx: remove MPIR_pmi_barrier
-# in finalize", pmodels/mpich#6596); no UCX setting avoids it here.  Jobs of
-# 2 ranks, one per node, finish; `wavepipe calibrate` also ends a finalize
-# that hangs after a time limit.  Over tcp, UCX_RNDV_THRESH=inf (eager only)
+# UCX, while a peer still waits on it to close an endpoint (UCX debug logs
+# show it on endpoints MPI never used, whose TCP connection is still being
+# set up).  MPICH fixed it upstream ("ch4/ucx: remove MPIR_pmi_barrier in
+# finalize", pmodels/mpich#6596).  Tried here, none avoids it:
+# UCX_TCP_PUT_ENABLE=n, UCX_RNDV_THRESH=inf, UCX_PROTO_ENABLE=y, shorter
+# UCX_TCP_KEEP* times, a message between every pair of ranks after
+# MPI_Init, a barrier and polling before MPI_Finalize.  Jobs of 2 ranks, one
+# per node, finish; `wavepipe calibrate` ends a finalize that hangs after a
+# time limit.  Over tcp, UCX_RNDV_THRESH=inf (eager only)
 # keeps both directions of an exchange streaming at once; with rendezvous
 # they are sometimes serialised, which doubles some timings.
 # Non-MPI traffic (PMIx, sockets of the program itself) always crosses them.
