@@ -12,6 +12,7 @@ struct wp_command {
 /* Subcommands (one file each: cmd_<name>.c). argv[0] is the subcommand. */
 int wp_cmd_topo(int argc, char **argv);
 int wp_cmd_probe(int argc, char **argv);
+int wp_cmd_calibrate(int argc, char **argv);
 int wp_cmd_profile(int argc, char **argv);
 int wp_cmd_plan(int argc, char **argv);
 int wp_cmd_schedule(int argc, char **argv);

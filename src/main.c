@@ -11,6 +11,8 @@ static const struct wp_command commands[] = {
      wp_cmd_topo},
     {"probe", "describe every node of a Slurm allocation as a PMIx client (srun --mpi=pmix)",
      wp_cmd_probe},
+    {"calibrate", "time p2p messages and collectives over MPI; fit latency and bandwidth per link level",
+     wp_cmd_calibrate},
     {"profile", "the planner's layer table: GPT-2 layers timed with the runtime kernels, or converted",
      wp_cmd_profile},
     {"plan", "DAPPLE's planner: partition, replication and placement of a model on a cluster",

@@ -10,12 +10,7 @@
 # Skips (77) only where network namespaces cannot be made.
 . "$(dirname "$0")/lib.sh"
 vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
-reason=$(bash "$vc" can-run 2>&1)
-case $? in
-    0) ;;
-    1) echo "SKIP: no network namespaces here: $reason"; exit 77 ;;
-    *) fail "vcluster.sh can-run: $reason"; finish; exit 1 ;;
-esac
+vcluster_require "$vc"
 vcluster_lock
 builddir=${WP_BUILDDIR:-$(pwd)}
 dir="$(cd "$builddir" && pwd)/tests/vcluster.campaign_e2e"

@@ -38,6 +38,95 @@ vcluster_lock() {
     flock 9
 }
 
+# --- the virtual Slurm cluster (tests/cluster/vcluster.sh) ---------------------
+
+# vcluster_require VCLUSTER_SH: skips the test (77) where network namespaces
+# cannot be made; fails it where a tool or the wavepipe binary is missing.
+vcluster_require() {
+    local reason rc
+    reason=$(bash "$1" can-run 2>&1)
+    rc=$?
+    if [ "$rc" -eq 1 ]; then
+        echo "SKIP: no network namespaces here: $reason"
+        exit 77
+    elif [ "$rc" -ne 0 ]; then
+        fail "vcluster.sh can-run: $reason"
+        finish
+        exit 1
+    fi
+    if [ ! -x "$WAVEPIPE" ]; then
+        fail "no wavepipe binary at $WAVEPIPE"
+        finish
+        exit 1
+    fi
+}
+
+# run_bg COMMAND...: runs a long command in the background and waits for it,
+# so that a signal (make check interrupted) runs the traps at once; a trap
+# can stop it by $bgpid.
+bgpid=
+run_bg() { "$@" & bgpid=$!; wait "$bgpid"; local st=$?; bgpid=; return "$st"; }
+now_ms() { date +%s%3N; }
+secs() { echo "$(( ($2 - $1) / 1000 )).$(( ($2 - $1) % 1000 / 100 ))"; }
+
+# vcluster_show_logs DIR: the tails of the cluster's daemon logs.
+vcluster_show_logs() {
+    local f
+    for f in "$1"/log/slurmctld.log "$1"/log/slurmd.*.log "$1"/log/munged.log; do
+        [ -r "$f" ] || continue
+        echo "---- tail of $f"
+        tail -n 30 "$f" | sed 's/^/    | /'
+    done
+    echo "---- squeue / sinfo"
+    timeout 10 squeue 2>&1 | sed 's/^/    | /'
+    timeout 10 sinfo -N 2>&1 | sed 's/^/    | /'
+}
+
+# vcluster_down_on_exit VCLUSTER_SH DIR: the cluster is torn down when the
+# test ends, whatever happened; a signal first stops the command run_bg
+# waits for.
+vcluster_down_on_exit() {
+    vcluster_sh_=$1
+    vcluster_dir_=$2
+    trap 'bash "$vcluster_sh_" down "$vcluster_dir_" >/dev/null 2>&1 || true' EXIT
+    trap '[ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null; exit 1' INT TERM HUP
+}
+
+# vcluster_up VCLUSTER_SH DIR NODES KEEP: brings a cluster of NODES up in DIR
+# (KEEP: colon-separated paths under /tmp to keep visible on the nodes) and
+# sources DIR/env; ends the test when the cluster does not come up.
+vcluster_up() {
+    local t0 t1 rc
+    t0=$(now_ms)
+    VCLUSTER_KEEP=$4 run_bg bash "$1" up "$2" "$3"
+    rc=$?
+    t1=$(now_ms)
+    expect_status 0 "$rc" "a Slurm cluster of $3 nodes comes up (vcluster.sh up, $(secs "$t0" "$t1") s)"
+    if [ "$rc" -ne 0 ]; then
+        vcluster_show_logs "$2"
+        finish
+        exit 1
+    fi
+    # shellcheck disable=SC1091
+    . "$2/env"
+}
+
+# vcluster_teardown VCLUSTER_SH DIR: takes the cluster down and checks that
+# no node namespace or bridge is left.
+vcluster_teardown() {
+    local t0 t1 rc
+    t0=$(now_ms)
+    run_bg bash "$1" down "$2"
+    rc=$?
+    t1=$(now_ms)
+    expect_status 0 "$rc" "the cluster comes down (vcluster.sh down, $(secs "$t0" "$t1") s)"
+    if ip netns list 2>/dev/null | grep -q '^wpn[0-9]' || ip link show wpbr >/dev/null 2>&1; then
+        fail "no node namespace or bridge is left"
+    else
+        pass "no node namespace or bridge is left"
+    fi
+}
+
 finish() {
     echo "$checks checks, $failures failed"
     [ "$failures" -eq 0 ]

@@ -20,64 +20,16 @@ per_node=2
 step_timeout=${SLURM_PROBE_STEP_TIMEOUT:-60}   # seconds per srun step
 job_timeout=${SLURM_PROBE_JOB_TIMEOUT:-180}    # seconds for sbatch --wait
 
-reason=$(bash "$vc" can-run 2>&1)
-rc=$?
-if [ "$rc" -eq 1 ]; then
-    echo "SKIP: no network namespaces here: $reason"
-    exit 77
-elif [ "$rc" -ne 0 ]; then
-    fail "vcluster.sh can-run: $reason"
-    finish
-    exit 1
-fi
-
-if [ ! -x "$WAVEPIPE" ]; then
-    fail "no wavepipe binary at $WAVEPIPE"
-    finish
-    exit 1
-fi
-
+vcluster_require "$vc"
 vcluster_lock
 builddir=${WP_BUILDDIR:-$(pwd)}
 dir="$(cd "$builddir" && pwd)/tests/vcluster.slurm_probe"
 rundir="$dir/job"
 
-# Long commands run in the background and are waited for, so that a signal
-# (make check interrupted) runs the traps at once; the trap stops that
-# command by its pid and the EXIT trap tears the cluster down.
-bgpid=
-run_bg() { "$@" & bgpid=$!; wait "$bgpid"; local st=$?; bgpid=; return "$st"; }
-down() { bash "$vc" down "$dir" >/dev/null 2>&1 || true; }
-now_ms() { date +%s%3N; }
-secs() { echo "$(( ($2 - $1) / 1000 )).$(( ($2 - $1) % 1000 / 100 ))"; }
-trap down EXIT
-trap '[ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null; exit 1' INT TERM HUP
-
-show_logs() {
-    local f
-    for f in "$dir"/log/slurmctld.log "$dir"/log/slurmd.*.log "$dir"/log/munged.log; do
-        [ -r "$f" ] || continue
-        echo "---- tail of $f"
-        tail -n 30 "$f" | sed 's/^/    | /'
-    done
-    echo "---- squeue / sinfo"
-    timeout 10 squeue 2>&1 | sed 's/^/    | /'
-    timeout 10 sinfo -N 2>&1 | sed 's/^/    | /'
-}
+vcluster_down_on_exit "$vc" "$dir"
 
 # --- the cluster ------------------------------------------------------------
-t0=$(now_ms)
-VCLUSTER_KEEP="$(dirname "$WAVEPIPE"):$builddir" run_bg bash "$vc" up "$dir" "$nodes"
-rc=$?
-t1=$(now_ms)
-expect_status 0 "$rc" "a Slurm cluster of $nodes nodes comes up (vcluster.sh up, $(secs "$t0" "$t1") s)"
-if [ "$rc" -ne 0 ]; then
-    show_logs
-    finish
-    exit 1
-fi
-# shellcheck disable=SC1091
-. "$dir/env"
+vcluster_up "$vc" "$dir" "$nodes" "$(dirname "$WAVEPIPE"):$builddir"
 
 # --- the job ------------------------------------------------------------------
 rm -rf "$rundir" && mkdir -p "$rundir"
@@ -145,17 +97,8 @@ if [ -s "$rundir/probe.cfg" ]; then
 fi
 [ -s "$rundir/topo.cfg" ] && expect_contains "$rundir/topo.cfg" 'launcher = "mpi";' "topo.cfg says MPI found the nodes"
 
-[ "$failures" -eq 0 ] || show_logs
+[ "$failures" -eq 0 ] || vcluster_show_logs "$dir"
 
 # --- teardown (the EXIT trap does it again, harmlessly) ---------------------------
-t0=$(now_ms)
-run_bg bash "$vc" down "$dir"
-rc=$?
-t1=$(now_ms)
-expect_status 0 "$rc" "the cluster comes down (vcluster.sh down, $(secs "$t0" "$t1") s)"
-if ip netns list 2>/dev/null | grep -q '^wpn[0-9]' || ip link show wpbr >/dev/null 2>&1; then
-    fail "no node namespace or bridge is left"
-else
-    pass "no node namespace or bridge is left"
-fi
+vcluster_teardown "$vc" "$dir"
 finish

@@ -36,7 +36,7 @@ static void collectives(void)
     is_near(wp_collective_s(WP_COLL_REDUCE_SCATTER, 4, 1000, &l), 3 * 2e-6 + 750e-9, 1e-12,
             "ReduceScatter costs as AllGather");
     is_near(wp_collective_s(WP_COLL_ALLTOALL, 4, 1000, &l), 3 * 2e-6 + 750e-9, 1e-12, "AlltoAll likewise");
-    is_near(wp_collective_s(WP_COLL_PERMUTE, 1, 1000, &l), 2e-6 + 1000e-9, 1e-12, "a permutation: alpha + n beta");
+    is_near(wp_collective_s(WP_COLL_P2P, 1, 1000, &l), 2e-6 + 1000e-9, 1e-12, "a permutation: alpha + n beta");
     is_near(wp_collective_s(WP_COLL_ALLREDUCE, 1, 1000, &l), 0, 0, "a group of one costs nothing");
     is_near(wp_collective_sent_bytes(WP_COLL_ALLREDUCE, 8, 800), 1400, 1e-12, "AllReduce sends 2 (g-1)/g n");
 }

@@ -56,7 +56,7 @@
  * within nodes when the rows' node-level split is the same (every node
  * keeps its region of the matrix), else it crosses nodes; where only the
  * node-level split changes (r = r') every device sends its whole block to
- * one other device (WP_COLL_PERMUTE: alpha + n beta).
+ * one other device (WP_COLL_P2P: alpha + n beta).
  *
  * The chain's input either arrives batch-split over all devices, (S0:p)
  * with rows tuple (N, G), its gradient sent back (as after data-parallel

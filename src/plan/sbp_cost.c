@@ -146,7 +146,7 @@ static double redistribute_s(const struct wp_sbp_problem *pr, struct rows_split 
     long long g = gcd_ll(r, r2);
     int group = (int)((r / g) * (r2 / g)); /* lcm / gcd, at most p */
     int crosses_nodes = from.nodes != to.nodes;
-    enum wp_collective kind = group == 1 ? WP_COLL_PERMUTE : WP_COLL_ALLTOALL;
+    enum wp_collective kind = group == 1 ? WP_COLL_P2P : WP_COLL_ALLTOALL;
     return both_ways(kind, group, bytes, link_for(pr, crosses_nodes), sent_bytes);
 }
 

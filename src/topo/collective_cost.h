@@ -25,12 +25,24 @@ enum wp_collective {
      * size as its input): each device keeps 1/g and sends (g-1)/g */
     WP_COLL_ALLTOALL,
     /* alpha + n beta: every device sends its whole n bytes to one other
-     * device (a permutation of blocks), whatever g is */
-    WP_COLL_PERMUTE
+     * device (a permutation of blocks, or one message between two ranks),
+     * whatever g is */
+    WP_COLL_P2P,
+    WP_COLL_COUNT
 };
 
+/* "allreduce", "allgather", "reducescatter", "alltoall", "p2p"; -1 from
+ * from_name when name is none of them. */
+const char *wp_collective_name(enum wp_collective kind);
+int wp_collective_from_name(const char *name);
+
+/* nccl-tests' bus bandwidth: busbw = algbw * factor with algbw = n / time:
+ * 2(g-1)/g for allreduce, (g-1)/g for allgather, reducescatter and
+ * alltoall, 1 for p2p. */
+double wp_collective_busbw_factor(enum wp_collective kind, int g);
+
 /* Seconds for `kind` over g devices with n bytes as defined above; 0 when
- * g <= 1 (nothing to exchange), except WP_COLL_PERMUTE, which always moves. */
+ * g <= 1 (nothing to exchange), except WP_COLL_P2P, which always moves. */
 double wp_collective_s(enum wp_collective kind, int g, double n_bytes, const struct wp_link_cost *link);
 
 /* The bytes each device sends (the factor of beta above). */

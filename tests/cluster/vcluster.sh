@@ -10,7 +10,9 @@
 #                                    slurmd nodes; writes DIR/env to source
 #   vcluster.sh down DIR             tear it down (safe twice, safe half-built)
 #   vcluster.sh selftest DIR         srun -N NODES hostname, checks the names
-#   vcluster.sh shape DIR NODE RATE  tbf rate limit on NODE's link (e.g. 10mbit)
+#   vcluster.sh shape DIR NODE RATE [BURST]
+#                                    tbf rate limit on NODE's outgoing link (e.g.
+#                                    200mbit; BURST default 32kbit)
 #   vcluster.sh unshape DIR NODE     remove it
 #
 # Shape of the cluster:
@@ -49,14 +51,27 @@
 #   VCLUSTER_KEEP     colon-separated paths under /tmp to keep visible on nodes
 #   VCLUSTER_UCX_TLS  UCX_TLS written to DIR/env (default: none, see below)
 #
-# MPI transport.  MPICH (ch4:ucx) talks through UCX.  Left alone, UCX sees the
-# nodes as one machine and uses shared memory (sysv/cma) between them: MPI
-# works and is reliable, but its traffic does not cross the veth links, so
-# 'shape' does not slow it.  VCLUSTER_UCX_TLS=tcp,self makes MPI traffic go
-# over the veth links, but with Debian 12's MPICH 4.0.2 + UCX 1.13.1 a job
-# over 2+ nodes then often hangs in MPI_Finalize: a rank waits in
-# ucp_disconnect_nb for a peer that already sits in MPICH's PMI barrier
-# (fixed upstream by MPICH "ch4/ucx: remove MPIR_pmi_barrier in finalize").
+# MPI transport.  MPICH (ch4:ucx) talks through UCX between nodes (ranks of
+# one node use MPICH's own shared memory).  Left alone, UCX sees the nodes as
+# one machine and uses shared memory (sysv/posix/cma) between them: MPI works
+# and is reliable, but its traffic does not cross the veth links, so 'shape'
+# does not slow it.  UCX_TLS=tcp,self with UCX_NET_DEVICES=eth0 (lo of one
+# namespace does not reach another's) makes MPI traffic go over the veth
+# links, but Debian 12's MPICH 4.0.2 + UCX 1.13.1 then hangs in MPI_Finalize
+# in most jobs of 3 or more ranks (nearly always with 3 nodes; also with 2
+# nodes of 2 ranks; never seen with 2 ranks): each rank closes its UCX
+# endpoints and then waits in a PMI barrier, where it no longer progresses
+# UCX, while a peer still waits on it to close an endpoint (UCX debug logs
+# show it on endpoints MPI never used, whose TCP connection is still being
+# set up).  MPICH fixed it upstream ("ch4/ucx: remove MPIR_pmi_barrier in
+# finalize", pmodels/mpich#6596).  Tried here, none avoids it:
+# UCX_TCP_PUT_ENABLE=n, UCX_RNDV_THRESH=inf, UCX_PROTO_ENABLE=y, shorter
+# UCX_TCP_KEEP* times, a message between every pair of ranks after
+# MPI_Init, a barrier and polling before MPI_Finalize.  Jobs of 2 ranks, one
+# per node, finish; `wavepipe calibrate` ends a finalize that hangs after a
+# time limit.  Over tcp, UCX_RNDV_THRESH=inf (eager only)
+# keeps both directions of an exchange streaming at once; with rendezvous
+# they are sometimes serialised, which doubles some timings.
 # Non-MPI traffic (PMIx, sockets of the program itself) always crosses them.
 #
 # Needs root and the Debian packages slurmctld slurmd slurm-client
@@ -508,7 +523,7 @@ cmd_shape() {
     check_node "${2:-}"
     [[ -n ${3:-} ]] || usage
     nsenter --net="/run/netns/$2" tc qdisc replace dev "$NODE_IF" root \
-        tbf rate "$3" burst 32kbit latency 50ms
+        tbf rate "$3" burst "${4:-32kbit}" latency 50ms
 }
 
 cmd_unshape() {

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# `wavepipe calibrate` measures a network whose speed we set. On the virtual
+# Slurm cluster (tests/cluster/vcluster.sh) of 2 nodes, each node's link is
+# shaped with `tc ... tbf rate 200mbit`; one sbatch job (-N 2, one task per
+# node) runs
+#     srun --mpi=pmi2 wavepipe calibrate --out calibrated.cfg
+# with MPI on the veth links (UCX_TLS=tcp,self, UCX_NET_DEVICES=eth0,
+# UCX_RNDV_THRESH=inf; why: "MPI transport" in vcluster.sh), and the fitted
+# inter-node bandwidth written to calibrated.cfg must be within 15 % of the
+# tbf rate (Ethernet, IP and TCP headers take about 5 % of it). Every step
+# runs under a timeout and says so when it runs out. One rank per node: jobs
+# of more ranks over UCX's TCP hang in MPI_Finalize with this MPICH (calibrate
+# would end that after its finalize time limit, but slower). Skips (77) only
+# where network namespaces cannot be made; the cluster lives in the build
+# tree (tests/vcluster.slurm_calibrate) and is torn down on exit.
+if [ -z "${WAVEPIPE:-}" ] && [ -n "${top_builddir:-}" ]; then
+    WAVEPIPE="$(cd "$top_builddir" && pwd)/src/wavepipe"
+fi
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
+nodes=2
+rate=200mbit            # tc tbf rate of each node's outgoing link
+rate_Bps=25000000       # the same in bytes/s
+burst=256kbit           # 32 KB: about 1 ms at the rate
+tolerance=0.15
+step_timeout=${SLURM_CALIBRATE_STEP_TIMEOUT:-90}   # seconds for the srun step
+job_timeout=${SLURM_CALIBRATE_JOB_TIMEOUT:-150}    # seconds for sbatch --wait
+
+vcluster_require "$vc"
+vcluster_lock
+builddir=${WP_BUILDDIR:-$(pwd)}
+dir="$(cd "$builddir" && pwd)/tests/vcluster.slurm_calibrate"
+rundir="$dir/job"
+
+vcluster_down_on_exit "$vc" "$dir"
+
+# --- the cluster, shaped ---------------------------------------------------------
+vcluster_up "$vc" "$dir" "$nodes" "$(dirname "$WAVEPIPE"):$builddir"
+shaped=0
+for i in $(seq 1 "$nodes"); do
+    bash "$vc" shape "$dir" "wpn$i" "$rate" "$burst" && shaped=$((shaped + 1))
+done
+expect_status "$nodes" "$shaped" "every node's link is shaped to $rate (tbf, burst $burst)"
+qdisc=$(nsenter --net=/run/netns/wpn1 tc qdisc show dev eth0 2>&1)
+echo "    wpn1: $qdisc"
+case $qdisc in *"rate 200Mbit"*) pass "tc shows the rate on wpn1" ;; *) fail "tc shows the rate on wpn1" ;; esac
+
+# --- the job -----------------------------------------------------------------------
+rm -rf "$rundir" && mkdir -p "$rundir"
+cat > "$rundir/job.sh" <<'EOF'
+#!/bin/bash
+# sbatch job of tests/slurm_calibrate.sh; WAVEPIPE, RUNDIR and STEP_TIMEOUT
+# come from the submitting environment. The step is bounded so that the job
+# always ends.
+echo "job $SLURM_JOB_ID on $SLURM_JOB_NODELIST ($SLURM_NTASKS tasks), batch host $(hostname)"
+export UCX_TLS=tcp,self UCX_NET_DEVICES=eth0 UCX_RNDV_THRESH=inf
+timeout -k 5 "$STEP_TIMEOUT" srun --mpi=pmi2 "$WAVEPIPE" calibrate --min-bytes 256KiB --max-bytes 4MiB \
+    --repeat 5 --out "$RUNDIR/calibrated.cfg"
+st=$?
+[ "$st" -eq 124 ] && echo "calibrate step did not finish within $STEP_TIMEOUT s: stopped"
+echo "calibrate step exit status $st"
+exit "$st"
+EOF
+
+t0=$(now_ms)
+WAVEPIPE="$WAVEPIPE" RUNDIR="$rundir" STEP_TIMEOUT="$step_timeout" \
+    run_bg timeout "$job_timeout" sbatch --wait --parsable -J slurm_calibrate -p wp -N "$nodes" \
+    --ntasks-per-node=1 -t 5 -D "$rundir" -o "$rundir/job.out" \
+    "$rundir/job.sh" > "$rundir/sbatch.txt" 2>&1
+rc=$?
+t1=$(now_ms)
+sed 's/^/    sbatch: /' "$rundir/sbatch.txt"
+if [ "$rc" -eq 124 ]; then
+    echo "    the job did not finish within $job_timeout s: cancelling it"
+    jobid=$(head -n 1 "$rundir/sbatch.txt")
+    [ -n "$jobid" ] && timeout 10 scancel "$jobid" 2>/dev/null
+fi
+echo "---- job output ($rundir/job.out)"
+[ -r "$rundir/job.out" ] && sed 's/^/    | /' "$rundir/job.out"
+expect_status 0 "$rc" "the calibrate job over $nodes nodes succeeds within $job_timeout s ($(secs "$t0" "$t1") s)"
+if grep -qF "calibrate step exit status 0" "$rundir/job.out" 2>/dev/null; then
+    pass "srun --mpi=pmi2 wavepipe calibrate exits 0"
+else
+    fail "srun --mpi=pmi2 wavepipe calibrate exits 0"
+fi
+expect_contains "$rundir/job.out" "2 MPI ranks on 2 nodes (1 per node)" "one rank on each node"
+expect_contains "$rundir/job.out" "fit inter-node (15 measurements)" "the inter-node level is fitted"
+
+# --- the calibrated network --------------------------------------------------------
+cfg=$rundir/calibrated.cfg
+if [ -s "$cfg" ]; then
+    pass "calibrated.cfg written"
+    for i in $(seq 1 "$nodes"); do
+        expect_contains "$cfg" "host = \"wpn$i\"" "wpn$i in calibrated.cfg"
+    done
+    expect_contains "$cfg" 'source = "calibrated";' "the network is marked calibrated"
+    bw=$(sed -n 's/^ *bandwidth_Bps = \([0-9.eE+-]*\);/\1/p' "$cfg")
+    verdict=$(awk -v b="$bw" -v r="$rate_Bps" -v t="$tolerance" 'BEGIN {
+        if (b == "") { print "no bandwidth_Bps"; exit 1 }
+        d = (b - r) / r
+        printf "fitted %.2f MB/s vs tbf %.2f MB/s: %+.1f %%", b / 1e6, r / 1e6, 100 * d
+        exit !(d <= t && d >= -t) }')
+    if [ $? -eq 0 ]; then
+        pass "inter-node bandwidth within 15 % of the tc rate ($verdict)"
+    else
+        fail "inter-node bandwidth within 15 % of the tc rate ($verdict)"
+    fi
+    "$WAVEPIPE" topo --cluster "$cfg" --quiet
+    expect_status 0 $? "calibrated.cfg reads back with wavepipe topo --cluster"
+else
+    fail "calibrated.cfg written"
+fi
+
+[ "$failures" -eq 0 ] || vcluster_show_logs "$dir"
+
+# --- teardown (the EXIT trap does it again, harmlessly) ----------------------------
+vcluster_teardown "$vc" "$dir"
+finish
