@@ -1,13 +1,18 @@
-/* `wavepipe calibrate`: times p2p messages and collectives over MPI within a
- * node and across nodes, fits latency alpha and inverse bandwidth beta per
+/* `wavepipe calibrate`: times p2p messages and collectives over MPI (or NCCL
+ * on the GPUs, CUDA build) within a node and across nodes, fits latency alpha and inverse bandwidth beta per
  * link level (AutoDDL 3.2), prints the measurements with the model's
  * residuals and nccl-tests' bus bandwidth, and writes the inter-node fit as
  * the network of a cluster description. */
+#include <config.h>
 #include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef WP_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include "cli.h"
 #include "topo/calibrate_fit.h"
@@ -56,6 +61,8 @@ static void usage(void)
            "  -r, --repeat N           timed repetitions per point, after a warm-up (default 5)\n"
            "      --collectives LIST   comma-separated subset of p2p,allreduce,allgather,\n"
            "                           reducescatter,alltoall (default: all)\n"
+           "      --device cpu|cuda    MPI on host buffers (default), or NCCL on each rank's GPU (the\n"
+           "                           node-local rank's; CUDA build): NCCL's own algorithms are timed\n"
            "      --emulate-nodes K    treat K equal blocks of consecutive ranks as nodes\n"
            "                           (one machine posing as K; reported as emulated)\n"
            "  -c, --cluster FILE       the cluster description to add the network to\n"
@@ -71,6 +78,7 @@ static void usage(void)
 struct calibrate_options {
     struct wp_calib_options sweep;
     int emulate_nodes;
+    const struct wp_calib_backend *backend;
     const char *cluster_path;
     const char *out_path;
     const char *network_name;
@@ -109,7 +117,7 @@ static int parse_collectives(const char *text, unsigned *mask)
 
 static int parse_options(int argc, char **argv, struct calibrate_options *o)
 {
-    enum { OPT_MIN = 256, OPT_MAX, OPT_FACTOR, OPT_COLLS, OPT_EMULATE, OPT_NAME };
+    enum { OPT_MIN = 256, OPT_MAX, OPT_FACTOR, OPT_COLLS, OPT_EMULATE, OPT_NAME, OPT_DEVICE };
     static const struct option longopts[] = {
         {"min-bytes", required_argument, NULL, OPT_MIN},
         {"max-bytes", required_argument, NULL, OPT_MAX},
@@ -120,10 +128,12 @@ static int parse_options(int argc, char **argv, struct calibrate_options *o)
         {"cluster", required_argument, NULL, 'c'},
         {"out", required_argument, NULL, 'o'},
         {"network-name", required_argument, NULL, OPT_NAME},
+        {"device", required_argument, NULL, OPT_DEVICE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
     o->sweep = (struct wp_calib_options){4096, 16.0 * 1024 * 1024, 4, 5, (1u << WP_COLL_COUNT) - 1};
+    o->backend = &wp_calib_mpi;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":r:c:o:h", longopts, NULL)) != -1) {
@@ -159,6 +169,19 @@ static int parse_options(int argc, char **argv, struct calibrate_options *o)
                 return wp_usage_error(CMD, "--network-name must be 1 to %d characters", WP_NAME_MAX - 1);
             o->network_name = optarg;
             break;
+        case OPT_DEVICE:
+            if (strcmp(optarg, "cpu") == 0) {
+                o->backend = &wp_calib_mpi;
+            } else if (strcmp(optarg, "cuda") == 0) {
+#ifdef WP_HAVE_CUDA
+                o->backend = &wp_calib_nccl;
+#else
+                return wp_usage_error(CMD, "--device cuda: this build has no CUDA (configure --with-cuda)");
+#endif
+            } else {
+                return wp_usage_error(CMD, "--device must be cpu or cuda");
+            }
+            break;
         case 'h': usage(); return 1;
         case ':': return wp_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
         default: return wp_usage_error(CMD, "unknown option %s", argv[optind - 1]);
@@ -190,7 +213,8 @@ static void print_header(const struct calibrate_options *o, const struct wp_cali
            job->nnodes == 1 ? "" : "s", per_node_min);
     if (per_node_max != per_node_min)
         printf(" to %d", per_node_max);
-    printf(" per node)%s\n", job->emulated ? ", nodes EMULATED: blocks of consecutive ranks on one machine" : "");
+    printf(" per node)%s; timing %s%s\n", job->emulated ? ", nodes EMULATED: blocks of consecutive ranks on one machine" : "",
+           o->backend->name, o->backend == &wp_calib_mpi ? " on host buffers" : " on each rank's GPU");
     printf("messages %s to %s (x%d), %d repetitions per point (median of the slowest rank)\n",
            wp_format_bytes(o->sweep.min_bytes, lo, sizeof lo), wp_format_bytes(o->sweep.max_bytes, hi, sizeof hi),
            o->sweep.size_factor, o->sweep.repeat);
@@ -319,6 +343,19 @@ static int calibrate(const struct calibrate_options *o)
     }
     struct wp_calib_job job;
     int status = wp_calib_job_init(&job, MPI_COMM_WORLD, o->emulate_nodes, &err);
+#ifdef WP_HAVE_CUDA
+    if (status == 0 && o->backend == &wp_calib_nccl) { /* the GPU of this rank's node-local rank */
+        int ndev = 0;
+        if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0)
+            status = wp_errorf(&err, "--device cuda: rank %d sees no CUDA device", rank);
+        else
+            cudaSetDevice(job.local_rank[rank] % ndev);
+        int any = status != 0;
+        MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (any && status == 0)
+            status = wp_errorf(&err, "--device cuda: a rank sees no CUDA device");
+    }
+#endif
     if (status == 0 && o->out_path && job.nnodes < 2)
         status = wp_errorf(&err, "all %d ranks are on one node, so there is no inter-node link to "
                                  "write to %s (run across nodes, or --emulate-nodes K)",
@@ -332,7 +369,7 @@ static int calibrate(const struct calibrate_options *o)
             print_header(o, &job);
             fflush(stdout);
         }
-        status = wp_calibrate_mpi(&job, &o->sweep, &points, &npoints, &err);
+        status = wp_calibrate(&job, &o->sweep, o->backend, &points, &npoints, &err);
     }
     if (status == 0 && rank == 0) {
         struct wp_ab_fit fits[WP_LEVEL_COUNT];

@@ -101,6 +101,16 @@ bad "emulated nodes that do not divide the ranks" "3 emulated nodes do not divid
     "$MPIEXEC" -n 2 "$WAVEPIPE" calibrate --emulate-nodes 3
 bad "a missing --cluster file" "$out/missing.cfg" \
     "$MPIEXEC" -n 2 "$WAVEPIPE" calibrate --emulate-nodes 2 --cluster "$out/missing.cfg" --out "$out/never.cfg"
+# NCCL: a clear error where there is no GPU (or no CUDA in the build); the
+# NCCL backend itself runs only where a GPU is
+if nvidia-smi -L > /dev/null 2>&1; then
+    timeout 120 "$MPIEXEC" -n 2 "$WAVEPIPE" calibrate --device cuda --max-bytes 64KiB --repeat 2 > "$out/nccl.txt" 2>&1
+    expect_status 0 $? "calibrate --device cuda times NCCL on the GPUs"
+    expect_contains "$out/nccl.txt" "timing NCCL on each rank's GPU" "and says so"
+else
+    bad "--device cuda without a GPU" "--device cuda:" \
+        "$MPIEXEC" -n 2 "$WAVEPIPE" calibrate --device cuda --max-bytes 64KiB --repeat 1
+fi
 
 "$WAVEPIPE" calibrate --help > "$out/help.txt"
 expect_status 0 $? "calibrate --help exits 0"

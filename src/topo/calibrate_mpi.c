@@ -121,11 +121,42 @@ static void idle_barrier(MPI_Comm comm)
     }
 }
 
-/* One operation on group g (this rank is grank of p) moving bytes. */
-static void run_once(enum wp_collective coll, MPI_Comm g, int grank, int p, size_t bytes, float *send,
-                     float *recv)
+/* ---- the MPI backend: host buffers, MPI's own algorithms ---- */
+
+struct mpi_group {
+    MPI_Comm g;
+    int grank, p;
+    float *send, *recv;
+};
+
+static int mpi_open(void **ctx, MPI_Comm g, int grank, int p, size_t max_bytes)
 {
-    int count = (int)bytes;
+    struct mpi_group *m = calloc(1, sizeof *m);
+    size_t nfloats = max_bytes / 4 + 1;
+    if (m) {
+        *m = (struct mpi_group){g, grank, p, malloc(sizeof(float) * nfloats), malloc(sizeof(float) * nfloats)};
+        if (m->send && m->recv)
+            for (size_t i = 0; i < nfloats; i++)
+                m->send[i] = 1.0f;
+    }
+    if (!m || !m->send || !m->recv) {
+        if (m) {
+            free(m->send);
+            free(m->recv);
+        }
+        free(m);
+        return -1;
+    }
+    *ctx = m;
+    return 0;
+}
+
+static void mpi_run(void *ctx, enum wp_collective coll, size_t bytes)
+{
+    struct mpi_group *m = ctx;
+    MPI_Comm g = m->g;
+    int grank = m->grank, p = m->p, count = (int)bytes;
+    float *send = m->send, *recv = m->recv;
     switch (coll) {
     case WP_COLL_P2P:
         if (grank == 0) {
@@ -146,11 +177,21 @@ static void run_once(enum wp_collective coll, MPI_Comm g, int grank, int p, size
     }
 }
 
+static void mpi_close(void *ctx)
+{
+    struct mpi_group *m = ctx;
+    free(m->send);
+    free(m->recv);
+    free(m);
+}
+
+const struct wp_calib_backend wp_calib_mpi = {"MPI", mpi_open, mpi_run, mpi_close};
+
 struct sweep {
     const struct wp_calib_options *o;
+    const struct wp_calib_backend *be;
     double sizes[MAX_SIZES];
     int nsizes;
-    float *send, *recv;
     double *times, *slowest;   /* [size][repetition] */
     struct wp_calib_point *points;
     int npoints, cap;
@@ -175,7 +216,8 @@ static int append_point(struct sweep *s, struct wp_calib_point point)
  * of each), so a burst of other load on a shared machine slows one
  * repetition of several sizes, which the medians drop, rather than every
  * repetition of one size. */
-static int time_operation(struct sweep *s, MPI_Comm g, enum wp_link_level level, enum wp_collective coll, int p)
+static int time_operation(struct sweep *s, void *ctx, MPI_Comm g, enum wp_link_level level, enum wp_collective coll,
+                          int p)
 {
     int grank;
     MPI_Comm_rank(g, &grank);
@@ -183,13 +225,13 @@ static int time_operation(struct sweep *s, MPI_Comm g, enum wp_link_level level,
     size_t bytes[MAX_SIZES];
     for (int i = 0; i < s->nsizes; i++) {
         bytes[i] = (size_t)wp_calib_group_bytes(s->sizes[i], coll, p);
-        run_once(coll, g, grank, p, bytes[i], s->send, s->recv);
+        s->be->run(ctx, coll, bytes[i]);
     }
     for (int r = 0; r < repeat; r++)
         for (int i = 0; i < s->nsizes; i++) {
             MPI_Barrier(g);
             double t0 = MPI_Wtime();
-            run_once(coll, g, grank, p, bytes[i], s->send, s->recv);
+            s->be->run(ctx, coll, bytes[i]);
             double dt = MPI_Wtime() - t0;
             /* p2p: the first rank's round trip, halved */
             s->times[i * repeat + r] = coll != WP_COLL_P2P ? dt : grank == 0 ? dt / 2 : 0;
@@ -214,35 +256,37 @@ static int time_group(struct sweep *s, const struct wp_calib_job *job, enum wp_l
     MPI_Comm_split(job->comm, member ? 0 : MPI_UNDEFINED, job->rank, &g);
     int failed = 0;
     if (member) {
+        int grank;
+        void *ctx = NULL;
+        MPI_Comm_rank(g, &grank);
+        failed = s->be->open(&ctx, g, grank, p, (size_t)s->o->max_bytes) != 0;
         for (int c = 0; c < WP_COLL_COUNT && !failed; c++) {
             if (!(s->o->coll_mask & (1u << c)) || (c == WP_COLL_P2P && p != 2))
                 continue;
-            failed = time_operation(s, g, level, (enum wp_collective)c, p) != 0;
+            failed = time_operation(s, ctx, g, level, (enum wp_collective)c, p) != 0;
         }
+        if (ctx)
+            s->be->close(ctx);
         MPI_Comm_free(&g);
     }
     idle_barrier(job->comm);
     return failed;
 }
 
-int wp_calibrate_mpi(const struct wp_calib_job *job, const struct wp_calib_options *o,
-                     struct wp_calib_point **points, int *npoints, struct wp_err *err)
+int wp_calibrate(const struct wp_calib_job *job, const struct wp_calib_options *o, const struct wp_calib_backend *be,
+                 struct wp_calib_point **points, int *npoints, struct wp_err *err)
 {
     struct sweep s;
     memset(&s, 0, sizeof s);
     s.o = o;
+    s.be = be;
     for (double b = o->min_bytes; b <= o->max_bytes * (1 + 1e-12) && s.nsizes < MAX_SIZES; b *= o->size_factor)
         s.sizes[s.nsizes++] = b;
-    size_t nfloats = (size_t)o->max_bytes / 4 + 1;
-    s.send = malloc(sizeof *s.send * nfloats);
-    s.recv = malloc(sizeof *s.recv * nfloats);
     s.times = malloc(sizeof *s.times * (size_t)(o->repeat * s.nsizes));
     s.slowest = malloc(sizeof *s.slowest * (size_t)(o->repeat * s.nsizes));
-    int failed = !s.send || !s.recv || !s.times || !s.slowest, any_failed;
+    int failed = !s.times || !s.slowest, any_failed;
     MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, job->comm);
     if (!any_failed) {
-        for (size_t i = 0; i < nfloats; i++)
-            s.send[i] = 1.0f;
         for (int level = 0; level < WP_LEVEL_COUNT && !any_failed; level++) {
             int largest = wp_calib_level_ranks(job, (enum wp_link_level)level);
             for (int p = 2; p <= largest && !any_failed; p = next_group_size(p, largest)) {
@@ -251,14 +295,13 @@ int wp_calibrate_mpi(const struct wp_calib_job *job, const struct wp_calib_optio
             }
         }
     }
-    free(s.send);
-    free(s.recv);
     free(s.times);
     free(s.slowest);
     if (any_failed) {
         free(s.points);
-        return wp_errorf(err, "out of memory for the message buffers (%g bytes) or the results",
-                         o->max_bytes);
+        return wp_errorf(err, "%s: no message buffers of %g bytes (out of memory, or the backend failed to set "
+                              "up a group), or no memory for the results",
+                         be->name, o->max_bytes);
     }
     *points = s.points;
     *npoints = s.npoints;

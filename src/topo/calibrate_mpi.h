@@ -6,6 +6,7 @@
 #define WP_TOPO_CALIBRATE_MPI_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #include "topo/calibrate_fit.h"
 #include "util/error.h"
@@ -36,6 +37,20 @@ void wp_calib_job_destroy(struct wp_calib_job *job);
  * (inter-node, one rank each). Below 2 the level cannot be measured. */
 int wp_calib_level_ranks(const struct wp_calib_job *job, enum wp_link_level level);
 
+/* What moves the bytes: the group (this rank is grank of p, the group's
+ * MPI communicator g) is opened once with buffers for max_bytes, run does
+ * one operation and returns when it is complete on this rank. */
+struct wp_calib_backend {
+    const char *name;
+    int (*open)(void **ctx, MPI_Comm g, int grank, int p, size_t max_bytes);
+    void (*run)(void *ctx, enum wp_collective coll, size_t bytes);
+    void (*close)(void *ctx);
+};
+/* MPI on host buffers (calibrate_mpi.c); NCCL on device buffers in the
+ * CUDA build (calibrate_nccl.c). */
+extern const struct wp_calib_backend wp_calib_mpi;
+extern const struct wp_calib_backend wp_calib_nccl;
+
 struct wp_calib_options {
     double min_bytes, max_bytes; /* message sizes min, min*factor, ... up to max */
     int size_factor;
@@ -62,7 +77,7 @@ double wp_calib_group_bytes(double bytes, enum wp_collective coll, int ranks);
  * (p2p on groups of 2 only), every size. Ranks outside the group being
  * timed wait without spinning. On rank 0 *points (malloc'ed) and *npoints
  * hold the results in that order; the status is the same on every rank. */
-int wp_calibrate_mpi(const struct wp_calib_job *job, const struct wp_calib_options *o,
-                     struct wp_calib_point **points, int *npoints, struct wp_err *err);
+int wp_calibrate(const struct wp_calib_job *job, const struct wp_calib_options *o, const struct wp_calib_backend *be,
+                 struct wp_calib_point **points, int *npoints, struct wp_err *err);
 
 #endif
