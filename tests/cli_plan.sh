@@ -60,6 +60,21 @@ loss_plan=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run-plan.txt")
 loss_hand=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run-hand.txt")
 if [ -n "$loss_plan" ] && [ "$loss_plan" = "$loss_hand" ]; then pass "same loss either way ($loss_plan)"
 else fail "losses differ: plan '$loss_plan', by hand '$loss_hand'"; fi
+# with 10 MB each the plan replicates its stages (2:2, DAPPLE's split and concat between them)
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --memory 10MB --out "$out/tiny22.plan.cfg" > "$out/tiny22.plan.txt" 2>&1
+expect_contains "$out/tiny22.plan.txt" "plan 2:2: 2 stages on 4 GPUs" "10 MB per GPU: two stages of two replicas"
+timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/tiny22.plan.cfg" --steps 2 \
+    > "$out/run22-plan.txt" 2>&1
+expect_status 0 $? "run --plan with replicated stages"
+blocks=$(sed -n 's/.*blocks per stage \([0-9,]*\),.*/\1/p' "$out/run22-plan.txt")
+timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --schedule 1f1b --partition "$blocks" --replicas 2,2 \
+    --micro-batches 2 --steps 2 > "$out/run22-hand.txt" 2>&1
+loss_plan=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run22-plan.txt")
+loss_hand=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run22-hand.txt")
+if [ -n "$loss_plan" ] && [ "$loss_plan" = "$loss_hand" ]; then pass "2:2: same loss as --partition $blocks --replicas 2,2 ($loss_plan)"
+else fail "2:2 losses differ: plan '$loss_plan', by hand '$loss_hand'"; fi
+
 timeout 60 "$MPIEXEC" -n 2 "$WAVEPIPE" run --config "$model" --plan "$out/tiny.plan.cfg" --steps 1 > "$out/wrong-n.txt" 2>&1
 expect_status 1 $? "run --plan with fewer ranks than devices fails"
 expect_contains "$out/wrong-n.txt" "launch 4 ranks (mpiexec -n 4), not 2" "and says how many to launch"

@@ -11,9 +11,24 @@ step_timeout=120
 sizes=(--min-bytes 64KiB --max-bytes 4MiB --size-factor 8 --repeat 5)   # 64 KiB, 512 KiB, 4 MiB
 
 run() { timeout "$step_timeout" "$@"; }
+# A sweep that must fit (OUTPUT COMMAND...): on this 2-core machine the tests
+# run two at a time, and a burst of load can flatten one sweep's times (every
+# size as slow as the scheduler's time slice); then the sweep runs once more.
+run_fit() {
+    local output=$1
+    shift
+    run "$@" > "$output" 2>&1
+    local st=$?
+    if [ "$st" -ne 0 ] && grep -q "do not grow with the message size" "$output"; then
+        echo "note: the sweep's times were flattened by load; once more" >&2
+        run "$@" > "$output" 2>&1
+        st=$?
+    fi
+    return "$st"
+}
 
 # --- one node: the intra-node level only -------------------------------------------
-run "$MPIEXEC" -n 2 "$WAVEPIPE" calibrate "${sizes[@]}" > "$out/intra.txt" 2>&1
+run_fit "$out/intra.txt" "$MPIEXEC" -n 2 "$WAVEPIPE" calibrate "${sizes[@]}"
 expect_status 0 $? "mpiexec -n 2 wavepipe calibrate exits 0"
 expect_contains "$out/intra.txt" "2 MPI ranks on 1 node (2 per node)" "the header names ranks and nodes"
 expect_contains "$out/intra.txt" "inter-node: not measured (one node)" "the missing level is said"
@@ -41,8 +56,8 @@ expect_contains "$out/intra.txt" "fit intra-node (15 measurements): alpha = " "t
 expect_contains "$out/intra.txt" "residuals: rms" "with its residuals"
 
 # --- two emulated nodes: the inter-node level and the written network ----------
-run "$MPIEXEC" -n 2 "$WAVEPIPE" calibrate "${sizes[@]}" --emulate-nodes 2 --out "$out/emulated.cfg" \
-    > "$out/emulated.txt" 2>&1
+run_fit "$out/emulated.txt" "$MPIEXEC" -n 2 "$WAVEPIPE" calibrate "${sizes[@]}" --emulate-nodes 2 \
+    --out "$out/emulated.cfg"
 expect_status 0 $? "calibrate --emulate-nodes 2 --out exits 0"
 expect_contains "$out/emulated.txt" "nodes EMULATED" "emulation is said plainly"
 rows=$(grep -c '^inter-node ' "$out/emulated.txt")
