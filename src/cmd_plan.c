@@ -15,15 +15,16 @@
 #include "util/units.h"
 
 #define CMD "plan"
+#define WP_PLAN_MAX_TABLES 16
 
 enum { OPT_LAYERS = 3000, OPT_PROFILE_BATCH, OPT_GLOBAL_BATCH, OPT_CLUSTER, OPT_MEMORY, OPT_OUT, OPT_FORMAT,
        OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_MODEL };
 
 static void usage(void)
 {
-    printf("Usage: wavepipe plan --layers FILE [--profile-batch N] [--contract MODE] --global-batch G\n"
-           "         --cluster FILE [--devices N] [--memory BYTES] [--out plan.cfg] [--format text|csv]\n"
-           "         [--compare] [--model MODEL.cfg]\n\n"
+    printf("Usage: wavepipe plan --layers FILE [--layers FILE ...] [--profile-batch N] [--contract MODE]\n"
+           "         --global-batch G --cluster FILE [--devices N] [--memory BYTES] [--out plan.cfg]\n"
+           "         [--format text|csv] [--compare] [--model MODEL.cfg]\n\n"
            "DAPPLE's planner: splits the model of the layer table into stages, replicates\n"
            "each stage on a set of GPUs and places the sets on the cluster's nodes (fresh,\n"
            "append or scatter first) so that the pipeline latency of one global batch,\n"
@@ -33,7 +34,9 @@ static void usage(void)
            "plan file also lists Ada-Grouper's kFkB candidates (k, micro-batch size).\n\n"
            "Options:\n"
            "  --layers FILE        layer table: DAPPLE/PipeDream profile text or wavepipe-layers\n"
-           "                       (wavepipe profile -o)\n"
+           "                       (wavepipe profile -o); repeat it with tables of one model at\n"
+           "                       several micro-batch sizes (profile --micro-batch 1,2,4 -o T.cfg\n"
+           "                       writes T.b1.cfg ...): one plan each, the fastest is kept\n"
            "  --profile-batch N    the profile's micro-batch when its file name has no pbs-N\n"
            "  --contract MODE      how a profile graph becomes a chain: auto (default), lines,\n"
            "                       cuts or frontier (see wavepipe profile --help)\n"
@@ -52,7 +55,8 @@ static void usage(void)
 }
 
 struct plan_options {
-    const char *layers, *cluster, *out, *format, *model;
+    const char *layers[WP_PLAN_MAX_TABLES], *cluster, *out, *format, *model;
+    int nlayers;
     int profile_batch, global_batch, devices, compare;
     double memory_bytes;
     enum wp_layer_contract contract;
@@ -85,7 +89,11 @@ static int parse(int argc, char **argv, struct plan_options *o)
         case 'h': usage(); return 1;
         case ':': return wp_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
         case '?': return wp_usage_error(CMD, "unknown option %s", argv[optind - 1]);
-        case OPT_LAYERS: o->layers = optarg; break;
+        case OPT_LAYERS:
+            if (o->nlayers == WP_PLAN_MAX_TABLES)
+                return wp_usage_error(CMD, "at most %d --layers tables", WP_PLAN_MAX_TABLES);
+            o->layers[o->nlayers++] = optarg;
+            break;
         case OPT_CLUSTER: o->cluster = optarg; break;
         case OPT_OUT: o->out = optarg; break;
         case OPT_COMPARE: o->compare = 1; break;
@@ -121,7 +129,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
     }
     if (optind < argc)
         return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
-    if (!o->layers)
+    if (!o->nlayers)
         return wp_usage_error(CMD, "--layers FILE is required (a profile or a wavepipe-layers table)");
     if (!o->cluster)
         return wp_usage_error(CMD, "--cluster FILE is required (e.g. topology/dapple-config-a.cfg)");
@@ -174,75 +182,140 @@ static void compare(const struct wp_plan_model *m, const struct wp_plan *best)
     free(reps);
 }
 
+/* One layer table and its plan. */
+struct table_plan {
+    struct wp_layer_table t;
+    struct wp_plan_model m;
+    struct wp_plan plan;
+    int read, planned;
+    struct wp_err err;
+};
+
+/* Tables of one model at several micro-batch sizes must agree layer by layer. */
+static int same_model(const struct wp_layer_table *a, const char *pa, const struct wp_layer_table *b, const char *pb,
+                      struct wp_err *err)
+{
+    if (a->nlayers != b->nlayers)
+        return wp_errorf(err, "%s has %d layers but %s has %d: give tables of one model (at several micro-batch "
+                              "sizes)", pb, b->nlayers, pa, a->nlayers);
+    for (int i = 0; i < a->nlayers; i++)
+        if (strcmp(a->layers[i].name, b->layers[i].name) != 0)
+            return wp_errorf(err, "%s's layer %d is '%s' but %s's is '%s': give tables of one model", pb, i,
+                             b->layers[i].name, pa, a->layers[i].name);
+    return 0;
+}
+
+static void print_summary(const struct plan_options *o, const struct table_plan *tp, int n, int best)
+{
+    const struct table_plan *b = &tp[best];
+    if (b->t.nnodes > 2 * b->t.nlayers)
+        printf("note: the profile's %d nodes were contracted to %d layers at the nodes every path passes; "
+               "splits fall only there (--contract frontier keeps every node)\n",
+               b->t.nnodes, b->t.nlayers);
+    if (n > 1) {
+        printf("one plan per layer table (micro-batch size), the fastest kept:\n");
+        for (int i = 0; i < n; i++) {
+            char shape[256];
+            if (!tp[i].planned) {
+                printf("  %s (profile batch %d): %s\n", o->layers[i], tp[i].t.profile_batch, tp[i].err.msg);
+                continue;
+            }
+            wp_plan_shape(&tp[i].plan, shape, sizeof shape);
+            printf("  %s (profile batch %d): %s, %d micro-batch%s of %d, predicted %.4f s%s\n", o->layers[i],
+                   tp[i].t.profile_batch, shape, tp[i].plan.microbatches, tp[i].plan.microbatches == 1 ? "" : "es",
+                   tp[i].plan.micro_batch,
+                   tp[i].plan.predicted_iter_s, i == best ? "  <- chosen" : "");
+        }
+        printf("\n");
+    }
+    wp_plan_print_text(stdout, &b->plan, &b->t);
+    printf("\nsearch: %s; %ld states, %ld plans evaluated in %.3f s\n", b->plan.search, b->plan.states,
+           b->plan.evaluations, b->plan.search_s);
+}
+
 int wp_cmd_plan(int argc, char **argv)
 {
     struct plan_options o;
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;
-    struct wp_err err;
-    struct wp_layer_table t;
+    struct wp_err err = {""};
     struct wp_cluster c;
-    struct wp_plan_model m;
-    struct wp_plan plan;
     struct wp_plan_hw hw;
+    struct table_plan *tp = calloc((size_t)o.nlayers, sizeof *tp);
     wp_cluster_init(&c);
-    wp_plan_init(&plan);
-    memset(&m, 0, sizeof m);
-    int status = 1;
-    if (wp_layer_table_read(&t, o.layers, o.profile_batch, o.contract, &err))
-        goto fail_layers;
-    if (o.profile_batch && !t.profile_batch_assumed && t.profile_batch != o.profile_batch) {
-        wp_errorf(&err, "%s: the table is for micro-batch %d, not --profile-batch %d", o.layers, t.profile_batch,
-                  o.profile_batch);
-        goto fail;
+    int status = 1, best = -1;
+    if (!tp) {
+        wp_errorf(&err, "out of memory");
+        goto out;
     }
-    if (wp_cluster_read(o.cluster, &c, &err) || wp_plan_hw_from_cluster(&hw, &c, o.devices, o.memory_bytes, &err) ||
-        wp_plan_model_init(&m, &t, &hw, o.global_batch, &err) || wp_plan_dapple(&m, &plan, &err))
-        goto fail;
-    if (wp_plan_kfkb_candidates(&m, &plan, &err))
-        goto fail;
+    if (wp_cluster_read(o.cluster, &c, &err) || wp_plan_hw_from_cluster(&hw, &c, o.devices, o.memory_bytes, &err))
+        goto out;
+    for (int i = 0; i < o.nlayers; i++) {
+        struct table_plan *x = &tp[i];
+        wp_plan_init(&x->plan);
+        if (wp_layer_table_read(&x->t, o.layers[i], o.profile_batch, o.contract, &err))
+            goto out;
+        x->read = 1;
+        if (o.profile_batch && !x->t.profile_batch_assumed && x->t.profile_batch != o.profile_batch) {
+            wp_errorf(&err, "%s: the table is for micro-batch %d, not --profile-batch %d", o.layers[i],
+                      x->t.profile_batch, o.profile_batch);
+            goto out;
+        }
+        if (i > 0 && same_model(&tp[0].t, o.layers[0], &x->t, o.layers[i], &err))
+            goto out;
+        if (wp_plan_model_init(&x->m, &x->t, &hw, o.global_batch, &err))
+            goto out;
+        /* a table whose micro-batch fits nowhere leaves the others to choose from */
+        x->planned = wp_plan_dapple(&x->m, &x->plan, &x->err) == 0;
+        if (x->planned && (best < 0 || x->plan.predicted_iter_s < tp[best].plan.predicted_iter_s))
+            best = i;
+    }
+    if (best < 0) {
+        err = tp[0].err;
+        goto out;
+    }
+    struct table_plan *b = &tp[best];
+    if (wp_plan_kfkb_candidates(&b->m, &b->plan, &err))
+        goto out;
     if (o.model) {
         struct wp_run_config rc_model;
         wp_run_config_default(&rc_model);
         if (wp_run_config_read(o.model, &rc_model, &err))
-            goto fail;
-        if (t.nlayers != rc_model.model.layers + 2) {
+            goto out;
+        if (b->t.nlayers != rc_model.model.layers + 2) {
             wp_errorf(&err, "--model %s has %d blocks (a table of %d layers); %s has %d layers", o.model,
-                      rc_model.model.layers, rc_model.model.layers + 2, o.layers, t.nlayers);
-            goto fail;
+                      rc_model.model.layers, rc_model.model.layers + 2, o.layers[best], b->t.nlayers);
+            goto out;
         }
-        if (wp_plan_sbp(&plan, &t, rc_model.model.channels, rc_model.model.sequence_length, &err))
-            goto fail;
+        if (wp_plan_sbp(&b->plan, &b->t, rc_model.model.channels, rc_model.model.sequence_length, &err))
+            goto out;
     }
     if (strcmp(o.format, "csv") == 0) {
-        wp_plan_print_csv(stdout, &plan);
+        wp_plan_print_csv(stdout, &b->plan);
     } else {
-        if (t.nnodes > 2 * t.nlayers)
-            printf("note: the profile's %d nodes were contracted to %d layers at the nodes every path passes; "
-                   "splits fall only there (--contract frontier keeps every node)\n",
-                   t.nnodes, t.nlayers);
-        wp_plan_print_text(stdout, &plan, &t);
-        printf("\nsearch: %s; %ld states, %ld plans evaluated in %.3f s\n", plan.search, plan.states,
-               plan.evaluations, plan.search_s);
+        print_summary(&o, tp, o.nlayers, best);
         if (o.compare)
-            compare(&m, &plan);
+            compare(&b->m, &b->plan);
     }
     if (o.out) {
-        if (wp_plan_write(o.out, &plan, &t, &err))
-            goto fail;
+        if (wp_plan_write(o.out, &b->plan, &b->t, &err))
+            goto out;
         if (strcmp(o.format, "csv") != 0)
             printf("wrote %s (run it: mpiexec -n %d wavepipe run --plan %s --config MODEL.cfg)\n", o.out,
-                   plan.devices_used, o.out);
+                   b->plan.devices_used, o.out);
     }
     status = 0;
-fail:
-    wp_layer_table_destroy(&t);
-fail_layers:
+out:
     if (status)
         wp_err_print(CMD, &err);
-    wp_plan_destroy(&plan);
-    wp_plan_model_destroy(&m);
+    for (int i = 0; tp && i < o.nlayers; i++) {
+        wp_plan_destroy(&tp[i].plan);
+        wp_plan_model_destroy(&tp[i].m);
+        if (tp[i].read)
+            wp_layer_table_destroy(&tp[i].t);
+    }
+    free(tp);
     wp_cluster_destroy(&c);
     return status;
 }

@@ -98,6 +98,19 @@ expect_status 0 $? "run --plan reads a plan file with SBP groups"
 expect_status 1 $? "--model with another block count is refused"
 expect_contains "$out/tiny.wrongmodel.txt" "has 8 blocks (a table of 10 layers)" "and the error says why"
 
+# one table per micro-batch size: one plan each, the fastest kept
+"$WAVEPIPE" profile --model "$model" --analytic --flops-per-s 2e10 --micro-batch 1,4 -o "$out/tt.cfg" > /dev/null 2>&1
+"$WAVEPIPE" plan --layers "$out/tt.b1.cfg" --layers "$out/tt.b4.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" \
+    --devices 4 --memory 10MB > "$out/tables.txt" 2>&1
+expect_status 0 $? "plan from tables at micro-batch 1 and 4"
+expect_contains "$out/tables.txt" "one plan per layer table (micro-batch size), the fastest kept:" "one plan per table"
+expect_status 1 "$(grep -c '<- chosen' "$out/tables.txt")" "one of them chosen"
+"$WAVEPIPE" profile --model "$out/tiny8.cfg" --analytic --flops-per-s 2e10 -o "$out/t8.cfg" > /dev/null 2>&1
+"$WAVEPIPE" plan --layers "$out/tt.b1.cfg" --layers "$out/t8.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" \
+    --devices 4 > "$out/mixed.txt" 2>&1
+expect_status 1 $? "tables of two models are refused"
+expect_contains "$out/mixed.txt" "has 10 layers but" "and the error says which differ"
+
 # --- bad input ----------------------------------------------------------------
 "$WAVEPIPE" plan --layers "$P/amoeba-36-pbs-1.txt" --global-batch 128 --cluster "$T/dapple-config-b.cfg" \
     --memory 512MB > "$out/small.txt" 2>&1
