@@ -98,6 +98,13 @@ expect_status 0 $? "run --plan reads a plan file with SBP groups"
 expect_status 1 $? "--model with another block count is refused"
 expect_contains "$out/tiny.wrongmodel.txt" "has 8 blocks (a table of 10 layers)" "and the error says why"
 
+# a damaged plan file: one error with file:line
+sed 's/^\( *devices = "0:0\)[^"]*";/\1 zz";/' "$out/tiny22.plan.cfg" > "$out/bad.plan.cfg"
+timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/bad.plan.cfg" --steps 1 > "$out/badplan.txt" 2>&1
+expect_status 1 $? "a plan file with a bad device list is refused"
+expect_contains "$out/badplan.txt" "bad.plan.cfg:" "with file:line"
+expect_contains "$out/badplan.txt" "expected node:gpu pairs" "and what a device list looks like"
+
 # one table per micro-batch size: one plan each, the fastest kept
 "$WAVEPIPE" profile --model "$model" --analytic --flops-per-s 2e10 --micro-batch 1,4 -o "$out/tt.cfg" > /dev/null 2>&1
 "$WAVEPIPE" plan --layers "$out/tt.b1.cfg" --layers "$out/tt.b4.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" \
