@@ -225,6 +225,8 @@ void wp_stage_shape_of(const struct wp_plan_device *d, int n, struct wp_stage_sh
  * when none fits, saying the smallest device memory that would. */
 int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err);
 
+/* ---- plan_uniform.c ---- */
+
 /* A given plan: stages of the layer counts given (sum = layers), replicas
  * per stage, devices taken in order by append. For baselines and tests. */
 int wp_plan_fixed(const struct wp_plan_model *m, int nstages, const int *layer_counts,

@@ -1,5 +1,5 @@
-/* The planner's search (DAPPLE formulas 4-5, see plan.h), and plans given
- * by hand for baselines.
+/* The planner's search (DAPPLE formulas 4-5, see plan.h) and its final
+ * choice among the DP's plans and the uniform ones (plan_uniform.c).
  *
  * Dynamic programming: a state is (j, occupancy): the first j layers are
  * planned as stages on GPUs taken from the nodes (occupancy = GPUs taken
@@ -17,9 +17,7 @@
  * the DP would cost more than WP_DP_BUDGET plan evaluations it gives a new
  * stage only a divisor of a node's GPUs or whole nodes; when even that is
  * too much, or beyond WP_DP_MAX_DEVICES, the search is over uniform plans
- * only: S stages of r replicas each (r from 1..a node's GPUs and whole
- * nodes), layers balanced over the stages by the bottleneck partition and
- * then moved one at a time while L drops. That search always runs.
+ * only (plan_uniform.c), which always runs too.
  *
  * The final choice: L leaves out bubbles inside the pivot stage and how
  * transfers overlap compute, so the best candidates by L (half from each
@@ -31,6 +29,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "plan/plan_search.h"
 #include "util/clock.h"
 
 #define WP_DP_MAX_DEVICES 64
@@ -63,8 +62,7 @@ struct search {
     size_t table_size;
     int *bucket_next;          /* per state: next state with the same j */
     int *bucket_head, *bucket_tail;
-    long evaluations;
-    double least_peak;         /* smallest peak memory of any plan seen */
+    struct wp_plan_tally tally;
     char *take;                /* take[m]: a new stage may get m GPUs (G + 1 entries) */
 };
 
@@ -205,12 +203,7 @@ static void rest_shape(const int *used, int nodes, int cap, struct wp_stage_shap
 
 static double evaluate(struct search *S, struct wp_stage_shape *shapes, int n, int *fits, double *peak)
 {
-    struct wp_pipe_latency lat;
-    double L = wp_plan_latency(S->m, shapes, n, &lat, fits, peak);
-    S->evaluations++;
-    if (*peak < S->least_peak)
-        S->least_peak = *peak;
-    return L;
+    return wp_plan_tally_latency(S->m, &S->tally, shapes, n, fits, peak);
 }
 
 /* Expands every state with j layers planned. */
@@ -401,165 +394,6 @@ out:
     return rc;
 }
 
-/* ---- uniform plans: S stages x r replicas ---- */
-
-/* Layers into nstages contiguous stages whose largest F + B is smallest
- * (binary search on the bottleneck, greedy fill); first[s] per stage. */
-static void balance(const struct wp_plan_model *m, int nstages, int *first)
-{
-    int N = m->layers->nlayers;
-    double lo = 0, hi = m->cum_f[N] + m->cum_b[N];
-    for (int i = 0; i < N; i++) {
-        double w = m->layers->layers[i].forward_s + m->layers->layers[i].backward_s;
-        lo = w > lo ? w : lo;
-    }
-    for (int iter = 0; iter < 60 && hi - lo > 1e-12 * (hi + 1e-30); iter++) {
-        double cap = 0.5 * (lo + hi);
-        int s = 0, start = 0;
-        for (int i = 0; i < N && s < nstages; i++) {
-            double w = m->cum_f[i + 1] + m->cum_b[i + 1] - m->cum_f[start] - m->cum_b[start];
-            if (w > cap) {
-                s++;
-                start = i;
-            }
-        }
-        if (s < nstages)
-            hi = cap;
-        else
-            lo = cap;
-    }
-    /* cut at hi, then make sure every stage has a layer */
-    int s = 0, start = 0;
-    first[0] = 0;
-    for (int i = 0; i < N; i++) {
-        double w = m->cum_f[i + 1] + m->cum_b[i + 1] - m->cum_f[start] - m->cum_b[start];
-        if (w > hi * (1 + 1e-12) && s + 1 < nstages && i > start) {
-            first[++s] = i;
-            start = i;
-        }
-    }
-    for (s = s + 1; s < nstages; s++)
-        first[s] = N - (nstages - s);
-    for (s = nstages - 1; s > 0; s--) /* strictly increasing, ending before N */
-        if (first[s] <= first[s - 1])
-            first[s - 1] = first[s] - 1;
-    for (s = 1; s < nstages; s++)
-        if (first[s] <= first[s - 1])
-            first[s] = first[s - 1] + 1;
-}
-
-static void uniform_shapes(const struct search *S, int nstages, int r, const int *first,
-                           struct wp_stage_shape *shapes)
-{
-    for (int s = 0; s < nstages; s++) {
-        int d0 = s * r; /* devices in node-major order: append */
-        int n0 = d0 / S->cap, n1 = (d0 + r - 1) / S->cap;
-        shapes[s].first_layer = first[s];
-        shapes[s].last_layer = s + 1 < nstages ? first[s + 1] - 1 : S->N - 1;
-        shapes[s].replicas = r;
-        shapes[s].nodes_spanned = n1 - n0 + 1;
-        shapes[s].max_per_node = r < S->cap ? r : S->cap;
-        shapes[s].only_node = n0 == n1 ? n0 : -1;
-    }
-}
-
-/* One uniform plan: nstages stages of r replicas, stage s from layer first[s]. */
-struct uniform_plan {
-    int nstages, r, fits;
-    double value;
-    int *first;
-};
-
-struct uniform_list {
-    struct uniform_plan *v;
-    int n, cap;
-};
-
-static int uniform_push(struct uniform_list *l, int ns, int r, int fits, double value, const int *first)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 64;
-        struct uniform_plan *v = realloc(l->v, (size_t)cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
-    int *copy = malloc((size_t)ns * sizeof *copy);
-    if (!copy)
-        return -1;
-    memcpy(copy, first, (size_t)ns * sizeof *copy);
-    l->v[l->n++] = (struct uniform_plan){ns, r, fits, value, copy};
-    return 0;
-}
-
-/* Every (S, r): balanced layers, then single boundaries moved while L drops. */
-static int search_uniform(struct search *S, struct uniform_list *out)
-{
-    int N = S->N, G = S->G, rc = 0;
-    int *first = calloc((size_t)N, sizeof *first);
-    struct wp_stage_shape *shapes = calloc((size_t)N, sizeof *shapes);
-    if (!first || !shapes)
-        rc = -1;
-    for (int ns = 1; rc == 0 && ns <= N && ns <= G; ns++) {
-        for (int r = 1; rc == 0 && r * ns <= G; r++) {
-            if (r > S->cap && r % S->cap)
-                continue; /* more than a node: whole nodes only */
-            balance(S->m, ns, first);
-            int fits;
-            double peak;
-            uniform_shapes(S, ns, r, first, shapes);
-            double L = evaluate(S, shapes, ns, &fits, &peak);
-            for (int improved = 1, pass = 0; improved && pass < 4 * N; pass++) {
-                improved = 0;
-                for (int s = 1; s < ns; s++)
-                    for (int d = -1; d <= 1; d += 2) {
-                        int f = first[s] + d;
-                        if (f <= first[s - 1] || f >= (s + 1 < ns ? first[s + 1] : N))
-                            continue;
-                        int old = first[s];
-                        first[s] = f;
-                        uniform_shapes(S, ns, r, first, shapes);
-                        int fits2;
-                        double L2 = evaluate(S, shapes, ns, &fits2, &peak);
-                        if (fits2 > fits || (fits2 == fits && L2 < L * (1 - 1e-12))) {
-                            L = L2;
-                            fits = fits2;
-                            improved = 1;
-                        } else {
-                            first[s] = old;
-                        }
-                    }
-            }
-            rc = uniform_push(out, ns, r, fits, L, first);
-        }
-    }
-    free(first);
-    free(shapes);
-    return rc;
-}
-
-static int plan_uniform(const struct search *S, const struct uniform_plan *u, struct wp_plan *p,
-                        struct wp_err *err)
-{
-    int *layer_counts = calloc((size_t)u->nstages, sizeof *layer_counts);
-    int *replicas = calloc((size_t)u->nstages, sizeof *replicas);
-    if (!layer_counts || !replicas) {
-        free(layer_counts);
-        free(replicas);
-        return wp_errorf(err, "out of memory");
-    }
-    for (int s = 0; s < u->nstages; s++) {
-        int end = s + 1 < u->nstages ? u->first[s + 1] : S->N;
-        layer_counts[s] = end - u->first[s];
-        replicas[s] = u->r;
-    }
-    int rc = wp_plan_fixed(S->m, u->nstages, layer_counts, replicas, p, err);
-    free(layer_counts);
-    free(replicas);
-    return rc;
-}
-
 /* No plan fits: say what would. */
 static int explain_no_fit(const struct search *S, struct wp_err *err)
 {
@@ -573,7 +407,7 @@ static int explain_no_fit(const struct search *S, struct wp_err *err)
                          S->G, mem / gib, weights / gib, need);
     return wp_errorf(err, "no plan fits in %.1f GiB per device on %d devices: the least any plan needs is %.2f GiB "
                           "per device (give --memory, more devices or a smaller --global-batch)",
-                     mem / gib, S->G, S->least_peak / gib);
+                     mem / gib, S->G, S->tally.least_peak / gib);
 }
 
 /* The simulator's last word on the split: each boundary moved by one layer
@@ -613,7 +447,7 @@ static int polish(const struct wp_plan_model *m, struct wp_plan *p, struct wp_er
 /* A candidate for the final choice: a DP state or a uniform plan. */
 struct candidate {
     int state;                   /* >= 0: DP state */
-    const struct uniform_plan *u; /* else this */
+    const struct wp_uniform_plan *u; /* else this */
     int fits;
     double value;
 };
@@ -630,7 +464,7 @@ static int candidate_plan(const struct search *S, const struct candidate *c, str
                           struct wp_err *err)
 {
     wp_plan_init(p);
-    return c->state >= 0 ? plan_of_state(S, c->state, p, err) : plan_uniform(S, c->u, p, err);
+    return c->state >= 0 ? plan_of_state(S, c->state, p, err) : wp_plan_of_uniform(S->m, c->u, p, err);
 }
 
 int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err)
@@ -643,16 +477,16 @@ int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct w
     S.cap = m->hw.gpus_per_node;
     S.N = m->layers->nlayers;
     S.G = wp_plan_hw_devices(&m->hw);
-    S.least_peak = INFINITY;
+    S.tally.least_peak = INFINITY;
     S.canon_tmp = calloc((size_t)S.nodes, sizeof *S.canon_tmp);
     S.used_tmp = calloc((size_t)S.nodes, sizeof *S.used_tmp);
     int rc = S.canon_tmp && S.used_tmp ? 0 : wp_errorf(err, "out of memory"), best_k = -1;
-    struct uniform_list ul = {NULL, 0, 0};
+    struct wp_uniform_list ul = {NULL, 0, 0};
     struct candidate *cand = NULL;
     const char *how = "";
     if (rc == 0 && dp_scope(&S, &how))
         rc = search_dp(&S, &best_k, err);
-    if (rc == 0 && search_uniform(&S, &ul))
+    if (rc == 0 && wp_plan_search_uniform(m, &S.tally, &ul))
         rc = wp_errorf(err, "out of memory");
     int nc = 0;
     if (rc == 0) {
@@ -705,52 +539,11 @@ int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct w
     }
     best->search = how;
     best->states = S.nst + ul.n;
-    best->evaluations = S.evaluations;
+    best->evaluations = S.tally.evaluations;
     best->search_s = wp_monotonic_s() - t0;
-    for (int i = 0; i < ul.n; i++)
-        free(ul.v[i].first);
-    free(ul.v);
+    wp_uniform_list_destroy(&ul);
     free(cand);
     search_destroy(&S);
     return rc;
 }
 
-int wp_plan_fixed(const struct wp_plan_model *m, int nstages, const int *layer_counts,
-                  const int *replicas, struct wp_plan *p, struct wp_err *err)
-{
-    int N = m->layers->nlayers, G = wp_plan_hw_devices(&m->hw), sum = 0, devs = 0;
-    for (int s = 0; s < nstages; s++) {
-        if (layer_counts[s] < 1 || replicas[s] < 1)
-            return wp_errorf(err, "stage %d needs at least one layer and one replica", s);
-        sum += layer_counts[s];
-        devs += replicas[s];
-    }
-    if (sum != N)
-        return wp_errorf(err, "the stages hold %d layers, the model has %d", sum, N);
-    if (devs > G)
-        return wp_errorf(err, "the stages need %d devices, there are %d", devs, G);
-    p->stages = calloc((size_t)nstages, sizeof *p->stages);
-    int *used = calloc((size_t)m->hw.nodes, sizeof *used);
-    if (!p->stages || !used) {
-        free(used);
-        return wp_errorf(err, "out of memory");
-    }
-    p->nstages = nstages;
-    for (int s = 0, next = 0; s < nstages; s++) {
-        struct wp_plan_stage *ps = &p->stages[s];
-        ps->first_layer = next;
-        next += layer_counts[s];
-        ps->last_layer = next - 1;
-        ps->replicas = replicas[s];
-        ps->policy = WP_PLACE_APPEND;
-        ps->devices = calloc((size_t)replicas[s], sizeof *ps->devices);
-        if (!ps->devices ||
-            wp_place_take(WP_PLACE_APPEND, used, m->hw.nodes, m->hw.gpus_per_node, replicas[s], ps->devices)) {
-            free(used);
-            return wp_errorf(err, "out of memory");
-        }
-    }
-    free(used);
-    wp_plan_evaluate(m, p);
-    return 0;
-}
