@@ -163,11 +163,6 @@ struct wp_stage_shape {
     int replicas, nodes_spanned, max_per_node, only_node;
 };
 
-/* Micro-batch size and count for a plan whose largest replica count is
- * max_replicas. */
-void wp_plan_micro_batches(const struct wp_plan_model *m, int max_replicas, int *micro_batch,
-                           int *microbatches);
-
 /* L of a plan (writes *lat), whether it fits in memory (*fits) under
  * warm-up policy A and the memory of its fullest device (*peak_bytes);
  * returns L (infinite when a replica would get no sample). */

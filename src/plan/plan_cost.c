@@ -143,8 +143,9 @@ void wp_plan_model_destroy(struct wp_plan_model *m)
     memset(m, 0, sizeof *m);
 }
 
-void wp_plan_micro_batches(const struct wp_plan_model *m, int max_replicas, int *micro_batch,
-                           int *microbatches)
+/* Micro-batch size and count for a plan whose largest replica count is
+ * max_replicas (plan.h: the profile batch on each replica of that stage). */
+static void micro_batches(const struct wp_plan_model *m, int max_replicas, int *micro_batch, int *microbatches)
 {
     long b = (long)m->layers->profile_batch * max_replicas;
     if (b > m->global_batch)
@@ -216,7 +217,7 @@ static double plan_cost(const struct wp_plan_model *m, const struct wp_stage_sha
     for (int s = 0; s < nstages; s++)
         R = st[s].replicas > R ? st[s].replicas : R;
     int B, M;
-    wp_plan_micro_batches(m, R, &B, &M);
+    micro_batches(m, R, &B, &M);
     if (micro_batch) {
         *micro_batch = B;
         *microbatches = M;

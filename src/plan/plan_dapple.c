@@ -182,15 +182,16 @@ static void canonical(const struct search *S, const int *used, int *canon)
     qsort(canon, (size_t)S->nodes, sizeof *canon, cmp_desc);
 }
 
-/* The shape of every GPU still free. */
-static void rest_shape(const int *used, int nodes, int cap, struct wp_stage_shape *sh)
+/* The shape of a stage holding hi[i] - lo[i] GPUs of node i (hi NULL: every
+ * GPU not in lo, the rest of a state). */
+static void shape_between(const int *lo, const int *hi, int nodes, int cap, struct wp_stage_shape *sh)
 {
     sh->replicas = 0;
     sh->nodes_spanned = 0;
     sh->max_per_node = 0;
     sh->only_node = -1;
     for (int i = 0; i < nodes; i++) {
-        int f = cap - used[i];
+        int f = (hi ? hi[i] : cap) - lo[i];
         if (f <= 0)
             continue;
         sh->replicas += f;
@@ -226,21 +227,22 @@ static int expand_bucket(struct search *S, int j, struct wp_stage_shape *shapes,
         for (int mp = 1; mp < free_gpus; mp++) {
             if (!S->take[mp])
                 continue;
-            int tried[3][WP_DP_MAX_DEVICES];
+            /* policies that land on the same occupancy make the same states */
+            int tried[3][WP_DP_MAX_DEVICES], ntried = 0;
             for (int pol = WP_PLACE_FRESH; pol <= WP_PLACE_SCATTER; pol++) {
                 memcpy(used2, used, (size_t)S->nodes * sizeof *used2);
                 if (wp_place_take((enum wp_place_policy)pol, used2, S->nodes, S->cap, mp, devs))
                     continue;
-                memcpy(tried[pol], used2, (size_t)S->nodes * sizeof *used2);
                 int dup = 0;
-                for (int q = WP_PLACE_FRESH; q < pol; q++)
-                    dup |= memcmp(tried[q], used2, (size_t)S->nodes * sizeof *used2) == 0;
+                for (int q = 0; q < ntried && !dup; q++)
+                    dup = memcmp(tried[q], used2, (size_t)S->nodes * sizeof *used2) == 0;
                 if (dup)
                     continue;
+                memcpy(tried[ntried++], used2, (size_t)S->nodes * sizeof *used2);
                 struct wp_stage_shape added, rest;
                 canonical(S, used2, S->canon_tmp);
-                wp_stage_shape_of(devs, mp, &added);
-                rest_shape(used2, S->nodes, S->cap, &rest);
+                shape_between(used, used2, S->nodes, S->cap, &added);
+                shape_between(used2, NULL, S->nodes, S->cap, &rest);
                 for (int j2 = j + 1; j2 < N; j2++) {
                     added.first_layer = j;
                     added.last_layer = j2 - 1;
@@ -368,7 +370,7 @@ static int search_dp(struct search *S, int *best_k, struct wp_err *err)
         S->bucket_head[j] = S->bucket_tail[j] = -1;
     /* the root: every layer in one stage on every GPU (data parallelism) */
     struct state root = {0, -1, 0, -1, 0, WP_PLACE_REST, {0}, 0, 0, 0, 0};
-    rest_shape(used0, S->nodes, S->cap, &shapes[0]);
+    shape_between(used0, NULL, S->nodes, S->cap, &shapes[0]);
     shapes[0].first_layer = 0;
     shapes[0].last_layer = N - 1;
     root.value = evaluate(S, shapes, 1, &root.fits, &root.peak);
