@@ -139,7 +139,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
 }
 
 /* The cost model's and the simulator's time of a plan, on one line. */
-static void compare_line(const struct wp_plan_model *m, const char *label, struct wp_plan *p)
+static void compare_line(const struct wp_plan_model *m, const char *label, const struct wp_plan *p)
 {
     char shape[256];
     wp_plan_shape(p, shape, sizeof shape);
@@ -156,7 +156,7 @@ static void compare(const struct wp_plan_model *m, const struct wp_plan *best)
     printf("\ncompared (the same cost model, and the simulator on the plan's stage costs):\n");
     struct wp_plan p;
     struct wp_err err;
-    compare_line(m, "chosen", (struct wp_plan *)best);
+    compare_line(m, "chosen", best);
     int one = N, all = G;
     wp_plan_init(&p);
     if (wp_plan_fixed(m, 1, &one, &all, &p, &err) == 0)

@@ -42,6 +42,22 @@ expect_contains "$out/tioga.cfg" "memory_bytes = 68702699520.0;" "each GPU's mem
 expect_status 0 $? "plan on a node whose GPU model name gives no memory size"
 expect_contains "$out/tioga.txt" "8 AMD INSTINCT MI200 (MCM) OAM LC MBA HPE C2, 63.98 GiB each" "the memory came from the topology"
 
+# the DP's budget: on 4 x 16 GPUs it narrows, then gives way to uniform plans, and says so
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 64 --cluster "$T/dgx2-x4-ib-edr.cfg" \
+    > "$out/narrow.txt" 2>&1
+expect_status 0 $? "gpt-tiny on 64 DGX-2 GPUs"
+expect_contains "$out/narrow.txt" "with stages of a divisor of a node's GPUs or whole nodes" "the DP narrowed is said"
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 64 --cluster "$T/dgx2-x4-ib-edr.cfg" \
+    --format csv > "$out/narrow.csv" 2>&1
+if awk -F, 'NR > 1 && !($4 == 1 || $4 == 2 || $4 == 4 || $4 == 8 || $4 % 16 == 0) { bad = 1 } END { exit bad }' \
+    "$out/narrow.csv"; then pass "every stage a divisor of 16 GPUs or whole nodes"
+else fail "a stage outside the narrowed sizes"; sed 's/^/    | /' "$out/narrow.csv"; fi
+"$WAVEPIPE" plan --layers "$P/bert-48-pbs-2.txt" --global-batch 64 --cluster "$T/dgx2-x4-ib-edr.cfg" \
+    > "$out/uniform.txt" 2>&1
+expect_status 0 $? "BERT-48 on 64 DGX-2 GPUs"
+expect_contains "$out/uniform.txt" "search: uniform plans only (the DP's state space is too large here)" \
+    "uniform plans only is said"
+
 # --- run --plan on local ranks ------------------------------------------------
 "$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
     --memory 6MB --out "$out/tiny.plan.cfg" > "$out/tiny.plan.txt" 2>&1
