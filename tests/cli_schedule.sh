@@ -50,6 +50,18 @@ fi
     --message-bytes 64MiB --format csv > "$out/cl.csv"
 expect_status 0 $? "simulate on a cluster description (NVSwitch inside, InfiniBand between)"
 
+# the gradient allreduce of one stage on 16 ranks, 16 MB in all (16 x 1 MB shares):
+# on DAPPLE's config A (2 x 8, 25 GB/s NVLink pairs, 25 Gbit/s between) a ring
+# in each node, then a ring across the 2 nodes:
+#   2*7*(1us + 16MB/8/25GB/s) + 2*1*(25us + 16MB/2/3.125GB/s) = 0.006304 s;
+# on config B (16 x 1) one ring over the network: 2*15*(25us + 1MB/3.125GB/s) = 0.01035 s
+for c in a:0.006304 b:0.01035; do
+    "$WAVEPIPE" simulate --kind 1f1b --ranks 16 --micro-batches 1 --replicas 16 --tf 1e-9 --tb 1e-9 \
+        --cluster "$WP_SRCDIR/topology/dapple-config-${c%%:*}.cfg" --gradient-bytes 1e6 --message-bytes 0 \
+        > "$out/ar-${c%%:*}.txt" 2>&1
+    expect_contains "$out/ar-${c%%:*}.txt" "makespan ${c#*:} s" "allreduce on config ${c%%:*}: ${c#*:} s by hand"
+done
+
 "$WAVEPIPE" schedule --kind interleaved --ranks 4 --micro-batches 6 --chunks 2 2> "$out/e1.txt"
 expect_status 1 $? "interleaved with M not a multiple of P fails"
 expect_contains "$out/e1.txt" "multiple of the ranks" "and says why"
