@@ -199,26 +199,31 @@ static double allreduce_duration(const struct sim *sm, int stage, int n, const i
          * across nodes over the network (collective_cost.h) */
         double share = sm->cost->gradient_bytes * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
         struct wp_link_cost intra = {0, 0}, inter = {0, 0};
-        int nodes = 0, per_node = 0;
-        for (int i = 0; i < n; i++) {
-            int first = 1, here = 0;
-            for (int j = 0; j < n; j++) {
-                if (sm->node_of[ranks[j]] != sm->node_of[ranks[i]])
-                    continue;
-                first &= j >= i;
-                here++;
-                if (j != i) {
-                    double a, b;
-                    link_params(sm, ranks[i], ranks[j], &a, &b);
-                    if (a > intra.alpha_s)
-                        intra.alpha_s = a;
-                    if (b > intra.beta_s_per_byte)
-                        intra.beta_s_per_byte = b;
-                }
+        int nodes = 0, per_node = 0, top = 0;
+        for (int i = 0; i < n; i++)
+            top = sm->node_of[ranks[i]] > top ? sm->node_of[ranks[i]] : top;
+        int *count = calloc((size_t)top + 1, sizeof *count), *prev = malloc(((size_t)top + 1) * sizeof *prev);
+        for (int i = 0; count && prev && i <= top; i++)
+            prev[i] = -1;
+        for (int i = 0; count && prev && i < n; i++) {
+            int node = sm->node_of[ranks[i]];
+            if (count[node]++ == 0)
+                nodes++;
+            per_node = count[node] > per_node ? count[node] : per_node;
+            if (prev[node] >= 0) { /* the in-node ring's links: each member to the next on its node */
+                double a, b;
+                link_params(sm, prev[node], ranks[i], &a, &b);
+                intra.alpha_s = a > intra.alpha_s ? a : intra.alpha_s;
+                intra.beta_s_per_byte = b > intra.beta_s_per_byte ? b : intra.beta_s_per_byte;
             }
-            nodes += first;
-            per_node = here > per_node ? here : per_node;
+            prev[node] = ranks[i];
         }
+        if (!count || !prev) { /* no memory for the tally: one flat ring over the network */
+            nodes = n;
+            per_node = 1;
+        }
+        free(count);
+        free(prev);
         const struct wp_network *net = &sm->cost->cluster->network;
         if (net->given)
             inter = (struct wp_link_cost){net->latency_s, 1.0 / net->bandwidth_Bps};
