@@ -218,7 +218,9 @@ static int measure(struct wp_layer_table *t, const struct wp_kernel_ops *k, cons
         const struct pass_times *p = &rows[i == 0 ? 0 : i == t->nlayers - 1 ? 2 : 1];
         t->layers[i].forward_s = p->forward_s;
         t->layers[i].backward_s = p->backward_s + p->weights_s;
+        t->layers[i].weights_s = p->weights_s;
     }
+    t->weights_known = 1;
     snprintf(t->source, sizeof t->source,
              "measured with wavepipe's %s kernels: GPT-2 L=%d C=%d NH=%d T=%d V=%d, micro-batch %d, median of %d; "
              "every block timed as one",

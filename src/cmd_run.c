@@ -24,16 +24,21 @@
 #include "run/checkpoint.h"
 #include "run/interpreter.h"
 #include "run/plan_ranks.h"
+#include "run/stage_emulated.h"
+#include "run/stage_gpt2.h"
+#include "plan/layer_stages.h"
 #include "sched/generate.h"
 #include "sched/simulate.h"
 #include "sched/trace.h"
 #include "sched_cli.h"
+#include "util/stats.h"
 #include "util/strutil.h"
 
 #define CMD "run"
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
-       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_PLAN };
+       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_PLAN,
+       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_PROGRESS_US };
 
 static void usage(void)
 {
@@ -42,7 +47,8 @@ static void usage(void)
            "         [--global-batch G] [--steps N] [--seed N] [--data FILE] [--synthetic-data]\n"
            "         [--partition n0,n1,...] [--results FILE.csv] [--trace FILE.json]\n"
            "         [--save DIR [--save-every N]] [--resume DIR]\n"
-           "       mpiexec -n P wavepipe run --config FILE --plan PLAN.cfg [--steps N] [...]\n\n"
+           "       mpiexec -n P wavepipe run --config FILE --plan PLAN.cfg [--steps N] [...]\n"
+           "       mpiexec -n P wavepipe run --compute emulated --layers TABLE [--schedule KIND] [...]\n\n"
            "Trains the GPT-2 model of FILE (jobs/models/gpt-tiny.cfg) on P ranks: the\n"
            "schedule's generator makes one action list per rank and one interpreter runs\n"
            "them: activations and gradients cross stages with MPI_Isend/MPI_Irecv, each\n"
@@ -74,6 +80,22 @@ static void usage(void)
            "  --svg FILE.svg         the same timeline as SVG, one row per rank\n"
            "  --device cpu|cuda      CPU kernels over MPI (default), or CUDA kernels over NCCL with one\n"
            "                         GPU per local rank (CUDA build)\n"
+           "  --compute real|emulated\n"
+           "                         real: the kernels compute GPT-2 (default). emulated: every F, B, W\n"
+           "                         lasts what the --layers table says for the stage's layers at the\n"
+           "                         slice's size (time per profile batch, scaled linearly), the optimizer\n"
+           "                         step its optimizer_s, spent asleep as a GPU rank's host waits on its\n"
+           "                         device; activations, gradients and allreduces are real messages of\n"
+           "                         the table's sizes. No model, no loss (nan), no checkpoints. Rows,\n"
+           "                         summary and traces say compute=emulated and name the table\n"
+           "  --layers TABLE         emulated: a wavepipe-layers file (wavepipe profile) or a DAPPLE or\n"
+           "                         PipeDream profile; --partition then counts its layers per stage\n"
+           "                         (default: the split that balances F + B), and --config is optional\n"
+           "                         (training settings only: global batch, micro-batches, steps)\n"
+           "  --slowdown-file FILE   emulated: per-rank factors on emulated passes, re-read whenever the\n"
+           "                         file changes (lines 'RANK FACTOR' or '* FACTOR'): a contended GPU\n"
+           "  --progress-us N        emulated: while a pass waits and messages are in flight, wake every N\n"
+           "                         microseconds to move them (default 200)\n"
            "  --save DIR             checkpoint at the end (and every N steps with --save-every N):\n"
            "                         DIR/model.safetensors with Hugging Face GPT-2 names, config.json,\n"
            "                         optimizer.safetensors (AdamW moments); --steps 0 saves the initial\n"
@@ -86,6 +108,9 @@ static void usage(void)
 struct run_options {
     struct wp_sched_cli sched;
     const char *config, *data, *results, *trace, *svg, *partition, *save, *resume, *device, *plan_path;
+    const char *layers_path, *slowdown_path;
+    int emulated, progress_us;
+    struct wp_layer_table table; /* emulated: the layer table */
     struct wp_plan plan;
     char plan_partition[4096];
     int global_batch, steps, synthetic, kind_given, save_every, stages;
@@ -112,6 +137,10 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"save", required_argument, NULL, OPT_SAVE},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
         {"resume", required_argument, NULL, OPT_RESUME},
+        {"compute", required_argument, NULL, OPT_COMPUTE},
+        {"layers", required_argument, NULL, OPT_LAYERS},
+        {"slowdown-file", required_argument, NULL, OPT_SLOWDOWN},
+        {"progress-us", required_argument, NULL, OPT_PROGRESS_US},
         {"help", no_argument, NULL, 'h'},
     };
     struct option longopts[64];
@@ -126,6 +155,7 @@ static int parse(int argc, char **argv, struct run_options *o)
     wp_sched_cli_init(&o->sched);
     o->global_batch = o->steps = -1;
     o->seed = -1;
+    o->progress_us = 200;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -178,6 +208,17 @@ static int parse(int argc, char **argv, struct run_options *o)
             if (wp_parse_int_option(CMD, "--stages", optarg, 1, WP_SCHED_MAX_STAGES, &o->stages))
                 return 2;
             break;
+        case OPT_COMPUTE:
+            if (strcmp(optarg, "real") != 0 && strcmp(optarg, "emulated") != 0)
+                return wp_usage_error(CMD, "--compute must be real or emulated");
+            o->emulated = strcmp(optarg, "emulated") == 0;
+            break;
+        case OPT_LAYERS: o->layers_path = optarg; break;
+        case OPT_SLOWDOWN: o->slowdown_path = optarg; break;
+        case OPT_PROGRESS_US:
+            if (wp_parse_int_option(CMD, "--progress-us", optarg, 1, 1000000, &o->progress_us))
+                return 2;
+            break;
         case OPT_SAVE: o->save = optarg; break;
         case OPT_RESUME: o->resume = optarg; break;
         case OPT_SAVE_EVERY:
@@ -191,7 +232,15 @@ static int parse(int argc, char **argv, struct run_options *o)
     }
     if (optind < argc)
         return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
-    if (!o->config)
+    if (o->emulated && !o->layers_path)
+        return wp_usage_error(CMD, "--compute emulated needs --layers TABLE (wavepipe profile -o TABLE, or a "
+                                   "DAPPLE profile such as profiles/dapple-v100/bert-48-pbs-2.txt)");
+    if (!o->emulated && (o->layers_path || o->slowdown_path))
+        return wp_usage_error(CMD, "--layers and --slowdown-file go with --compute emulated");
+    if (o->emulated && (o->save || o->resume || o->data || o->synthetic || o->device))
+        return wp_usage_error(CMD, "--compute emulated computes no model: --save, --resume, --data, "
+                                   "--synthetic-data and --device do not apply");
+    if (!o->config && !o->emulated)
         return wp_usage_error(CMD, "--config FILE is required (e.g. jobs/models/gpt-tiny.cfg)");
     if (o->save_every && !o->save)
         return wp_usage_error(CMD, "--save-every needs --save DIR");
@@ -209,7 +258,10 @@ static int apply_plan(struct run_options *o, struct wp_run_config *cfg, int P, s
     if (wp_plan_read(o->plan_path, pl, err))
         return -1;
     int L = cfg->model.layers;
-    if (pl->nlayers != L + 2)
+    if (o->emulated && pl->nlayers != o->table.nlayers)
+        return wp_errorf(err, "%s is for %s, a table of %d layers; --layers %s has %d", o->plan_path, pl->model,
+                         pl->nlayers, o->layers_path, o->table.nlayers);
+    if (!o->emulated && pl->nlayers != L + 2)
         return wp_errorf(err, "%s is for %s, a table of %d layers; %s has %d blocks, whose table has %d (embedding, "
                               "blocks, head): plan from `wavepipe profile --model %s -o LAYERS.cfg`",
                          o->plan_path, pl->model, pl->nlayers, o->config, L, L + 2, o->config);
@@ -222,9 +274,10 @@ static int apply_plan(struct run_options *o, struct wp_run_config *cfg, int P, s
     size_t len = 0;
     o->plan_partition[0] = '\0';
     for (int s = 0; s < pl->nstages; s++) {
-        /* table layer 0 is the embedding, 1..L the blocks, L + 1 the head */
-        int a = pl->stages[s].first_layer < 1 ? 1 : pl->stages[s].first_layer;
-        int b = pl->stages[s].last_layer > L ? L : pl->stages[s].last_layer;
+        /* emulated: the plan's layers of the table; real: table layer 0 is the
+         * embedding, 1..L the blocks, L + 1 the head */
+        int a = o->emulated || pl->stages[s].first_layer >= 1 ? pl->stages[s].first_layer : 1;
+        int b = o->emulated || pl->stages[s].last_layer <= L ? pl->stages[s].last_layer : L;
         if (b < a)
             return wp_errorf(err, "%s: stage %d (layers %d-%d) holds no transformer block; the runtime keeps the "
                                   "embedding and the head with the first and last block",
@@ -275,19 +328,32 @@ static int partition(const char *spec, int L, int S, int *first, int *end, struc
     return 0;
 }
 
-static int append_row(const char *path, const char *row, struct wp_err *err)
+#define RESULTS_HEADER                                                                                     \
+    "timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,micro_batch_size,global_batch," \
+    "iteration,iter_time_s,samples_per_s,tokens_per_s,bubble_ratio,peak_activation_bytes,loss"
+/* emulated rows add how compute was done and the layer table */
+#define RESULTS_HEADER_EMULATED RESULTS_HEADER ",compute,layer_table"
+
+static int append_row(const char *path, const char *row, int emulated, struct wp_err *err)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    const char *header = emulated ? RESULTS_HEADER_EMULATED : RESULTS_HEADER;
+    int fd = open(path, O_RDWR | O_CREAT | O_APPEND, 0644);
     if (fd < 0)
         return wp_errorf(err, "cannot append to %s: %s", path, strerror(errno));
     off_t size = lseek(fd, 0, SEEK_END);
+    if (size > 0) { /* rows of real and emulated compute do not share a file */
+        char first[256] = "";
+        ssize_t got = pread(fd, first, sizeof first - 1, 0);
+        first[got > 0 ? got : 0] = '\0';
+        first[strcspn(first, "\n")] = '\0';
+        if (strcmp(first, header) != 0) {
+            close(fd);
+            return wp_errorf(err, "%s:1: its header is not that of %s compute rows; give --results another file",
+                             path, emulated ? "emulated" : "real");
+        }
+    }
     char buf[2048];
-    int len = snprintf(buf, sizeof buf, "%s%s",
-                       size == 0 ? "timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,"
-                                   "micro_batch_size,global_batch,iteration,iter_time_s,samples_per_s,tokens_per_s,"
-                                   "bubble_ratio,peak_activation_bytes,loss\n"
-                                 : "",
-                       row);
+    int len = snprintf(buf, sizeof buf, "%s%s%s", size == 0 ? header : "", size == 0 ? "\n" : "", row);
     /* one write of whole rows: a crash never leaves half a row */
     ssize_t w = write(fd, buf, (size_t)len);
     int saved = errno;
@@ -336,14 +402,24 @@ static int share_cores(int rank, int *nodes_out)
 }
 
 
-/* The last step, measured and simulated: the simulator replays the schedule
- * with each stage's measured mean F, B and W work (the CPU time of each
- * compute; communication free) on the node's cores when the ranks share
- * them, so measured / simulated iteration time is the runtime's overhead. */
-static void summarize(const struct wp_interp *in, const struct wp_schedule *s, const struct wp_run_config *cfg, int P,
-                      int rank, double peak_bytes, int shared_cores)
+/* Measured against simulated. Real compute: the simulator replays the
+ * schedule with each stage's measured mean F, B and W work of the last step
+ * (the CPU time of each compute; communication free) on the node's cores when
+ * the ranks share them. Emulated: with the layer table's costs, the very
+ * durations the ranks slept (communication free). Either way measured /
+ * simulated iteration time is the runtime's overhead. The measured iteration
+ * is the median over the steps after the first (the last step when only one
+ * or two ran). */
+struct run_summary {
+    int P, rank, shared_cores;
+    double peak_bytes, median_iter_s;
+    const struct wp_layer_stage_arrays *table; /* emulated: its costs; NULL for real compute */
+    const char *table_name;
+};
+
+static void summarize(const struct wp_interp *in, const struct wp_schedule *s, const struct run_summary *rs)
 {
-    int S = s->nstages;
+    int S = s->nstages, P = rs->P;
     double *sums = calloc((size_t)S * 6 + 2, sizeof *sums); /* F, B, W seconds and counts per stage */
     if (!sums)
         return;
@@ -358,34 +434,45 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
     sums[S * 6 + 1] = in->timing.iter_s;
     MPI_Allreduce(MPI_IN_PLACE, sums, S * 6 + 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &sums[S * 6 + 1], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (rank == 0) {
-        double *f = malloc((size_t)S * 3 * sizeof *f);
-        if (f) {
-            for (int st = 0; st < S; st++)
-                for (int op = 0; op < 3; op++)
-                    f[op * S + st] = sums[st * 6 + 3 + op] > 0 ? sums[st * 6 + op] / sums[st * 6 + 3 + op] : 0;
-            struct wp_cost_model cost;
-            wp_cost_model_default(&cost);
+    double *f = rs->rank == 0 ? malloc((size_t)S * 3 * sizeof *f) : NULL;
+    if (f) {
+        for (int st = 0; st < S; st++)
+            for (int op = 0; op < 3; op++)
+                f[op * S + st] = sums[st * 6 + 3 + op] > 0 ? sums[st * 6 + op] / sums[st * 6 + 3 + op] : 0;
+        struct wp_cost_model cost;
+        wp_cost_model_default(&cost);
+        if (rs->table) {
+            cost.stage_f = rs->table->forward_s;
+            cost.stage_b = rs->table->backward_s;
+            cost.stage_w = rs->table->weights_s;
+            cost.stage_step_s = rs->table->step_s;
+        } else {
             cost.stage_f = f;
             cost.stage_b = f + S;
             cost.stage_w = f + 2 * S;
-            cost.cores = shared_cores;
-            struct wp_sim_result res;
-            struct wp_err err;
-            double iter = sums[S * 6 + 1];
-            double measured_bubble = iter > 0 ? 1.0 - sums[S * 6] / (P * iter) : 0;
-            if (wp_simulate(s, &cost, &res, &err) == 0) {
-                printf("summary: schedule %s, ranks %d, stages %d, micro-batches %d: %.3f samples/s, bubble ratio "
-                       "measured %.3f simulated %.3f, iteration measured %.4f s simulated %.4f s (overhead %.2f%s), "
-                       "peak activation memory %.2f MiB, loss %.6f\n",
-                       wp_sched_kind_name(s->params.kind), P, S, s->nmicro, cfg->train.global_batch / iter,
-                       measured_bubble, res.bubble_ratio, iter, res.makespan, res.makespan > 0 ? iter / res.makespan : 0,
-                       shared_cores ? ", simulated on the node's shared cores" : "", peak_bytes / 1048576.0,
-                       in->last_loss);
-                wp_sim_result_destroy(&res);
-            }
-            free(f);
+            cost.cores = rs->shared_cores;
         }
+        struct wp_sim_result res;
+        struct wp_err err;
+        double last = sums[S * 6 + 1], iter = rs->median_iter_s > 0 ? rs->median_iter_s : last;
+        double measured_bubble = last > 0 ? 1.0 - sums[S * 6] / (P * last) : 0;
+        if (wp_simulate(s, &cost, &res, &err) == 0) {
+            char what[1200];
+            if (rs->table)
+                snprintf(what, sizeof what, "compute=emulated from %s, simulated with the table's costs",
+                         rs->table_name);
+            else
+                snprintf(what, sizeof what, "compute=real, simulated with the measured work per stage%s",
+                         rs->shared_cores ? " on the node's shared cores" : "");
+            printf("summary: schedule %s, ranks %d, stages %d, micro-batches %d: %.3f samples/s, bubble ratio "
+                   "measured %.3f simulated %.3f, iteration measured %.4f s simulated %.4f s (overhead %.2f; %s, "
+                   "messages free), peak activation memory %.2f MiB, loss %.6f\n",
+                   wp_sched_kind_name(s->params.kind), P, S, s->nmicro, in->global_batch / iter, measured_bubble,
+                   res.bubble_ratio, iter, res.makespan, res.makespan > 0 ? iter / res.makespan : 0, what,
+                   rs->peak_bytes / 1048576.0, in->last_loss);
+            wp_sim_result_destroy(&res);
+        }
+        free(f);
     }
     free(sums);
 }
@@ -393,7 +480,9 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
 static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct wp_err *err)
 {
     wp_run_config_default(cfg);
-    if (wp_run_config_read(o->config, cfg, err))
+    if (o->config && wp_run_config_read(o->config, cfg, err))
+        return -1;
+    if (o->emulated && wp_layer_table_read(&o->table, o->layers_path, 0, WP_CONTRACT_AUTO, err))
         return -1;
     struct wp_train_config *t = &cfg->train;
     if (o->global_batch > 0)
@@ -412,6 +501,9 @@ static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct
     if (o->sched.micro_given)
         t->micro_batches = p->microbatches;
     p->microbatches = t->micro_batches;
+    /* emulated without a model file: micro-batches of the table's profile batch */
+    if (o->emulated && !o->config && o->global_batch <= 0 && !o->plan_path)
+        t->global_batch = t->micro_batches * o->table.profile_batch;
     p->ranks = P;
     if (o->stages) {
         /* data-parallel pipelines: every stage replicated P/S times; replica j
@@ -483,10 +575,16 @@ int wp_cmd_run(int argc, char **argv)
     if (status == 0) {
         first = malloc((size_t)s.nstages * sizeof *first);
         end = malloc((size_t)s.nstages * sizeof *end);
-        status = first && end ? partition(o.partition, cfg.model.layers, s.nstages, first, end, &err)
-                              : wp_errorf(&err, "out of memory");
+        if (!first || !end)
+            status = wp_errorf(&err, "out of memory");
+        else if (!o.emulated)
+            status = partition(o.partition, cfg.model.layers, s.nstages, first, end, &err);
+        else if (o.partition) /* emulated: first and end hold each stage's first and last layer */
+            status = wp_layer_stages_parse(&o.table, o.partition, s.nstages, first, end, &err);
+        else
+            status = wp_layer_stages_balanced(&o.table, s.nstages, first, end, &err);
     }
-    if (status == 0) {
+    if (status == 0 && !o.emulated) {
         if (cfg.train.synthetic_data)
             status = wp_corpus_synthetic(1 << 20, cfg.model.vocabulary, cfg.train.seed, &corpus, &err);
         else
@@ -528,8 +626,18 @@ int wp_cmd_run(int argc, char **argv)
 #endif
     if (status == 0)
         status = cops->init(&comm, &err);
-    if (status == 0)
-        status = wp_interp_init(&in, &s, rank, kernels, cops, comm, &cfg, &corpus, first, end, &err);
+    struct wp_stage_gpt2_ctx gpt2_ctx = {kernels, &cfg, &corpus, first, end};
+    struct wp_slowdown slowdown;
+    wp_slowdown_init(&slowdown, o.slowdown_path, rank);
+    struct wp_stage_emulated_ctx emu_ctx = {&o.table, first, end, &slowdown, 1e-6 * o.progress_us};
+    float dloss = 1.0f / ((float)cfg.train.global_batch * (float)cfg.model.sequence_length);
+    if (status == 0 && o.emulated)
+        status = wp_interp_init(&in, &s, rank, kernels, cops, comm, cfg.train.global_batch, dloss,
+                                wp_stage_emulated_make, &emu_ctx, &err);
+    else if (status == 0)
+        status = wp_interp_init(&in, &s, rank, kernels, cops, comm, cfg.train.global_batch, dloss,
+                                wp_stage_gpt2_make, &gpt2_ctx, &err);
+    in.cfg = o.emulated ? NULL : &cfg;
     int any = status != 0;
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
@@ -560,10 +668,32 @@ int wp_cmd_run(int argc, char **argv)
      * of micro-batches in flight, plus the one being received ahead) */
     double peak_bytes = 0;
     for (int h = 0; h < in.nheld; h++)
-        peak_bytes += (double)in.held[h].model.nslots * wp_gpt2_stage_slot_bytes(&in.held[h].model);
+        peak_bytes += (double)in.held[h].exec.nslots * in.held[h].exec.slot_bytes;
     MPI_Allreduce(MPI_IN_PLACE, &peak_bytes, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     const struct wp_sched_params *p = &s.params;
     int k = p->kind == WP_SCHED_KFKB ? p->k : p->kind == WP_SCHED_GPIPE ? s.nmicro : 1;
+    /* how compute is done, in every row (emulated) and the summary */
+    struct wp_layer_stage_arrays table_costs = {0};
+    char compute_cols[700] = "";
+    if (o.emulated) {
+        char name[512];
+        wp_strlcpy(name, o.layers_path, sizeof name);
+        for (char *c = name; *c; c++)
+            if (*c == ',' || *c == '"' || *c == '\n')
+                *c = '_';
+        snprintf(compute_cols, sizeof compute_cols, "emulated,%s", name);
+        if (wp_layer_stage_arrays_make(&o.table, &s, cfg.train.global_batch, first, end, &table_costs, &err)) {
+            if (rank == 0)
+                wp_err_print(CMD, &err);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if (rank == 0)
+            printf("compute=emulated: each pass sleeps what %s (%s, profile batch %d) says for its stage's layers; "
+                   "messages are real\n",
+                   o.layers_path, o.table.name, o.table.profile_batch);
+    }
+    long nsteps = cfg.train.steps > first_step ? cfg.train.steps - first_step : 0;
+    double *iters = calloc((size_t)(nsteps ? nsteps : 1), sizeof *iters);
     for (long step = first_step; step < cfg.train.steps && status == 0; step++) {
         double loss_sum = 0;
         status = wp_interp_step(&in, step, &loss_sum, &err);
@@ -571,8 +701,10 @@ int wp_cmd_run(int argc, char **argv)
         double iter = in.timing.iter_s;
         MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         MPI_Allreduce(MPI_IN_PLACE, &iter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        double loss = sums[0] / ((double)cfg.train.global_batch * cfg.model.sequence_length);
+        double loss = o.emulated ? NAN : sums[0] / ((double)cfg.train.global_batch * cfg.model.sequence_length);
         in.last_loss = loss;
+        if (iters)
+            iters[step - first_step] = iter;
         double bubble = iter > 0 ? 1.0 - sums[1] / (P * iter) : 0;
         if (rank == 0) {
             char row[1024];
@@ -580,11 +712,13 @@ int wp_cmd_run(int argc, char **argv)
             char stamp[32];
             strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
             int G = cfg.train.global_batch;
-            snprintf(row, sizeof row, "%s,%s,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%ld,%.6f,%.3f,%.1f,%.4f,%.0f,%.9g\n", stamp,
-                     wp_sched_kind_name(p->kind), P, nodes, s.nstages, replicas,
+            /* emulated: no tokens (the table has none), no loss */
+            double tokens = o.emulated ? 0 : (double)G * cfg.model.sequence_length / iter;
+            snprintf(row, sizeof row, "%s,%s,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%ld,%.6f,%.3f,%.1f,%.4f,%.0f,%.9g%s%s\n",
+                     stamp, wp_sched_kind_name(p->kind), P, nodes, s.nstages, replicas,
                      p->kind == WP_SCHED_HANAYO ? p->waves : 1, k, p->kind == WP_SCHED_INTERLEAVED ? p->chunks : 1,
-                     s.nmicro, G / s.nmicro, G, step, iter, G / iter, (double)G * cfg.model.sequence_length / iter,
-                     bubble, peak_bytes, loss);
+                     s.nmicro, G / s.nmicro, G, step, iter, G / iter, tokens, bubble, peak_bytes, loss,
+                     o.emulated ? "," : "", compute_cols);
             if (isatty(STDOUT_FILENO)) /* a progress line on a terminal, one line per step in logs */
                 printf("\rstep %ld/%d: loss %.6f, %.3f s/step, %.1f samples/s, about %.0f s left   %s", step + 1,
                        cfg.train.steps, loss, iter, G / iter, iter * (double)(cfg.train.steps - step - 1),
@@ -592,7 +726,7 @@ int wp_cmd_run(int argc, char **argv)
             else
                 printf("step %ld: loss %.9g, %.3f s, bubble %.3f\n", step, loss, iter, bubble);
             fflush(stdout);
-            if (o.results && append_row(o.results, row, &err)) {
+            if (o.results && append_row(o.results, row, o.emulated, &err)) {
                 wp_err_print(CMD, &err);
                 status = -1;
             }
@@ -607,7 +741,15 @@ int wp_cmd_run(int argc, char **argv)
             printf("saved %s\n", o.save);
     }
     if (status == 0 && cfg.train.steps > first_step)
-        summarize(&in, &s, &cfg, P, rank, peak_bytes, shared_cores);
+    {
+        double median = 0;
+        long n = nsteps > 2 ? nsteps - 1 : 0; /* the steps after the first */
+        if (iters && n > 0)
+            median = wp_stat3_sorted(iters + 1, (size_t)n).median;
+        struct run_summary rs = {P, rank, shared_cores, peak_bytes, median, o.emulated ? &table_costs : NULL,
+                                 o.layers_path};
+        summarize(&in, &s, &rs);
+    }
     if (status == 0 && (o.trace || o.svg)) {
         /* gather every rank's events of the last step into rank 0's timeline */
         long n = in.timing.nevents;
@@ -660,6 +802,8 @@ int wp_cmd_run(int argc, char **argv)
         free(counts);
         free(displs);
     }
+    free(iters);
+    wp_layer_stage_arrays_free(&table_costs);
     if (status && rank == 0 && err.msg[0])
         wp_err_print(CMD, &err);
     wp_interp_destroy(&in);

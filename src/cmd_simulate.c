@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "plan/layer_stages.h"
 #include "sched/trace.h"
 #include "sched/validate.h"
 #include "sched_cli.h"
@@ -15,7 +16,7 @@
 #define CMD "simulate"
 
 enum { OPT_TRACE = 2000, OPT_SVG, OPT_CLUSTER, OPT_MSG_BYTES, OPT_GRAD_BYTES, OPT_TAR, OPT_BW_TRACE, OPT_NO_PREFETCH,
-       OPT_CORES };
+       OPT_CORES, OPT_LAYERS, OPT_PARTITION, OPT_GLOBAL_BATCH, OPT_RANKS_PER_NODE };
 
 static void usage(void)
 {
@@ -41,6 +42,15 @@ static void usage(void)
            "  --bandwidth-trace FILE  CSV time_s,src,dst,factor: link bandwidth multiplied by factor\n"
            "                          from time_s on (src/dst a rank or *), to study preempted networks\n"
            "  --no-prefetch           a receive starts its transfer only when the rank reaches it\n"
+           "  --layers TABLE          costs from a layer table (wavepipe profile, or a DAPPLE/PipeDream\n"
+           "                          profile), as `wavepipe run --compute emulated --layers TABLE` spends\n"
+           "                          them: each stage's F, B (W: the table's split, else half of B) for\n"
+           "                          its slice, linear in the sequences per profile batch; with --cluster\n"
+           "                          its boundary activations and gradients as message and allreduce bytes\n"
+           "  --partition n0,n1,...   with --layers: layers per stage (default: balanced F + B)\n"
+           "  --global-batch G        with --layers: sequences per step (default M x profile batch)\n"
+           "  --ranks-per-node N      with --cluster: N ranks on each node in rank order (srun's block\n"
+           "                          distribution); default one per GPU, or the job's ranks in the file\n"
            "  --cores C               the ranks share C cores (as on one small node): k ranks computing at\n"
            "                          once each progress at min(1, C/k)\n"
            "  --trace FILE.json       the timeline as Chrome trace events (Perfetto, chrome://tracing)\n"
@@ -50,12 +60,57 @@ static void usage(void)
            "Example: wavepipe simulate --kind hanayo --ranks 4 --micro-batches 8 --waves 2 --tf 1 --tb 2 --svg t.svg\n");
 }
 
-static int simulate_one(const struct wp_sched_cli *o, const struct wp_cost_model *cost, const char *trace,
-                        const char *svg, int csv, struct wp_err *err)
+/* With a layer table: the schedule's per-stage costs into cost (arrays in *a). */
+static int table_costs(const struct wp_layer_table *t, const char *partition, int global_batch,
+                       const struct wp_schedule *s, struct wp_cost_model *cost, struct wp_layer_stage_arrays *a,
+                       struct wp_err *err)
+{
+    int S = s->nstages, rc;
+    int *first = malloc((size_t)S * sizeof *first), *last = malloc((size_t)S * sizeof *last);
+    if (!first || !last)
+        rc = wp_errorf(err, "out of memory");
+    else if (partition)
+        rc = wp_layer_stages_parse(t, partition, S, first, last, err);
+    else
+        rc = wp_layer_stages_balanced(t, S, first, last, err);
+    if (rc == 0 && global_batch % s->nmicro)
+        rc = wp_errorf(err, "--global-batch %d is not a multiple of the %d micro-batches", global_batch, s->nmicro);
+    if (rc == 0)
+        rc = wp_layer_stage_arrays_make(t, s, global_batch, first, last, a, err);
+    if (rc == 0) {
+        cost->stage_f = a->forward_s;
+        cost->stage_b = a->backward_s;
+        cost->stage_w = a->weights_s;
+        cost->stage_step_s = a->step_s;
+        cost->boundary_bytes = a->boundary_bytes;
+        cost->stage_gradient_bytes = a->gradient_bytes;
+    }
+    free(first);
+    free(last);
+    return rc;
+}
+
+struct table_opts {
+    const struct wp_layer_table *t; /* NULL: --tf/--tb costs */
+    const char *partition;
+    int global_batch;
+};
+
+static int simulate_one(const struct wp_sched_cli *o, const struct wp_cost_model *base, const struct table_opts *to,
+                        const char *trace, const char *svg, int csv, struct wp_err *err)
 {
     struct wp_schedule s;
     if (wp_schedule_generate(&o->params, &s, err))
         return -1;
+    struct wp_cost_model copy = *base, *cost = &copy;
+    struct wp_layer_stage_arrays arrays = {0};
+    if (to->t) {
+        int G = to->global_batch > 0 ? to->global_batch : s.nmicro * to->t->profile_batch;
+        if (table_costs(to->t, to->partition, G, &s, cost, &arrays, err)) {
+            wp_schedule_destroy(&s);
+            return -1;
+        }
+    }
     if (o->validate) {
         struct wp_validation v;
         if (wp_schedule_validate(&s, &v, err)) {
@@ -65,7 +120,9 @@ static int simulate_one(const struct wp_sched_cli *o, const struct wp_cost_model
         wp_validation_destroy(&v);
     }
     struct wp_sim_result res;
-    if (wp_simulate(&s, cost, &res, err)) {
+    int sim_rc = wp_simulate(&s, cost, &res, err);
+    wp_layer_stage_arrays_free(&arrays);
+    if (sim_rc) {
         wp_schedule_destroy(&s);
         return -1;
     }
@@ -109,6 +166,10 @@ int wp_cmd_simulate(int argc, char **argv)
         {"bandwidth-trace", required_argument, NULL, OPT_BW_TRACE},
         {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
         {"cores", required_argument, NULL, OPT_CORES},
+        {"layers", required_argument, NULL, OPT_LAYERS},
+        {"partition", required_argument, NULL, OPT_PARTITION},
+        {"global-batch", required_argument, NULL, OPT_GLOBAL_BATCH},
+        {"ranks-per-node", required_argument, NULL, OPT_RANKS_PER_NODE},
         {"help", no_argument, NULL, 'h'},
     };
     struct option longopts[64];
@@ -123,7 +184,8 @@ int wp_cmd_simulate(int argc, char **argv)
     wp_sched_cli_init(&o);
     struct wp_cost_model cost;
     wp_cost_model_default(&cost);
-    const char *trace = NULL, *svg = NULL, *cluster_path = NULL, *bw_path = NULL;
+    const char *trace = NULL, *svg = NULL, *cluster_path = NULL, *bw_path = NULL, *layers_path = NULL;
+    struct table_opts to = {NULL, NULL, 0};
     double message_bytes = -1, gradient_bytes = 0;
     struct wp_err err;
     opterr = 0;
@@ -138,6 +200,16 @@ int wp_cmd_simulate(int argc, char **argv)
         case OPT_CLUSTER: cluster_path = optarg; break;
         case OPT_BW_TRACE: bw_path = optarg; break;
         case OPT_NO_PREFETCH: cost.prefetch = 0; break;
+        case OPT_LAYERS: layers_path = optarg; break;
+        case OPT_PARTITION: to.partition = optarg; break;
+        case OPT_GLOBAL_BATCH:
+            if (wp_parse_int_option(CMD, "--global-batch", optarg, 1, 1 << 20, &to.global_batch))
+                return 2;
+            break;
+        case OPT_RANKS_PER_NODE:
+            if (wp_parse_int_option(CMD, "--ranks-per-node", optarg, 1, 1 << 20, &cost.ranks_per_node))
+                return 2;
+            break;
         case OPT_CORES:
             if (wp_parse_int_option(CMD, "--cores", optarg, 1, 1 << 20, &cost.cores))
                 return 2;
@@ -165,20 +237,35 @@ int wp_cmd_simulate(int argc, char **argv)
         return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (cluster_path && o.tc_given)
         return wp_usage_error(CMD, "--cluster and --tc are two ways to time messages: give one");
-    if (cluster_path && message_bytes < 0)
-        return wp_usage_error(CMD, "--cluster needs --message-bytes (the size of one activation message)");
+    if (cluster_path && message_bytes < 0 && !layers_path)
+        return wp_usage_error(CMD, "--cluster needs --message-bytes (the size of one activation message) or "
+                                   "--layers TABLE");
+    if (!layers_path && (to.partition || to.global_batch))
+        return wp_usage_error(CMD, "--partition and --global-batch go with --layers TABLE");
+    if (cost.ranks_per_node && !cluster_path)
+        return wp_usage_error(CMD, "--ranks-per-node places ranks on the nodes of --cluster FILE");
     if (o.all_kinds && (trace || svg))
         return wp_usage_error(CMD, "--trace and --svg draw one schedule: give a single --kind");
     cost.tf = o.params.tf;
     cost.tb = o.params.tb;
     cost.tw = o.params.tw;
     cost.tc = o.params.tc;
+    struct wp_layer_table table;
+    wp_layer_table_init(&table);
+    if (layers_path) {
+        if (wp_layer_table_read(&table, layers_path, 0, WP_CONTRACT_AUTO, &err)) {
+            wp_err_print(CMD, &err);
+            return 1;
+        }
+        to.t = &table;
+    }
     struct wp_cluster cluster;
     int have_cluster = 0;
     struct wp_bandwidth_change *changes = NULL;
     if (cluster_path) {
         if (wp_cluster_read(cluster_path, &cluster, &err)) {
             wp_err_print(CMD, &err);
+            wp_layer_table_destroy(&table);
             return 1;
         }
         have_cluster = 1;
@@ -190,6 +277,7 @@ int wp_cmd_simulate(int argc, char **argv)
         wp_err_print(CMD, &err);
         if (have_cluster)
             wp_cluster_destroy(&cluster);
+        wp_layer_table_destroy(&table);
         return 1;
     }
     cost.changes = changes;
@@ -201,16 +289,17 @@ int wp_cmd_simulate(int argc, char **argv)
     if (o.all_kinds) {
         for (int kind = 0; kind < WP_SCHED_KIND_COUNT; kind++) {
             o.params.kind = (enum wp_sched_kind)kind;
-            if (simulate_one(&o, &cost, NULL, NULL, csv, &err))
+            if (simulate_one(&o, &cost, &to, NULL, NULL, csv, &err))
                 fprintf(stderr, "wavepipe simulate: %s skipped: %s\n", wp_sched_kind_name((enum wp_sched_kind)kind),
                         err.msg);
         }
-    } else if (simulate_one(&o, &cost, trace, svg, csv, &err)) {
+    } else if (simulate_one(&o, &cost, &to, trace, svg, csv, &err)) {
         wp_err_print(CMD, &err);
         status = 1;
     }
     free(changes);
     if (have_cluster)
         wp_cluster_destroy(&cluster);
+    wp_layer_table_destroy(&table);
     return status;
 }

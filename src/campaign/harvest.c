@@ -21,6 +21,10 @@
     "global_batch,iteration,iter_time_s,samples_per_s,tokens_per_s,bubble_ratio,"                   \
     "peak_activation_bytes,loss"
 #define RESULTS_FIELDS 19
+/* the same, with how compute was done (real or emulated) and the layer table
+ * of an emulated run: rows of either header are read alike */
+#define RESULTS_HEADER_COMPUTE RESULTS_HEADER ",compute,layer_table"
+#define RESULTS_FIELDS_MAX 21
 /* field indices in a results.csv row */
 enum { F_GLOBAL_BATCH = 11, F_ITERATION, F_ITER_TIME, F_SAMPLES, F_TOKENS, F_BUBBLE, F_PEAK, F_LOSS };
 
@@ -138,6 +142,7 @@ static int parse_results(const char *path, char *text, size_t len, FILE *log, st
 {
     size_t pos = 0;
     long line = 0;
+    int nfields = RESULTS_FIELDS; /* of this file's header */
     while (pos < len) {
         char *start = text + pos;
         char *nl = memchr(start, '\n', len - pos);
@@ -149,6 +154,10 @@ static int parse_results(const char *path, char *text, size_t len, FILE *log, st
         if (linelen && start[linelen - 1] == '\r')
             start[--linelen] = '\0';
         if (line == 1) {
+            if (strcmp(start, RESULTS_HEADER_COMPUTE) == 0 && !torn) {
+                nfields = RESULTS_FIELDS_MAX;
+                continue;
+            }
             if (strcmp(start, RESULTS_HEADER) != 0 || torn) {
                 snprintf(why, whysize, "line 1 is not the header of `wavepipe run --results`");
                 return -1;
@@ -162,18 +171,18 @@ static int parse_results(const char *path, char *text, size_t len, FILE *log, st
         }
         if (linelen == 0 && !torn)
             continue; /* a blank line holds no row */
-        if (strcmp(start, RESULTS_HEADER) == 0)
+        if (strcmp(start, RESULTS_HEADER) == 0 || strcmp(start, RESULTS_HEADER_COMPUTE) == 0)
             continue;
         if (torn) {
             fprintf(log, "%s:%ld: last line has no newline (a torn write) — row skipped\n", path, line);
             (*skipped)++;
             continue;
         }
-        char *f[RESULTS_FIELDS];
+        char *f[RESULTS_FIELDS_MAX];
         int nf = 0;
         for (char *p = start;;) {
             char *c = strchr(p, ',');
-            if (nf < RESULTS_FIELDS)
+            if (nf < nfields)
                 f[nf] = p;
             nf++;
             if (!c)
@@ -182,27 +191,27 @@ static int parse_results(const char *path, char *text, size_t len, FILE *log, st
             p = c + 1;
         }
         int glued = 0;
-        if (nf > RESULTS_FIELDS) {
+        if (nf > nfields) {
             /* a torn row followed, on the same line, by the whole row the
-             * requeued job appended: keep the last 19 fields when the first
-             * of them ends with a time stamp */
-            char *g[RESULTS_FIELDS];
+             * requeued job appended: keep the last nfields fields when the
+             * first of them ends with a time stamp */
+            char *g[RESULTS_FIELDS_MAX];
             char *p = start;
-            for (int i = 0; i < nf - RESULTS_FIELDS; i++)
+            for (int i = 0; i < nf - nfields; i++)
                 p += strlen(p) + 1;
-            for (int i = 0; i < RESULTS_FIELDS; i++) {
+            for (int i = 0; i < nfields; i++) {
                 g[i] = p;
                 p += strlen(p) + 1;
             }
             size_t tl = strlen(g[0]);
             if (tl >= TIMESTAMP_LEN && is_timestamp(g[0] + tl - TIMESTAMP_LEN)) {
                 g[0] += tl - TIMESTAMP_LEN;
-                memcpy(f, g, sizeof f);
+                memcpy(f, g, (size_t)nfields * sizeof *f);
                 glued = 1;
             }
         }
-        if (nf != RESULTS_FIELDS && !glued) {
-            fprintf(log, "%s:%ld: %d fields, expected %d — row skipped\n", path, line, nf, RESULTS_FIELDS);
+        if (nf != nfields && !glued) {
+            fprintf(log, "%s:%ld: %d fields, expected %d — row skipped\n", path, line, nf, nfields);
             (*skipped)++;
             continue;
         }

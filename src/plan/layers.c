@@ -581,6 +581,8 @@ static const struct wp_cfg_key layer_keys[] = {
     WP_KEY_RANGE("activation_bytes", WP_CFG_FLOAT, 1, 0, 1e18),
     WP_KEY_RANGE("parameter_bytes", WP_CFG_FLOAT, 1, 0, 1e18),
     WP_KEY_RANGE("optimizer_bytes", WP_CFG_FLOAT, 0, 0, 1e18),
+    WP_KEY_RANGE("weights_s", WP_CFG_FLOAT, 0, 0, 1e9),
+    WP_KEY_RANGE("optimizer_s", WP_CFG_FLOAT, 0, 0, 1e9),
     WP_KEY_END};
 
 static const struct wp_cfg_key table_keys[] = {
@@ -616,6 +618,10 @@ int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struc
         wp_cfg_add_float(g, "activation_bytes", l->activation_bytes);
         wp_cfg_add_float(g, "parameter_bytes", l->parameter_bytes);
         wp_cfg_add_float(g, "optimizer_bytes", l->optimizer_bytes);
+        if (t->weights_known)
+            wp_cfg_add_float(g, "weights_s", l->weights_s);
+        if (l->optimizer_s > 0)
+            wp_cfg_add_float(g, "optimizer_s", l->optimizer_s);
     }
     int rc = wp_cfg_write_file(&cfg, path,
                                "wavepipe layer table: per layer, seconds for one micro-batch of\n"
@@ -645,7 +651,7 @@ int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struc
         t->profile_batch = wp_cfg_int(root, "profile_batch", 1);
         t->profile_batch_assumed = wp_cfg_bool(root, "profile_batch_assumed", 0);
         const config_setting_t *layers = config_setting_get_member(root, "layers");
-        int n = config_setting_length(layers);
+        int n = config_setting_length(layers), weights_given = 0;
         if (rc == 0 && n == 0)
             rc = wp_cfg_errorf(err, layers, "layers is empty");
         for (int i = 0; rc == 0 && i < n; i++) {
@@ -666,8 +672,21 @@ int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struc
             l.optimizer_bytes = config_setting_get_member(g, "optimizer_bytes")
                                     ? wp_cfg_float(g, "optimizer_bytes", 0)
                                     : wp_adam_state_bytes_fp32(l.parameter_bytes);
-            rc = wp_layer_table_append(t, &l, err);
+            l.optimizer_s = wp_cfg_float(g, "optimizer_s", 0);
+            int has_w = config_setting_get_member(g, "weights_s") != NULL;
+            l.weights_s = has_w ? wp_cfg_float(g, "weights_s", 0) : 0;
+            if (has_w && l.weights_s > l.backward_s)
+                rc = wp_cfg_errorf(err, config_setting_get_member(g, "weights_s"),
+                                   "weights_s %g is more than the layer's backward_s %g (it is a part of it)",
+                                   l.weights_s, l.backward_s);
+            weights_given += has_w;
+            if (rc == 0)
+                rc = wp_layer_table_append(t, &l, err);
         }
+        t->weights_known = rc == 0 && weights_given == n;
+        if (rc == 0 && weights_given > 0 && weights_given < n)
+            rc = wp_cfg_errorf(err, layers, "weights_s is given for %d of %d layers: give it for all or none",
+                               weights_given, n);
         t->nnodes = wp_cfg_int(root, "nodes", t->nlayers);
     }
     config_destroy(&cfg);

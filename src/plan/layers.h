@@ -23,6 +23,8 @@ struct wp_layer {
     double activation_bytes; /* output of the layer (what a stage boundary after it sends) */
     double parameter_bytes;
     double optimizer_bytes;  /* optimizer state: AdamW's m and v in float32 (8 bytes per parameter) */
+    double weights_s;        /* the weight-gradient part (W) of backward_s, when the table has it */
+    double optimizer_s;      /* seconds of the optimizer step over the layer's parameters (0: not known) */
 };
 
 struct wp_layer_table {
@@ -32,6 +34,7 @@ struct wp_layer_table {
     int nlayers;
     struct wp_layer *layers;
     int nnodes;              /* profile graphs: nodes before contraction (else nlayers) */
+    int weights_known;       /* 1 when every layer's weights_s was given (measured B/W split) */
     char source[512];        /* where it came from, and any assumptions made */
 };
 
@@ -114,7 +117,10 @@ int wp_layer_table_parse_profile(struct wp_layer_table *t, const char *text, con
  *   source = "...";  (optional)
  *   layers = ( { name = "..."; forward_s = ...; backward_s = ...;
  *                activation_bytes = ...; parameter_bytes = ...;
- *                optimizer_bytes = ...; (optional: AdamW float32 by default) }, ... );
+ *                optimizer_bytes = ...; (optional: AdamW float32 by default)
+ *                weights_s = ...;       (optional: W's part of backward_s)
+ *                optimizer_s = ...; },  (optional: seconds of the optimizer step)
+ *              ... );
  * Written atomically (temporary file and rename). */
 int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struct wp_err *err);
 int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struct wp_err *err);

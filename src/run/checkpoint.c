@@ -9,7 +9,14 @@
 #include <sys/stat.h>
 
 #include "run/safetensors.h"
+#include "run/stage_gpt2.h"
 #include "util/atomic_file.h"
+
+/* The GPT-2 model of held stage h (checkpoints are refused for emulated runs). */
+static struct wp_gpt2_stage *gpt2_of(const struct wp_interp *in, int h)
+{
+    return wp_stage_gpt2_model(&in->held[h].exec);
+}
 
 /* Stage of a block from the interpreter's held layouts: every rank knows the
  * partition through first/end of its own stages only, so the partition is
@@ -26,7 +33,7 @@ static int *block_stages(const struct wp_interp *in)
     for (int b = 0; b < L; b++)
         mine[b] = -1;
     for (int h = 0; h < in->nheld; h++)
-        for (int b = in->held[h].model.layout.first_block; b < in->held[h].model.layout.end_block; b++)
+        for (int b = gpt2_of(in, h)->layout.first_block; b < gpt2_of(in, h)->layout.end_block; b++)
             mine[b] = in->held[h].stage;
     MPI_Allreduce(mine, all, L, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     free(mine);
@@ -89,10 +96,11 @@ int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, s
         }
         if (owner == rank) {
             struct wp_held_stage *h = held(in, stage);
-            long off = wp_stage_layout_find(&h->model.layout, i);
-            in->k->to_host(buf, h->model.params + off, d.numel * sizeof(float));
-            in->k->to_host(buf + d.numel, h->model.m + off, d.numel * sizeof(float));
-            in->k->to_host(buf + 2 * d.numel, h->model.v + off, d.numel * sizeof(float));
+            struct wp_gpt2_stage *st = wp_stage_gpt2_model(&h->exec);
+            long off = wp_stage_layout_find(&st->layout, i);
+            in->k->to_host(buf, st->params + off, d.numel * sizeof(float));
+            in->k->to_host(buf + d.numel, st->m + off, d.numel * sizeof(float));
+            in->k->to_host(buf + 2 * d.numel, st->v + off, d.numel * sizeof(float));
             if (rank != 0)
                 MPI_Send(buf, (int)(3 * d.numel), MPI_FLOAT, 0, 7000 + i % 1000, MPI_COMM_WORLD);
         }
@@ -209,7 +217,7 @@ int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, 
         }
         MPI_Bcast(buf, (int)(3 * d.numel), MPI_FLOAT, 0, MPI_COMM_WORLD);
         for (int h = 0; h < in->nheld; h++) {
-            struct wp_gpt2_stage *st = &in->held[h].model;
+            struct wp_gpt2_stage *st = gpt2_of(in, h);
             long off = wp_stage_layout_find(&st->layout, i);
             if (off < 0)
                 continue;

@@ -125,10 +125,25 @@ static int assign_slots(struct wp_interp *in, int *nslots, struct wp_err *err)
 
 /* ---- setup ---------------------------------------------------------------------------- */
 
+/* Tests every request this rank has in flight (posted receives, sends
+ * from slot buffers): MPI moves messages only when asked. */
+static int poll_requests(void *ctx)
+{
+    struct wp_interp *in = ctx;
+    int pending = 0;
+    for (int i = 0; i < in->s->lists[in->rank].count; i++)
+        if (in->reqs[i].impl)
+            pending += !in->cops->test(in->comm, &in->reqs[i]);
+    for (int h = 0; h < in->nheld; h++)
+        for (int sl = 0; sl < 2 * in->held[h].exec.nslots; sl++)
+            if (in->held[h].slot_sends[sl].impl)
+                pending += !in->cops->test(in->comm, &in->held[h].slot_sends[sl]);
+    return pending;
+}
+
 int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, const struct wp_kernel_ops *k,
-                   const struct wp_comm_ops *cops, struct wp_comm *comm, const struct wp_run_config *cfg,
-                   const struct wp_corpus *corpus, const int *first_block, const int *end_block,
-                   struct wp_err *err)
+                   const struct wp_comm_ops *cops, struct wp_comm *comm, int global_batch, float dloss,
+                   wp_stage_make_fn make, void *make_ctx, struct wp_err *err)
 {
     memset(in, 0, sizeof *in);
     in->s = s;
@@ -136,9 +151,10 @@ int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, 
     in->k = k;
     in->cops = cops;
     in->comm = comm;
-    in->cfg = cfg;
-    in->corpus = corpus;
-    in->mb_sequences = cfg->train.global_batch / cfg->train.micro_batches;
+    in->global_batch = global_batch;
+    in->dloss = dloss;
+    in->mb_sequences = global_batch / s->nmicro;
+    in->progress = (struct wp_progress){poll_requests, in};
     in->local_of_stage = malloc((size_t)s->nstages * sizeof *in->local_of_stage);
     in->held = calloc((size_t)s->nstages, sizeof *in->held);
     in->reqs = calloc((size_t)(s->lists[rank].count ? s->lists[rank].count : 1), sizeof *in->reqs);
@@ -171,10 +187,12 @@ int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, 
     int rc = 0;
     for (int h = 0; h < in->nheld && rc == 0; h++) {
         int st = in->held[h].stage;
-        int B = in->mb_sequences / s->place[st].nreplicas;
-        rc = wp_gpt2_stage_init(&in->held[h].model, k, &cfg->model, first_block[st], end_block[st], B, nslots[h],
-                                s->split_backward, cfg->train.seed, err);
+        const struct wp_stage_place *pl = &s->place[st];
+        struct wp_stage_request rq = {st, s->nstages, in->mb_sequences / pl->nreplicas, nslots[h],
+                                      s->split_backward, pl->ncopies * pl->nreplicas > 1, &in->progress};
+        rc = make(make_ctx, &rq, &in->held[h].exec, err);
         if (rc == 0) {
+            in->tied |= in->held[h].exec.ops->tied_grad != NULL;
             in->held[h].slot_sends = calloc((size_t)nslots[h] * 2, sizeof *in->held[h].slot_sends);
             if (!in->held[h].slot_sends)
                 rc = wp_errorf(err, "out of memory");
@@ -189,8 +207,8 @@ void wp_interp_destroy(struct wp_interp *in)
     for (int h = 0; in->held && h < in->nheld; h++) {
         free(in->held[h].slot_of_mb);
         free(in->held[h].slot_sends);
-        if (in->held[h].model.k)
-            wp_gpt2_stage_destroy(&in->held[h].model);
+        if (in->held[h].exec.ops)
+            in->held[h].exec.ops->destroy(in->held[h].exec.impl);
     }
     free(in->held);
     free(in->local_of_stage);
@@ -207,7 +225,6 @@ static int message_buffer(struct wp_interp *in, const struct wp_action *a, char 
     const struct wp_schedule *s = in->s;
     int st = a->stage, m = a->microbatch;
     struct wp_held_stage *h = &in->held[in->local_of_stage[st]];
-    struct wp_stage_slot *slot = &h->model.slots[h->slot_of_mb[m]];
     int other = a->op == WP_OP_SEND_ACT || a->op == WP_OP_RECV_GRAD ? st + 1 : st - 1;
     int j = wp_stage_replica_of(s, st, m, in->rank), i = wp_stage_replica_of(s, other, m, a->peer);
     if (j < 0 || i < 0)
@@ -216,14 +233,15 @@ static int message_buffer(struct wp_interp *in, const struct wp_action *a, char 
     slice(b, j, s->place[st].nreplicas, &lo_self, &hi_self);
     slice(b, i, s->place[other].nreplicas, &lo_other, &hi_other);
     int lo = lo_self > lo_other ? lo_self : lo_other, hi = hi_self < hi_other ? hi_self : hi_other;
-    size_t seq_bytes = (size_t)in->cfg->model.sequence_length * in->cfg->model.channels * sizeof(float);
-    float *base;
-    switch (a->op) {
-    case WP_OP_SEND_ACT: base = wp_gpt2_stage_output(&h->model, h->slot_of_mb[m]); break;
-    case WP_OP_RECV_ACT: base = slot->input; break;
-    case WP_OP_SEND_GRAD: base = slot->dinput; break;
-    default: base = slot->dout; break;
-    }
+    enum wp_stage_buffer which = a->op == WP_OP_SEND_ACT   ? WP_STAGE_OUTPUT
+                                 : a->op == WP_OP_RECV_ACT   ? WP_STAGE_INPUT
+                                 : a->op == WP_OP_SEND_GRAD ? WP_STAGE_DINPUT
+                                                             : WP_STAGE_DOUT;
+    int input_side = which == WP_STAGE_INPUT || which == WP_STAGE_DINPUT;
+    size_t seq_bytes = (input_side ? h->exec.in_seq_floats : h->exec.out_seq_floats) * sizeof(float);
+    float *base = h->exec.ops->buffer(h->exec.impl, h->slot_of_mb[m], which);
+    if (!base)
+        return -1;
     *buf = (char *)base + (size_t)(lo - lo_self) * seq_bytes;
     *bytes = (size_t)(hi - lo) * seq_bytes;
     return 0;
@@ -246,11 +264,14 @@ static void local_handoff(struct wp_interp *in, int stage, int mb, int backward)
     int lo = lo_self > lo_other ? lo_self : lo_other, hi = hi_self < hi_other ? hi_self : hi_other;
     if (hi <= lo)
         return;
-    size_t seq = (size_t)in->cfg->model.sequence_length * in->cfg->model.channels;
-    struct wp_stage_slot *mine = &h->model.slots[h->slot_of_mb[mb]], *theirs = &o->model.slots[o->slot_of_mb[mb]];
-    float *dst = (backward ? mine->dout : mine->input) + (size_t)(lo - lo_self) * seq;
-    const float *src = (backward ? theirs->dinput : wp_gpt2_stage_output(&o->model, o->slot_of_mb[mb])) +
-                       (size_t)(lo - lo_other) * seq;
+    /* the boundary between the two: our input (forward) or output (backward) */
+    size_t seq = backward ? h->exec.out_seq_floats : h->exec.in_seq_floats;
+    float *dst = h->exec.ops->buffer(h->exec.impl, h->slot_of_mb[mb], backward ? WP_STAGE_DOUT : WP_STAGE_INPUT);
+    const float *src = o->exec.ops->buffer(o->exec.impl, o->slot_of_mb[mb], backward ? WP_STAGE_DINPUT : WP_STAGE_OUTPUT);
+    if (!dst || !src)
+        return;
+    dst += (size_t)(lo - lo_self) * seq;
+    src += (size_t)(lo - lo_other) * seq;
     in->k->zero(dst, (size_t)(hi - lo) * seq * sizeof(float));
     in->k->accumulate(dst, src, (size_t)(hi - lo) * seq);
 }
@@ -303,25 +324,6 @@ static void record(struct wp_interp *in, int op, int stage, int mb, double start
     t->events[t->nevents++].end = end;
 }
 
-static void load_tokens(struct wp_interp *in, struct wp_held_stage *h, int mb, long step)
-{
-    const struct wp_schedule *s = in->s;
-    int st = h->stage, j = wp_stage_replica_of(s, st, mb, in->rank), lo, hi;
-    slice(in->mb_sequences, j, s->place[st].nreplicas, &lo, &hi);
-    int T = in->cfg->model.sequence_length, n = hi - lo;
-    int *inputs = malloc((size_t)n * T * sizeof *inputs), *targets = malloc((size_t)n * T * sizeof *targets);
-    if (!inputs || !targets) {
-        free(inputs);
-        free(targets);
-        return;
-    }
-    wp_corpus_batch(in->corpus, step, in->cfg->train.global_batch, T, mb * in->mb_sequences + lo, n, inputs, targets);
-    wp_gpt2_stage_set_tokens(&h->model, h->slot_of_mb[mb], h->model.layout.has_embedding ? inputs : NULL,
-                             h->model.layout.has_head ? targets : NULL);
-    free(inputs);
-    free(targets);
-}
-
 static int sorted_holders(const struct wp_schedule *s, int stage, int *ranks)
 {
     const struct wp_stage_place *pl = &s->place[stage];
@@ -361,8 +363,12 @@ static int sync_tied_embedding(struct wp_interp *in, struct wp_err *err)
             members[b] = members[b - 1];
             members[b - 1] = t;
         }
-    size_t V = (size_t)in->cfg->model.vocabulary, C = (size_t)in->cfg->model.channels;
-    float *sum = in->k->alloc(V * C * sizeof(float));
+    /* only holders of the first or the last stage come here */
+    size_t n_floats = 0;
+    for (int h = 0; h < in->nheld; h++)
+        if (in->held[h].exec.tied_floats)
+            n_floats = in->held[h].exec.tied_floats;
+    float *sum = in->k->alloc(n_floats * sizeof(float));
     if (!sum) {
         free(group);
         return wp_errorf(err, "out of memory");
@@ -374,16 +380,15 @@ static int sync_tied_embedding(struct wp_interp *in, struct wp_err *err)
     for (int e = 0; e < 2; e++) {
         int h = in->local_of_stage[ends[e]];
         if (h >= 0 && leaders[e] == in->rank)
-            in->k->accumulate(sum, e == 0 ? in->held[h].model.wte_grad_embedding : in->held[h].model.wte_grad_head,
-                              V * C);
+            in->k->accumulate(sum, in->held[h].exec.ops->tied_grad(in->held[h].exec.impl, e), n_floats);
     }
-    int rc = in->cops->allreduce_sum(in->comm, sum, V * C, members, n);
+    int rc = in->cops->allreduce_sum(in->comm, sum, n_floats, members, n);
     for (int e = 0; rc == 0 && e < 2; e++) {
         int h = in->local_of_stage[ends[e]];
         if (h >= 0) {
-            float *g = e == 0 ? in->held[h].model.wte_grad_embedding : in->held[h].model.wte_grad_head;
-            in->k->zero(g, V * C * sizeof(float));
-            in->k->accumulate(g, sum, V * C);
+            float *g = in->held[h].exec.ops->tied_grad(in->held[h].exec.impl, e);
+            in->k->zero(g, n_floats * sizeof(float));
+            in->k->accumulate(g, sum, n_floats);
         }
     }
     in->k->release(sum);
@@ -396,12 +401,12 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
     const struct wp_schedule *s = in->s;
     const struct wp_action_list *l = &s->lists[in->rank];
     const struct wp_kernel_ops *k = in->k;
-    float dloss = 1.0f / ((float)in->cfg->train.global_batch * (float)in->cfg->model.sequence_length);
+    float dloss = in->dloss;
     int *group = malloc((size_t)2 * s->nranks * sizeof *group);
     if (!group)
         return wp_errorf(err, "out of memory");
     for (int h = 0; h < in->nheld; h++)
-        wp_gpt2_stage_zero_grads(&in->held[h].model);
+        in->held[h].exec.ops->zero_grads(in->held[h].exec.impl);
     in->timing.busy_s = 0;
     in->timing.nevents = 0;
     *loss_sum = 0;
@@ -452,49 +457,47 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
         case WP_OP_F:
             settle_slot(in, hs, slot, 0);
             local_handoff(in, a->stage, a->microbatch, 0);
-            if (hs->model.layout.has_embedding || hs->model.layout.has_head)
-                load_tokens(in, hs, a->microbatch, step);
-            wp_gpt2_stage_forward(&hs->model, slot);
-            if (hs->model.layout.has_head)
-                *loss_sum += wp_gpt2_stage_loss_sum(&hs->model, slot);
-            k->synchronize();
+            {
+                int j = wp_stage_replica_of(s, a->stage, a->microbatch, in->rank), lo, hi;
+                slice(in->mb_sequences, j, s->place[a->stage].nreplicas, &lo, &hi);
+                struct wp_stage_slice sl = {step, a->microbatch, a->microbatch * in->mb_sequences + lo, hi - lo};
+                *loss_sum += hs->exec.ops->forward(hs->exec.impl, slot, &sl);
+            }
             record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
         case WP_OP_B:
             settle_slot(in, hs, slot, 1);
             local_handoff(in, a->stage, a->microbatch, 1);
-            wp_gpt2_stage_backward(&hs->model, slot, dloss);
-            k->synchronize();
+            hs->exec.ops->backward(hs->exec.impl, slot, dloss);
             record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
         case WP_OP_W:
-            wp_gpt2_stage_backward_weights(&hs->model, slot);
-            k->synchronize();
+            hs->exec.ops->backward_weights(hs->exec.impl, slot);
             record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
         case WP_OP_ALLREDUCE: {
             int n = sorted_holders(s, a->stage, group);
-            if (in->cops->allreduce_sum(in->comm, hs->model.grads, hs->model.grad_floats, group, n))
+            if (in->cops->allreduce_sum(in->comm, hs->exec.grads, hs->exec.grad_floats, group, n))
                 rc = wp_errorf(err, "rank %d: allreduce of stage %d failed", in->rank, a->stage);
             record(in, a->op, a->stage, -1, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
         }
         case WP_OP_STEP:
-            if (s->nstages == 1)
-                wp_gpt2_stage_tie_wte_local(&hs->model);
-            else if (!tied_done && (a->stage == 0 || a->stage == s->nstages - 1)) {
+            if (s->nstages == 1 && hs->exec.ops->tie_local)
+                hs->exec.ops->tie_local(hs->exec.impl);
+            else if (in->tied && !tied_done && (a->stage == 0 || a->stage == s->nstages - 1)) {
                 rc = sync_tied_embedding(in, err);
                 tied_done = 1;
             }
             if (rc == 0)
-                wp_gpt2_stage_adamw(&hs->model, &in->cfg->train, (int)step + 1);
+                hs->exec.ops->optimizer_step(hs->exec.impl, (int)step + 1);
             break;
         default:
             rc = wp_errorf(err, "rank %d step %d: unknown action", in->rank, i);
         }
     }
     for (int h = 0; h < in->nheld; h++)
-        for (int sl = 0; sl < 2 * in->held[h].model.nslots; sl++)
+        for (int sl = 0; sl < 2 * in->held[h].exec.nslots; sl++)
             wp_comm_wait(in->cops, in->comm, &in->held[h].slot_sends[sl]);
     k->synchronize();
     in->timing.iter_s = MPI_Wtime() - t0;

@@ -7,14 +7,15 @@
 #ifndef WP_RUN_INTERPRETER_H
 #define WP_RUN_INTERPRETER_H
 
+#include "kernels/kernels.h"
 #include "run/comm.h"
-#include "run/data.h"
-#include "run/gpt2_stage.h"
+#include "run/gpt2_config.h"
+#include "run/stage_exec.h"
 #include "sched/schedule.h"
 
 struct wp_held_stage {
     int stage;           /* global stage index */
-    struct wp_gpt2_stage model;
+    struct wp_stage_exec exec; /* GPT-2 computed, or emulated (stage_exec.h) */
     int *slot_of_mb;     /* per micro-batch: its activation slot, -1 when not here */
     struct wp_comm_request *slot_sends; /* per slot, pending sends from its buffers (2 each) */
 };
@@ -35,9 +36,12 @@ struct wp_interp {
     const struct wp_kernel_ops *k;
     const struct wp_comm_ops *cops;
     struct wp_comm *comm;
-    const struct wp_run_config *cfg;
-    const struct wp_corpus *corpus;
+    const struct wp_run_config *cfg; /* GPT-2 runs (checkpoints); NULL when emulated */
+    int global_batch;
+    float dloss;         /* gradient of the mean loss per token */
     int mb_sequences;    /* sequences per micro-batch (before replica slicing) */
+    int tied;            /* the stages have a tied embedding to sum (GPT-2) */
+    struct wp_progress progress; /* polls this rank's requests (emulated waits) */
     int nheld;
     struct wp_held_stage *held;
     int *local_of_stage; /* per global stage: index in held, or -1 */
@@ -47,11 +51,12 @@ struct wp_interp {
     double last_loss;    /* mean loss of the last step (set by the caller) */
 };
 
-/* block_ranges: per stage, its first block and end block. */
+/* make builds each held stage's executor (stage_gpt2.h, stage_emulated.h);
+ * k moves data between stages held on this rank; dloss scales the loss's
+ * gradient (GPT-2: 1 / (global batch x sequence length)). */
 int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, const struct wp_kernel_ops *k,
-                   const struct wp_comm_ops *cops, struct wp_comm *comm, const struct wp_run_config *cfg,
-                   const struct wp_corpus *corpus, const int *first_block, const int *end_block,
-                   struct wp_err *err);
+                   const struct wp_comm_ops *cops, struct wp_comm *comm, int global_batch, float dloss,
+                   wp_stage_make_fn make, void *make_ctx, struct wp_err *err);
 void wp_interp_destroy(struct wp_interp *in);
 
 /* One training step; *loss_sum gets this rank's summed token losses. */

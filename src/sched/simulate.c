@@ -102,7 +102,12 @@ static void message_time(const struct sim *sm, int src, int dst, int boundary, d
     } else if (c->cluster) {
         double alpha, beta;
         link_params(sm, src, dst, &alpha, &beta);
-        *occupy = c->message_bytes * beta / f;
+        double bytes = c->message_bytes;
+        if (c->boundary_bytes) {
+            int ra = sm->s->place[boundary].nreplicas, rb = sm->s->place[boundary + 1].nreplicas;
+            bytes = c->boundary_bytes[boundary] / (ra > rb ? ra : rb);
+        }
+        *occupy = bytes * beta / f;
         *latency = alpha;
     } else {
         *occupy = c->tc / f;
@@ -182,6 +187,10 @@ static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, str
         return 0;
     }
     case WP_OP_STEP:
+        if (sm->cost->stage_step_s && sm->cost->stage_step_s[a->stage] > 0) {
+            sm->clock[rank] = now + sm->cost->stage_step_s[a->stage];
+            return add_event(sm, rank, a->op, a->stage, -1, -1, now, sm->clock[rank], err);
+        }
         return 0;
     default:
         return wp_errorf(err, "rank %d step %d: unexpected action", rank, step);
@@ -197,7 +206,9 @@ static double allreduce_duration(const struct sim *sm, int stage, int n, const i
     } else if (sm->cost->cluster) {
         /* NCCL-like: a ring inside each node over its slowest link, rings
          * across nodes over the network (collective_cost.h) */
-        double share = sm->cost->gradient_bytes * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
+        double share = sm->cost->stage_gradient_bytes
+                           ? sm->cost->stage_gradient_bytes[stage]
+                           : sm->cost->gradient_bytes * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
         struct wp_link_cost intra = {0, 0}, inter = {0, 0};
         int nodes = 0, per_node = 0, top = 0;
         for (int i = 0; i < n; i++)
@@ -302,6 +313,8 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
                         double arrival = sm->msg_time[mm->partner[gid]];
                         if (arrival < 0 || arrival > now)
                             break;
+                    } else if (a->op == WP_OP_STEP && sm->cost->stage_step_s && sm->cost->stage_step_s[a->stage] > 0) {
+                        wait_until[r] = now + sm->cost->stage_step_s[a->stage];
                     } else if (a->op == WP_OP_ALLREDUCE) {
                         if (!at_collective[r]) {
                             at_collective[r] = 1;
@@ -418,7 +431,22 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
         /* ranks fill nodes in order: the job's own rank list when it has one,
          * else as many ranks per node as the node type has GPUs (1 if none) */
         const struct wp_cluster *cl = cost->cluster;
-        if (cl->nranks >= P) {
+        int nodes_total = 0;
+        for (int ti = 0; ti < cl->ntypes; ti++)
+            nodes_total += cl->types[ti].count;
+        if (cost->ranks_per_node > 0) {
+            if ((P + cost->ranks_per_node - 1) / cost->ranks_per_node > nodes_total)
+                rc = wp_errorf(err, "%d ranks at %d per node need %d nodes; the cluster has %d", P,
+                               cost->ranks_per_node, (P + cost->ranks_per_node - 1) / cost->ranks_per_node,
+                               nodes_total);
+            for (int r = 0; rc == 0 && r < P; r++) {
+                int node = r / cost->ranks_per_node, ti = 0, below = 0;
+                while (ti < cl->ntypes - 1 && node >= below + cl->types[ti].count)
+                    below += cl->types[ti++].count;
+                sm.node_of[r] = node;
+                sm.type_of[r] = ti;
+            }
+        } else if (cl->nranks >= P) {
             for (int r = 0; r < P; r++) {
                 sm.node_of[r] = cl->ranks[r].node;
                 sm.type_of[r] = cl->nodes[cl->ranks[r].node].type;

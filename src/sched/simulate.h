@@ -34,6 +34,15 @@ struct wp_cost_model {
      * seconds of one message across the boundary after stage b (either
      * way), and of each stage's gradient allreduce */
     const double *boundary_s, *stage_allreduce_s;
+    /* from a layer table (plan/layer_stages.h), with a cluster: bytes of one
+     * whole micro-batch across the boundary after stage b (a message between
+     * replicas carries its share: bytes over the larger replica count of the
+     * two stages), each stage's gradient bytes for its allreduce, and the
+     * optimizer step's seconds per stage (at STEP, also without a cluster) */
+    const double *boundary_bytes, *stage_gradient_bytes, *stage_step_s;
+    /* with a cluster: ranks per node, in rank order (0: the job's rank list
+     * when the cluster file has one, else one rank per GPU) */
+    int ranks_per_node;
     /* cores the ranks share (0: each rank has its own). With fewer cores than
      * ranks, k ranks computing at once each progress at min(1, cores / k):
      * a compute's cost is then its work alone (CPU seconds) */

@@ -1,0 +1,127 @@
+/* Stages of consecutive layers of a layer table (see layer_stages.h). */
+#include "plan/layer_stages.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strutil.h"
+
+void wp_layer_stage_cost(const struct wp_layer_table *t, int first, int last, double nseq, int split_backward,
+                         struct wp_layer_stage_cost *c)
+{
+    memset(c, 0, sizeof *c);
+    double pb = t->profile_batch > 0 ? t->profile_batch : 1, scale = nseq / pb;
+    double f = 0, b = 0, w = 0, opt = 0;
+    for (int i = first; i <= last; i++) {
+        const struct wp_layer *l = &t->layers[i];
+        f += l->forward_s;
+        b += l->backward_s;
+        w += t->weights_known ? l->weights_s : 0.5 * l->backward_s;
+        opt += l->optimizer_s;
+        c->parameter_bytes += l->parameter_bytes;
+        c->activation_bytes += l->activation_bytes * scale;
+    }
+    c->forward_s = f * scale;
+    c->backward_s = (split_backward ? b - w : b) * scale;
+    c->weights_s = split_backward ? w * scale : 0;
+    c->optimizer_s = opt; /* per step, whatever the batch */
+    c->in_seq_bytes = first > 0 ? t->layers[first - 1].activation_bytes / pb : 0;
+    c->out_seq_bytes = t->layers[last].activation_bytes / pb;
+}
+
+int wp_layer_stages_balanced(const struct wp_layer_table *t, int nstages, int *first, int *last, struct wp_err *err)
+{
+    int L = t->nlayers, S = nstages;
+    if (S < 1 || L < S)
+        return wp_errorf(err, "%s has %d layers, too few for %d stages", t->name, L, S);
+    double *cum = malloc((size_t)(L + 1) * sizeof *cum);
+    double *best = malloc((size_t)(S + 1) * (size_t)(L + 1) * sizeof *best); /* best[s][j]: j layers in s stages */
+    int *cut = malloc((size_t)(S + 1) * (size_t)(L + 1) * sizeof *cut);
+    if (!cum || !best || !cut) {
+        free(cum);
+        free(best);
+        free(cut);
+        return wp_errorf(err, "out of memory");
+    }
+    cum[0] = 0;
+    for (int i = 0; i < L; i++)
+        cum[i + 1] = cum[i] + t->layers[i].forward_s + t->layers[i].backward_s;
+#define AT(a, s, j) a[(size_t)(s) * (size_t)(L + 1) + (size_t)(j)]
+    for (int j = 0; j <= L; j++)
+        AT(best, 1, j) = cum[j];
+    for (int s = 2; s <= S; s++)
+        for (int j = s; j <= L; j++) {
+            AT(best, s, j) = -1;
+            for (int i = s - 1; i < j; i++) { /* the last stage is layers [i, j) */
+                double a = AT(best, s - 1, i), b = cum[j] - cum[i], v = a > b ? a : b;
+                /* ties go to the later cut, so that equal layers split evenly from the front */
+                if (AT(best, s, j) < 0 || v <= AT(best, s, j) * (1 + 1e-12)) {
+                    AT(best, s, j) = v;
+                    AT(cut, s, j) = i;
+                }
+            }
+        }
+    int j = L;
+    for (int s = S; s >= 1; s--) {
+        int i = s == 1 ? 0 : AT(cut, s, j);
+        first[s - 1] = i;
+        last[s - 1] = j - 1;
+        j = i;
+    }
+#undef AT
+    free(cum);
+    free(best);
+    free(cut);
+    return 0;
+}
+
+int wp_layer_stages_parse(const struct wp_layer_table *t, const char *spec, int nstages, int *first, int *last,
+                          struct wp_err *err)
+{
+    char copy[4096];
+    wp_strlcpy(copy, spec, sizeof copy);
+    int s = 0, next = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save), s++) {
+        char *end;
+        long n = strtol(tok, &end, 10);
+        if (s >= nstages || n < 1 || *end)
+            return wp_errorf(err, "--partition '%s' must give %d layer counts >= 1", spec, nstages);
+        first[s] = next;
+        next += (int)n;
+        last[s] = next - 1;
+    }
+    if (s != nstages || next != t->nlayers)
+        return wp_errorf(err, "--partition '%s' must give %d stages adding up to the %d layers of %s", spec,
+                         nstages, t->nlayers, t->name);
+    return 0;
+}
+
+int wp_layer_stage_arrays_make(const struct wp_layer_table *t, const struct wp_schedule *s, int global_batch,
+                               const int *first, const int *last, struct wp_layer_stage_arrays *a, struct wp_err *err)
+{
+    int S = s->nstages;
+    memset(a, 0, sizeof *a);
+    double *all = calloc((size_t)S * 6, sizeof *all);
+    if (!all)
+        return wp_errorf(err, "out of memory");
+    *a = (struct wp_layer_stage_arrays){all, all + S, all + 2 * S, all + 3 * S, all + 4 * S, all + 5 * S};
+    double mb = (double)global_batch / s->nmicro;
+    for (int st = 0; st < S; st++) {
+        struct wp_layer_stage_cost c;
+        wp_layer_stage_cost(t, first[st], last[st], mb / s->place[st].nreplicas, s->split_backward, &c);
+        a->forward_s[st] = c.forward_s;
+        a->backward_s[st] = c.backward_s;
+        a->weights_s[st] = c.weights_s;
+        a->step_s[st] = c.optimizer_s;
+        a->boundary_bytes[st] = c.out_seq_bytes * mb;
+        a->gradient_bytes[st] = c.parameter_bytes;
+    }
+    return 0;
+}
+
+void wp_layer_stage_arrays_free(struct wp_layer_stage_arrays *a)
+{
+    free(a->forward_s);
+    memset(a, 0, sizeof *a);
+}

@@ -1,0 +1,150 @@
+/* Compute emulated from a layer table (see stage_emulated.h). */
+#include "run/stage_emulated.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plan/layer_stages.h"
+
+struct emu_exec {
+    const struct wp_stage_emulated_ctx *ctx;
+    struct wp_layer_stage_cost cost; /* of one slice of this rank */
+    const struct wp_progress *progress;
+    int nslots;
+    size_t in_floats, out_floats;    /* per slot */
+    float **buf;                     /* per slot: input, output, dinput, dout */
+    float *grads;
+};
+
+double wp_monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void wp_emulated_wait_until(double deadline_s, const struct wp_progress *progress, double slice_s)
+{
+    for (;;) {
+        double now = wp_monotonic_s();
+        if (now >= deadline_s)
+            return;
+        /* poll first: a message that can move now should not wait a slice */
+        int in_flight = progress && progress->poll ? progress->poll(progress->ctx) : 0;
+        double next = in_flight && now + slice_s < deadline_s ? now + slice_s : deadline_s;
+        struct timespec ts;
+        ts.tv_sec = (time_t)floor(next);
+        ts.tv_nsec = (long)((next - floor(next)) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+    }
+}
+
+static void spend(struct emu_exec *e, double seconds)
+{
+    double f = e->ctx->slowdown ? wp_slowdown_factor(e->ctx->slowdown) : 1;
+    wp_emulated_wait_until(wp_monotonic_s() + seconds * f, e->progress, e->ctx->progress_slice_s);
+}
+
+static float *emu_buffer(void *impl, int slot, enum wp_stage_buffer which)
+{
+    struct emu_exec *e = impl;
+    return e->buf[4 * slot + (int)which];
+}
+
+static double emu_forward(void *impl, int slot, const struct wp_stage_slice *sl)
+{
+    (void)slot;
+    (void)sl;
+    struct emu_exec *e = impl;
+    spend(e, e->cost.forward_s);
+    return 0;
+}
+
+static void emu_backward(void *impl, int slot, float dloss)
+{
+    (void)slot;
+    (void)dloss;
+    struct emu_exec *e = impl;
+    spend(e, e->cost.backward_s);
+}
+
+static void emu_backward_weights(void *impl, int slot)
+{
+    (void)slot;
+    struct emu_exec *e = impl;
+    spend(e, e->cost.weights_s);
+}
+
+static void emu_zero_grads(void *impl) { (void)impl; }
+
+static void emu_optimizer_step(void *impl, int step)
+{
+    (void)step;
+    struct emu_exec *e = impl;
+    if (e->cost.optimizer_s > 0)
+        spend(e, e->cost.optimizer_s);
+}
+
+static void emu_destroy(void *impl)
+{
+    struct emu_exec *e = impl;
+    for (int i = 0; e->buf && i < 4 * e->nslots; i++)
+        free(e->buf[i]);
+    free(e->buf);
+    free(e->grads);
+    free(e);
+}
+
+static const struct wp_stage_exec_ops emu_ops = {
+    "emulated", emu_buffer, emu_forward, emu_backward, emu_backward_weights, emu_zero_grads,
+    emu_optimizer_step, NULL, NULL, emu_destroy,
+};
+
+int wp_stage_emulated_make(void *ctx, const struct wp_stage_request *rq, struct wp_stage_exec *out,
+                           struct wp_err *err)
+{
+    const struct wp_stage_emulated_ctx *c = ctx;
+    struct emu_exec *e = calloc(1, sizeof *e);
+    if (!e)
+        return wp_errorf(err, "out of memory");
+    e->ctx = c;
+    e->nslots = rq->nslots;
+    e->progress = rq->progress;
+    wp_layer_stage_cost(c->table, c->first_layer[rq->stage], c->last_layer[rq->stage], rq->nseq, rq->split_backward,
+                        &e->cost);
+    size_t in_seq = (size_t)ceil(e->cost.in_seq_bytes / sizeof(float));
+    size_t out_seq = (size_t)ceil(e->cost.out_seq_bytes / sizeof(float));
+    /* one float at least: a boundary the table gives 0 bytes still passes a message */
+    if (c->first_layer[rq->stage] > 0 && in_seq == 0)
+        in_seq = 1;
+    if (out_seq == 0)
+        out_seq = 1;
+    e->in_floats = in_seq * (size_t)rq->nseq;
+    e->out_floats = out_seq * (size_t)rq->nseq;
+    e->buf = calloc((size_t)4 * (size_t)rq->nslots, sizeof *e->buf);
+    int rc = e->buf ? 0 : -1;
+    for (int s = 0; rc == 0 && s < rq->nslots; s++) {
+        size_t n[4] = {e->in_floats, e->out_floats, e->in_floats, e->out_floats};
+        for (int b = 0; b < 4 && rc == 0; b++)
+            if (n[b] && !(e->buf[4 * s + b] = calloc(n[b], sizeof(float))))
+                rc = -1;
+    }
+    size_t grad_floats = rq->replicated ? (size_t)ceil(e->cost.parameter_bytes / sizeof(float)) : 0;
+    if (rc == 0 && grad_floats && !(e->grads = calloc(grad_floats, sizeof(float))))
+        rc = -1;
+    if (rc) {
+        emu_destroy(e);
+        return wp_errorf(err, "out of memory for the emulated stage %d's buffers", rq->stage);
+    }
+    *out = (struct wp_stage_exec){&emu_ops, e, rq->nslots, in_seq, out_seq, e->grads, grad_floats, 0,
+                                  e->cost.activation_bytes};
+    return 0;
+}

@@ -1,0 +1,115 @@
+/* GPT-2 behind the stage executor table (stage_gpt2.h). */
+#include "run/stage_gpt2.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct gpt2_exec {
+    struct wp_gpt2_stage model; /* first: wp_stage_gpt2_model returns it */
+    const struct wp_stage_gpt2_ctx *ctx;
+};
+
+static float *gpt2_buffer(void *impl, int slot, enum wp_stage_buffer which)
+{
+    struct gpt2_exec *g = impl;
+    struct wp_stage_slot *s = &g->model.slots[slot];
+    switch (which) {
+    case WP_STAGE_INPUT: return s->input;
+    case WP_STAGE_OUTPUT: return wp_gpt2_stage_output(&g->model, slot);
+    case WP_STAGE_DINPUT: return s->dinput;
+    default: return s->dout;
+    }
+}
+
+/* The slice's tokens (first stage) and targets (last stage) from the corpus. */
+static void load_tokens(struct gpt2_exec *g, int slot, const struct wp_stage_slice *sl)
+{
+    const struct wp_run_config *cfg = g->ctx->cfg;
+    int T = cfg->model.sequence_length, n = sl->nseq;
+    int *inputs = malloc((size_t)n * T * sizeof *inputs), *targets = malloc((size_t)n * T * sizeof *targets);
+    if (inputs && targets) {
+        wp_corpus_batch(g->ctx->corpus, sl->step, cfg->train.global_batch, T, sl->first_seq, n, inputs, targets);
+        wp_gpt2_stage_set_tokens(&g->model, slot, g->model.layout.has_embedding ? inputs : NULL,
+                                 g->model.layout.has_head ? targets : NULL);
+    }
+    free(inputs);
+    free(targets);
+}
+
+static double gpt2_forward(void *impl, int slot, const struct wp_stage_slice *sl)
+{
+    struct gpt2_exec *g = impl;
+    if (g->model.layout.has_embedding || g->model.layout.has_head)
+        load_tokens(g, slot, sl);
+    wp_gpt2_stage_forward(&g->model, slot);
+    double loss = g->model.layout.has_head ? wp_gpt2_stage_loss_sum(&g->model, slot) : 0;
+    g->ctx->k->synchronize();
+    return loss;
+}
+
+static void gpt2_backward(void *impl, int slot, float dloss)
+{
+    struct gpt2_exec *g = impl;
+    wp_gpt2_stage_backward(&g->model, slot, dloss);
+    g->ctx->k->synchronize();
+}
+
+static void gpt2_backward_weights(void *impl, int slot)
+{
+    struct gpt2_exec *g = impl;
+    wp_gpt2_stage_backward_weights(&g->model, slot);
+    g->ctx->k->synchronize();
+}
+
+static void gpt2_zero_grads(void *impl) { wp_gpt2_stage_zero_grads(&((struct gpt2_exec *)impl)->model); }
+
+static void gpt2_optimizer_step(void *impl, int step)
+{
+    struct gpt2_exec *g = impl;
+    wp_gpt2_stage_adamw(&g->model, &g->ctx->cfg->train, step);
+}
+
+static float *gpt2_tied_grad(void *impl, int last_stage_half)
+{
+    struct gpt2_exec *g = impl;
+    return last_stage_half ? g->model.wte_grad_head : g->model.wte_grad_embedding;
+}
+
+static void gpt2_tie_local(void *impl) { wp_gpt2_stage_tie_wte_local(&((struct gpt2_exec *)impl)->model); }
+
+static void gpt2_destroy(void *impl)
+{
+    struct gpt2_exec *g = impl;
+    if (g->model.k)
+        wp_gpt2_stage_destroy(&g->model);
+    free(g);
+}
+
+static const struct wp_stage_exec_ops gpt2_ops = {
+    "gpt2", gpt2_buffer, gpt2_forward, gpt2_backward, gpt2_backward_weights, gpt2_zero_grads,
+    gpt2_optimizer_step, gpt2_tied_grad, gpt2_tie_local, gpt2_destroy,
+};
+
+int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_stage_exec *out, struct wp_err *err)
+{
+    const struct wp_stage_gpt2_ctx *c = ctx;
+    struct gpt2_exec *g = calloc(1, sizeof *g);
+    if (!g)
+        return wp_errorf(err, "out of memory");
+    g->ctx = c;
+    if (wp_gpt2_stage_init(&g->model, c->k, &c->cfg->model, c->first_block[rq->stage], c->end_block[rq->stage],
+                           rq->nseq, rq->nslots, rq->split_backward, c->cfg->train.seed, err)) {
+        free(g);
+        return -1;
+    }
+    size_t seq = (size_t)c->cfg->model.sequence_length * (size_t)c->cfg->model.channels;
+    *out = (struct wp_stage_exec){&gpt2_ops, g, rq->nslots, seq, seq, g->model.grads, g->model.grad_floats,
+                                  (size_t)c->cfg->model.vocabulary * (size_t)c->cfg->model.channels,
+                                  (double)wp_gpt2_stage_slot_bytes(&g->model)};
+    return 0;
+}
+
+struct wp_gpt2_stage *wp_stage_gpt2_model(const struct wp_stage_exec *e)
+{
+    return e->ops == &gpt2_ops ? &((struct gpt2_exec *)e->impl)->model : NULL;
+}

@@ -1,0 +1,24 @@
+/* The GPT-2 kind of stage executor (stage_exec.h): the stage computed by
+ * the kernels, its first stage reading tokens from the corpus. */
+#ifndef WP_RUN_STAGE_GPT2_H
+#define WP_RUN_STAGE_GPT2_H
+
+#include "run/data.h"
+#include "run/gpt2_config.h"
+#include "run/gpt2_stage.h"
+#include "run/stage_exec.h"
+
+struct wp_stage_gpt2_ctx {
+    const struct wp_kernel_ops *k;
+    const struct wp_run_config *cfg;
+    const struct wp_corpus *corpus;
+    const int *first_block, *end_block; /* per stage */
+};
+
+/* wp_stage_make_fn for GPT-2; ctx is a struct wp_stage_gpt2_ctx. */
+int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_stage_exec *out, struct wp_err *err);
+
+/* The model behind an executor made by wp_stage_gpt2_make, else NULL. */
+struct wp_gpt2_stage *wp_stage_gpt2_model(const struct wp_stage_exec *e);
+
+#endif
