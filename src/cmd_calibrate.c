@@ -296,8 +296,16 @@ static int fit_levels(const struct wp_calib_point *pts, int n, struct wp_ab_fit 
 /* ---- the cluster description ------------------------------------------------ */
 
 static void set_network(struct wp_cluster *c, const struct calibrate_options *o, const struct wp_calib_job *job,
-                        const struct wp_ab_fit *inter)
+                        const struct wp_ab_fit *inter, const struct wp_ab_fit *intra)
 {
+    if (intra) { /* ranks of one node: what the simulator uses on nodes without GPU links */
+        memset(&c->intra_network, 0, sizeof c->intra_network);
+        c->intra_network.given = 1;
+        wp_strlcpy(c->intra_network.name, "mpi-intra-node", sizeof c->intra_network.name);
+        c->intra_network.bandwidth_Bps = 1 / intra->beta_s_per_byte;
+        c->intra_network.latency_s = intra->alpha_s;
+        wp_strlcpy(c->intra_network.source, "calibrated", sizeof c->intra_network.source);
+    }
     struct wp_network net;
     memset(&net, 0, sizeof net);
     net.given = 1;
@@ -383,7 +391,7 @@ static int calibrate(const struct calibrate_options *o)
         if (status == 0 && o->out_path) {
             if (!cluster.name[0])
                 wp_strlcpy(cluster.name, cluster.types[0].name, sizeof cluster.name);
-            set_network(&cluster, o, &job, &fits[WP_LEVEL_INTER]);
+            set_network(&cluster, o, &job, &fits[WP_LEVEL_INTER], fitted[WP_LEVEL_INTRA] ? &fits[WP_LEVEL_INTRA] : NULL);
             status = wp_cluster_check(&cluster, &err);
             if (status == 0)
                 status = wp_cluster_write(&cluster, o->out_path, &err);
@@ -394,6 +402,10 @@ static int calibrate(const struct calibrate_options *o)
                        o->out_path, cluster.network.name,
                        wp_format_bandwidth(cluster.network.bandwidth_Bps, bw, sizeof bw),
                        wp_format_time(cluster.network.latency_s, lat, sizeof lat));
+                if (cluster.intra_network.given)
+                    printf("wrote %s: intra-node network, bandwidth %s (1/beta intra-node), latency %s\n",
+                           o->out_path, wp_format_bandwidth(cluster.intra_network.bandwidth_Bps, bw, sizeof bw),
+                           wp_format_time(cluster.intra_network.latency_s, lat, sizeof lat));
             }
         }
     }

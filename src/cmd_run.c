@@ -334,6 +334,33 @@ static int partition(const char *spec, int L, int S, int *first, int *end, struc
 /* emulated rows add how compute was done and the layer table */
 #define RESULTS_HEADER_EMULATED RESULTS_HEADER ",compute,layer_table"
 
+/* Rows of real and emulated compute do not share a file: a results file
+ * that has rows must have this kind's header. */
+static int check_header(int fd, const char *path, int emulated, struct wp_err *err)
+{
+    char first[256] = "";
+    ssize_t got = pread(fd, first, sizeof first - 1, 0);
+    if (got <= 0)
+        return 0;
+    first[got] = '\0';
+    first[strcspn(first, "\n")] = '\0';
+    if (strcmp(first, emulated ? RESULTS_HEADER_EMULATED : RESULTS_HEADER) == 0)
+        return 0;
+    return wp_errorf(err, "%s:1: its header is not that of %s compute rows; give --results another file", path,
+                     emulated ? "emulated" : "real");
+}
+
+/* Before training: the results file can take this run's rows. */
+static int check_results_file(const char *path, int emulated, struct wp_err *err)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0; /* made at the first row */
+    int rc = check_header(fd, path, emulated, err);
+    close(fd);
+    return rc;
+}
+
 static int append_row(const char *path, const char *row, int emulated, struct wp_err *err)
 {
     const char *header = emulated ? RESULTS_HEADER_EMULATED : RESULTS_HEADER;
@@ -341,16 +368,9 @@ static int append_row(const char *path, const char *row, int emulated, struct wp
     if (fd < 0)
         return wp_errorf(err, "cannot append to %s: %s", path, strerror(errno));
     off_t size = lseek(fd, 0, SEEK_END);
-    if (size > 0) { /* rows of real and emulated compute do not share a file */
-        char first[256] = "";
-        ssize_t got = pread(fd, first, sizeof first - 1, 0);
-        first[got > 0 ? got : 0] = '\0';
-        first[strcspn(first, "\n")] = '\0';
-        if (strcmp(first, header) != 0) {
-            close(fd);
-            return wp_errorf(err, "%s:1: its header is not that of %s compute rows; give --results another file",
-                             path, emulated ? "emulated" : "real");
-        }
+    if (size > 0 && check_header(fd, path, emulated, err)) {
+        close(fd);
+        return -1;
     }
     char buf[2048];
     int len = snprintf(buf, sizeof buf, "%s%s%s", size == 0 ? header : "", size == 0 ? "\n" : "", row);
@@ -548,6 +568,8 @@ int wp_cmd_run(int argc, char **argv)
     /* Everything that can be wrong with the settings is found before any
      * rank computes, identically on every rank. */
     int status = setup(&o, &cfg, P, &err);
+    if (status == 0 && o.results)
+        status = check_results_file(o.results, o.emulated, &err);
     if (status == 0)
         status = wp_schedule_generate(&o.sched.params, &s, &err);
     if (status == 0 && o.plan_path) {
@@ -726,10 +748,8 @@ int wp_cmd_run(int argc, char **argv)
             else
                 printf("step %ld: loss %.9g, %.3f s, bubble %.3f\n", step, loss, iter, bubble);
             fflush(stdout);
-            if (o.results && append_row(o.results, row, o.emulated, &err)) {
-                wp_err_print(CMD, &err);
-                status = -1;
-            }
+            if (o.results && append_row(o.results, row, o.emulated, &err))
+                status = -1; /* said at the end */
         }
         MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (status == 0 && o.save && o.save_every && (step + 1) % o.save_every == 0 && step + 1 < cfg.train.steps)

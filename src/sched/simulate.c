@@ -35,7 +35,11 @@ struct sim {
     double *link_free; /* per (src * P + dst) */
     int *node_of;      /* per rank, with a cluster: node index */
     int *type_of;      /* per rank, with a cluster: node type index */
+    double *nic_free;  /* per node, WP_SIM_MAX_LANES lanes: when each is free */
+    int *lanes_of;     /* per node: lanes in use (fabric NICs, at least 1) */
 };
+
+#define WP_SIM_MAX_LANES 16
 
 static int add_event(const struct sim *sm, int rank, int op, int stage, int mb, int peer, double start,
                      double end, struct wp_err *err)
@@ -84,8 +88,32 @@ static void link_params(const struct sim *sm, int a, int b, double *alpha, doubl
     const struct wp_node_type *t = &cl->types[sm->type_of[a]];
     int ga = t->ngpus ? a % t->ngpus : 0, gb = t->ngpus ? b % t->ngpus : 0;
     double bw = t->ngpus > 1 ? t->link_Bps[ga * t->ngpus + gb] : 0;
+    if (bw <= 0 && cl->intra_network.given) { /* no GPU link: the calibrated intra-node level */
+        *alpha = cl->intra_network.latency_s;
+        *beta = 1.0 / cl->intra_network.bandwidth_Bps;
+        return;
+    }
     *alpha = 1e-6;
     *beta = bw > 0 ? 1.0 / bw : 0;
+}
+
+/* With a cluster, a message between nodes also waits for a lane of its
+ * source node's network: as many as the node type has fabric NICs (at least
+ * one), taken first come, first served. Returns when the message may start
+ * and books the lane until it ends (start + occupy). */
+static double nic_book(struct sim *sm, int src, int dst, double start, double occupy)
+{
+    if (!sm->cost->cluster || !sm->nic_free || sm->node_of[src] == sm->node_of[dst])
+        return start;
+    double *lanes = sm->nic_free + (size_t)sm->node_of[src] * WP_SIM_MAX_LANES;
+    int n = sm->lanes_of[sm->node_of[src]], best = 0;
+    for (int i = 1; i < n; i++)
+        if (lanes[i] < lanes[best])
+            best = i;
+    if (lanes[best] > start)
+        start = lanes[best];
+    lanes[best] = start + occupy;
+    return start;
 }
 
 /* Seconds a message occupies its link (bandwidth part) and its latency. */
@@ -156,6 +184,7 @@ static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, str
             double start = now > sm->link_free[link] ? now : sm->link_free[link];
             message_time(sm, rank, a->peer, a->op == WP_OP_SEND_ACT ? a->stage : a->stage - 1, start, &occupy,
                          &latency);
+            start = nic_book(sm, rank, a->peer, start, occupy);
             sm->link_free[link] = start + occupy;
             sm->msg_time[gid] = start + occupy + latency;
             return add_event(sm, rank, a->op, a->stage, a->microbatch, a->peer, start, sm->msg_time[gid], err);
@@ -176,6 +205,7 @@ static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, str
                 start = sm->link_free[link];
             message_time(sm, a->peer, rank, a->op == WP_OP_RECV_ACT ? a->stage - 1 : a->stage, start, &occupy,
                          &latency);
+            start = nic_book(sm, a->peer, rank, start, occupy);
             sm->link_free[link] = start + occupy;
             arrival = start + occupy + latency;
             int send_op = a->op == WP_OP_RECV_ACT ? WP_OP_SEND_ACT : WP_OP_SEND_GRAD;
@@ -308,7 +338,7 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
                         double occupy, latency;
                         message_time(sm, r, a->peer, a->op == WP_OP_SEND_ACT ? a->stage : a->stage - 1, now,
                                      &occupy, &latency);
-                        sm->msg_time[gid] = now + occupy + latency;
+                        sm->msg_time[gid] = nic_book(sm, r, a->peer, now, occupy) + occupy + latency;
                     } else if (wp_op_is_recv(a->op)) {
                         double arrival = sm->msg_time[mm->partner[gid]];
                         if (arrival < 0 || arrival > now)
@@ -411,7 +441,7 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     res->nranks = P;
     res->busy = calloc((size_t)P, sizeof *res->busy);
     res->peak_activations = calloc((size_t)P, sizeof *res->peak_activations);
-    struct sim sm = {s, cost, NULL, res, NULL, NULL, NULL, NULL, NULL, NULL};
+    struct sim sm = {s, cost, NULL, res, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     struct wp_msg_match mm;
     int rc = res->busy && res->peak_activations ? wp_match_messages(s, &mm, err) : wp_errorf(err, "out of memory");
     if (rc) {
@@ -465,6 +495,23 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
                 rc = wp_errorf(err, "the cluster has room for %d ranks (one per GPU), the schedule needs %d", r, P);
         }
     }
+    if (rc == 0 && cost->cluster) { /* the network lanes of every node a rank is on */
+        const struct wp_cluster *cl = cost->cluster;
+        int nodes = 0;
+        for (int r = 0; r < P; r++)
+            nodes = sm.node_of[r] + 1 > nodes ? sm.node_of[r] + 1 : nodes;
+        sm.nic_free = calloc((size_t)nodes * WP_SIM_MAX_LANES, sizeof *sm.nic_free);
+        sm.lanes_of = calloc((size_t)nodes, sizeof *sm.lanes_of);
+        if (!sm.nic_free || !sm.lanes_of)
+            rc = wp_errorf(err, "out of memory");
+        for (int r = 0; rc == 0 && r < P; r++) {
+            const struct wp_node_type *t = &cl->types[sm.type_of[r]];
+            int fabric = 0;
+            for (int i = 0; i < t->nnics; i++)
+                fabric += t->nics[i].fabric;
+            sm.lanes_of[sm.node_of[r]] = fabric < 1 ? 1 : fabric > WP_SIM_MAX_LANES ? WP_SIM_MAX_LANES : fabric;
+        }
+    }
     if (rc == 0 && cost->cores > 0 && cost->cores < P) {
         rc = simulate_shared_cores(&sm, err);
     } else if (rc == 0) {
@@ -489,6 +536,8 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     free(sm.link_free);
     free(sm.node_of);
     free(sm.type_of);
+    free(sm.nic_free);
+    free(sm.lanes_of);
     if (rc)
         wp_sim_result_destroy(res);
     return rc;

@@ -198,8 +198,9 @@ int wp_cluster_check(const struct wp_cluster *c, struct wp_err *err)
         if (rk->rank != r)
             return wp_errorf(err, "ranks must be listed in order: entry %d is rank %d", r, rk->rank);
     }
-    if (c->network.given && (c->network.bandwidth_Bps <= 0 || c->network.latency_s < 0))
-        return wp_errorf(err, "network '%s' needs a positive bandwidth and a latency >= 0",
-                         c->network.name);
+    const struct wp_network *nets[2] = {&c->network, &c->intra_network};
+    for (int i = 0; i < 2; i++)
+        if (nets[i]->given && (nets[i]->bandwidth_Bps <= 0 || nets[i]->latency_s < 0))
+            return wp_errorf(err, "network '%s' needs a positive bandwidth and a latency >= 0", nets[i]->name);
     return 0;
 }

@@ -100,6 +100,10 @@ struct wp_cluster {
     int nranks;
     struct wp_rank *ranks;
     struct wp_network network;
+    /* between ranks of one node where its node type gives no GPU links
+     * (CPU nodes: the MPI library's shared memory); calibrate's intra-node
+     * fit. given = 0: free (1 us, no bandwidth term) */
+    struct wp_network intra_network;
 };
 
 void wp_cluster_init(struct wp_cluster *c);

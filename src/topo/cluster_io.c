@@ -87,6 +87,7 @@ static const struct wp_cfg_key cluster_keys[] = {
     WP_KEY_GROUP("nodes", WP_CFG_GROUP_LIST, 0, node_keys),
     WP_KEY_GROUP("ranks", WP_CFG_GROUP_LIST, 0, rank_keys),
     WP_KEY_GROUP("network", WP_CFG_GROUP, 0, network_keys),
+    WP_KEY_GROUP("intra_node_network", WP_CFG_GROUP, 0, network_keys),
     WP_KEY_END};
 
 /* A node-type text on its own (between ranks) is one group "node_type". */
@@ -155,6 +156,28 @@ static void write_node_type(config_setting_t *g, const struct wp_node_type *t)
     }
 }
 
+static void add_network(config_setting_t *root, const char *key, const struct wp_network *n)
+{
+    if (!n->given)
+        return;
+    config_setting_t *net = wp_cfg_add_group(root, key);
+    wp_cfg_add_string(net, "name", n->name);
+    wp_cfg_add_float(net, "bandwidth_Bps", n->bandwidth_Bps);
+    wp_cfg_add_float(net, "latency_s", n->latency_s);
+    wp_cfg_add_string(net, "source", n->source);
+}
+
+static void read_network(const config_setting_t *net, struct wp_network *n)
+{
+    if (!net)
+        return;
+    n->given = 1;
+    wp_strlcpy(n->name, wp_cfg_string(net, "name", ""), sizeof n->name);
+    n->bandwidth_Bps = wp_cfg_float(net, "bandwidth_Bps", 0);
+    n->latency_s = wp_cfg_float(net, "latency_s", 0);
+    wp_strlcpy(n->source, wp_cfg_string(net, "source", "user"), sizeof n->source);
+}
+
 static void build_config(config_t *cfg, const struct wp_cluster *c)
 {
     config_setting_t *root = config_root_setting(cfg);
@@ -182,13 +205,8 @@ static void build_config(config_t *cfg, const struct wp_cluster *c)
             wp_cfg_add_int(e, "local_rank", c->ranks[i].local_rank);
         }
     }
-    if (c->network.given) {
-        config_setting_t *net = wp_cfg_add_group(root, "network");
-        wp_cfg_add_string(net, "name", c->network.name);
-        wp_cfg_add_float(net, "bandwidth_Bps", c->network.bandwidth_Bps);
-        wp_cfg_add_float(net, "latency_s", c->network.latency_s);
-        wp_cfg_add_string(net, "source", c->network.source);
-    }
+    add_network(root, "network", &c->network);
+    add_network(root, "intra_node_network", &c->intra_network);
 }
 
 int wp_cluster_write(const struct wp_cluster *c, const char *path, struct wp_err *err)
@@ -359,14 +377,8 @@ static int read_cluster(const config_t *cfg, const char *path, struct wp_cluster
         if (wp_cluster_add_rank(c, wp_cfg_int(e, "rank", 0), node, wp_cfg_int(e, "local_rank", 0), err) < 0)
             return -1;
     }
-    const config_setting_t *net = config_setting_get_member(root, "network");
-    if (net) {
-        c->network.given = 1;
-        wp_strlcpy(c->network.name, wp_cfg_string(net, "name", ""), sizeof c->network.name);
-        c->network.bandwidth_Bps = wp_cfg_float(net, "bandwidth_Bps", 0);
-        c->network.latency_s = wp_cfg_float(net, "latency_s", 0);
-        wp_strlcpy(c->network.source, wp_cfg_string(net, "source", "user"), sizeof c->network.source);
-    }
+    read_network(config_setting_get_member(root, "network"), &c->network);
+    read_network(config_setting_get_member(root, "intra_node_network"), &c->intra_network);
     if (wp_cluster_check(c, err))
         return wp_err_prefix(err, "%s: ", path);
     return 0;

@@ -155,4 +155,10 @@ void wp_cluster_report(FILE *out, const struct wp_cluster *c)
         fprintf(out, "inter-node network: not given (pass --network NAME,BANDWIDTH,LATENCY, "
                      "or measure it with wavepipe calibrate)\n");
     }
+    if (c->intra_network.given) {
+        char bw[32], lat[32];
+        fprintf(out, "intra-node link between ranks (nodes without GPU links) \"%s\": %s, latency %s (%s)\n",
+                c->intra_network.name, wp_format_bandwidth(c->intra_network.bandwidth_Bps, bw, sizeof bw),
+                wp_format_time(c->intra_network.latency_s, lat, sizeof lat), c->intra_network.source);
+    }
 }

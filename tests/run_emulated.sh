@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# `wavepipe run --compute emulated` on local ranks: each pass sleeps what the
+# layer table says, so an iteration must take what the simulator predicts
+# from the same table (communication here is shared memory between local
+# ranks, cheap next to the passes: 15 % tolerance, loose enough for a loaded
+# CI machine); a slowdown file stretches passes while the job runs; rows
+# and summary say compute=emulated and name the table; bad settings are
+# refused with one clear error.
+. "$(dirname "$0")/lib.sh"
+out=$(scratch_dir)
+bert="$WP_SRCDIR/profiles/dapple-v100/bert-48-pbs-2.txt"
+tolerance=0.15
+
+# --- one schedule, measured against the prediction ----------------------------------
+run_emu() { # NAME P ARGS...
+    local name=$1 P=$2
+    shift 2
+    timeout 120 "$MPIEXEC" -n "$P" "$WAVEPIPE" run --compute emulated --layers "$bert" "$@" \
+        > "$out/$name.log" 2>&1
+}
+median_iter() { sed -n 's/.*iteration measured \([0-9.]*\) s simulated \([0-9.]*\) s.*/\1 \2/p' "$1"; }
+within() { # A B TOL: |A/B - 1| <= TOL
+    awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { exit !(b > 0 && a / b - 1 <= t && 1 - a / b <= t) }'
+}
+
+run_emu 1f1b 4 --schedule 1f1b --micro-batches 4 --steps 4 --results "$out/emu.csv"
+expect_status 0 $? "4 ranks, 1f1b on BERT-48's DAPPLE profile, emulated"
+read -r measured simulated < <(median_iter "$out/1f1b.log")
+predicted=$("$WAVEPIPE" simulate --kind 1f1b --ranks 4 --micro-batches 4 --layers "$bert" --format csv |
+    awk -F, 'NR == 2 { print $7 }')
+echo "    measured $measured s, summary's simulation $simulated s, wavepipe simulate --layers $predicted s"
+if within "$simulated" "$predicted" 1e-3; then
+    pass "the run's summary and wavepipe simulate --layers predict the same iteration"
+else
+    fail "the run's summary ($simulated) and wavepipe simulate --layers ($predicted) predict the same iteration"
+fi
+if within "$measured" "$predicted" "$tolerance"; then
+    pass "measured iteration within 15 % of the prediction ($measured s vs $predicted s)"
+else
+    fail "measured iteration within 15 % of the prediction ($measured s vs $predicted s)"
+fi
+expect_contains "$out/1f1b.log" "compute=emulated: each pass sleeps what $bert" "the run says how it computes"
+expect_contains "$out/1f1b.log" "compute=emulated from $bert" "so does the summary"
+head -n 1 "$out/emu.csv" | grep -q ',loss,compute,layer_table$'
+expect_status 0 $? "the CSV header ends with compute,layer_table"
+rows=$(grep -c ",nan,emulated,$bert\$" "$out/emu.csv")
+expect_status 4 "$rows" "every row says emulated, from which table, with no loss (nan)"
+
+# --- zero bubble splits B and W; Hanayo hands activations over in memory ---------------
+for kind in zb-h1 hanayo; do
+    run_emu "$kind" 4 --schedule "$kind" --micro-batches 4 --steps 3 --waves 1
+    expect_status 0 $? "$kind runs emulated"
+    read -r measured simulated < <(median_iter "$out/$kind.log")
+    if within "$measured" "$simulated" "$tolerance"; then
+        pass "$kind: measured within 15 % of the table's prediction ($measured s vs $simulated s)"
+    else
+        fail "$kind: measured within 15 % of the table's prediction ($measured s vs $simulated s)"
+    fi
+done
+
+# --- a slowdown file: every pass twice as long --------------------------------------
+echo '* 2' > "$out/slow.txt"
+run_emu slow 4 --schedule 1f1b --micro-batches 4 --steps 3 --slowdown-file "$out/slow.txt"
+expect_status 0 $? "with a slowdown file"
+read -r slow_measured _ < <(median_iter "$out/slow.log")
+read -r base_measured _ < <(median_iter "$out/1f1b.log")
+ratio=$(awk -v a="$slow_measured" -v b="$base_measured" 'BEGIN { printf "%.3f", a / b }')
+if within "$slow_measured" "$(awk -v b="$base_measured" 'BEGIN { print 2 * b }')" "$tolerance"; then
+    pass "factor 2 doubles the iteration (x$ratio)"
+else
+    fail "factor 2 doubles the iteration (x$ratio)"
+fi
+
+# --- the file changes while the job runs: later steps slow down ----------------------
+echo '* 1' > "$out/live.txt"
+timeout 120 "$MPIEXEC" -n 2 "$WAVEPIPE" run --compute emulated --layers "$bert" --schedule 1f1b --micro-batches 2 \
+    --steps 12 --slowdown-file "$out/live.txt" --results "$out/live.csv" > "$out/live.log" 2>&1 &
+job=$!
+for _ in $(seq 1 200); do
+    n=$(grep -c emulated "$out/live.csv" 2>/dev/null)
+    [ "${n:-0}" -ge 3 ] && break
+    sleep 0.1
+done
+echo '0 3' > "$out/live.tmp" && mv "$out/live.tmp" "$out/live.txt"
+wait "$job"
+expect_status 0 $? "a run whose slowdown file changes"
+first=$(awk -F, 'NR == 3 { print $14 }' "$out/live.csv")
+last=$(awk -F, 'END { print $14 }' "$out/live.csv")
+if awk -v a="$first" -v b="$last" 'BEGIN { exit !(b > 1.5 * a) }'; then
+    pass "rank 0 made 3x slower mid-run: the last step $last s against $first s early on"
+else
+    fail "rank 0 made 3x slower mid-run: the last step $last s against $first s early on"
+fi
+
+# --- refused ----------------------------------------------------------------------
+bad() { # DESCRIPTION TEXT P ARGS...
+    local what=$1 text=$2 P=$3
+    shift 3
+    timeout 60 "$MPIEXEC" -n "$P" "$WAVEPIPE" run "$@" > "$out/err.log" 2>&1
+    local rc=$?
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -qF -- "$text" "$out/err.log" && ! grep -q '^step' "$out/err.log"; then
+        pass "$what: refused ($text)"
+    else
+        fail "$what (exit $rc)"; sed 's/^/    | /' "$out/err.log" | head -8
+    fi
+}
+bad "emulated without a table" "--compute emulated needs --layers TABLE" 1 --compute emulated
+bad "a table without emulated compute" "--layers and --slowdown-file go with --compute emulated" 1 \
+    --config "$WP_SRCDIR/jobs/models/gpt-tiny.cfg" --layers "$bert"
+bad "checkpoints of an emulated run" "--compute emulated computes no model" 1 --compute emulated --layers "$bert" \
+    --save "$out/ckpt"
+bad "a missing table" "none.txt: No such file" 1 --compute emulated --layers "$out/none.txt"
+bad "more stages than the table's layers" "has 53 layers, too few for 64 stages" 4 --compute emulated \
+    --layers "$bert" --schedule hanayo --waves 8 --micro-batches 4
+printf 'timestamp,schedule\n' > "$out/real.csv"
+bad "emulated rows into a file of real rows" "real.csv:1: its header is not that of emulated compute rows" 2 \
+    --compute emulated --layers "$bert" --micro-batches 2 --steps 1 --results "$out/real.csv"
+finish

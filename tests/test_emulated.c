@@ -1,0 +1,194 @@
+/* Emulated compute's numbers: stage costs from a layer table (the ones the
+ * runtime sleeps and the simulator predicts with), the balanced split, the
+ * slowdown file, the sleep to a deadline, and the simulator's message,
+ * NIC-sharing and step costs on a cluster worked out by hand. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "plan/layer_stages.h"
+#include "run/slowdown.h"
+#include "run/stage_emulated.h"
+#include "sched/generate.h"
+#include "sched/simulate.h"
+#include "tap.h"
+
+static void table_of(struct wp_layer_table *t, const double *fb, int n, int pb)
+{
+    wp_layer_table_init(t);
+    t->profile_batch = pb;
+    for (int i = 0; i < n; i++) {
+        struct wp_layer l;
+        memset(&l, 0, sizeof l);
+        snprintf(l.name, sizeof l.name, "l%d", i);
+        l.forward_s = fb[i] / 3;
+        l.backward_s = 2 * fb[i] / 3;
+        l.activation_bytes = 1000.0 * (i + 1) * pb;
+        l.parameter_bytes = 400;
+        l.optimizer_s = 0.001;
+        struct wp_err err;
+        wp_layer_table_append(t, &l, &err);
+    }
+}
+
+static int polls;
+static int poll_count(void *ctx)
+{
+    (void)ctx;
+    polls++;
+    return 1; /* always "in flight": the wait must wake every slice */
+}
+
+int main(void)
+{
+    struct wp_err err;
+    struct wp_layer_table t;
+
+    /* ---- one stage's costs ---- */
+    double fb3[] = {3, 6, 9};
+    table_of(&t, fb3, 3, 2);
+    struct wp_layer_stage_cost c;
+    wp_layer_stage_cost(&t, 1, 2, 1, 0, &c);
+    is_near(c.forward_s, (2 + 3) / 2.0, 1e-12, "forward of layers 1-2 for 1 of 2 sequences: half the table's");
+    is_near(c.backward_s, (4 + 6) / 2.0, 1e-12, "whole backward (B + W) when not split");
+    is_near(c.weights_s, 0, 1e-12, "no W when not split");
+    is_near(c.in_seq_bytes, 1000, 1e-12, "input: layer 0's output per sequence");
+    is_near(c.out_seq_bytes, 3000, 1e-12, "output: layer 2's per sequence");
+    is_near(c.optimizer_s, 0.002, 1e-12, "optimizer step: the layers' sum, whatever the slice");
+    is_near(c.parameter_bytes, 800, 1e-12, "parameter bytes of the two layers");
+    is_near(c.activation_bytes, (2000 + 3000) * 2 / 2.0, 1e-12, "activations kept: the layers' outputs for the slice");
+    wp_layer_stage_cost(&t, 0, 0, 4, 1, &c);
+    is_near(c.backward_s, 2 * 2 / 2.0, 1e-12, "split, W unknown: B is half the backward (x2 for 4 sequences)");
+    is_near(c.weights_s, 2 * 2 / 2.0, 1e-12, "and W the other half");
+    is_near(c.in_seq_bytes, 0, 0, "the first layer receives nothing");
+    t.weights_known = 1;
+    t.layers[0].weights_s = 0.5;
+    wp_layer_stage_cost(&t, 0, 0, 2, 1, &c);
+    is_near(c.weights_s, 0.5, 1e-12, "split, W known: the table's W");
+    is_near(c.backward_s, 2 - 0.5, 1e-12, "and B the rest");
+    wp_layer_table_destroy(&t);
+
+    /* ---- balanced split ---- */
+    double fb6[] = {1, 2, 3, 4, 5, 6};
+    table_of(&t, fb6, 6, 1);
+    int first[8], last[8];
+    ok(wp_layer_stages_balanced(&t, 3, first, last, &err) == 0, "6 layers into 3 stages");
+    ok(first[0] == 0 && last[0] == 2 && first[1] == 3 && last[1] == 4 && first[2] == 5 && last[2] == 5,
+       "1+2+3 | 4+5 | 6: the largest stage 9, the least possible (got %d-%d %d-%d %d-%d)", first[0], last[0],
+       first[1], last[1], first[2], last[2]);
+    ok(wp_layer_stages_balanced(&t, 7, first, last, &err) != 0, "7 stages of 6 layers refused");
+    has_substr(err.msg, "too few for 7 stages", "and said why");
+    ok(wp_layer_stages_parse(&t, "2,4", 2, first, last, &err) == 0 && last[0] == 1 && first[1] == 2 && last[1] == 5,
+       "--partition 2,4");
+    ok(wp_layer_stages_parse(&t, "2,3", 2, first, last, &err) != 0, "--partition 2,3 of 6 layers refused");
+    has_substr(err.msg, "adding up to the 6 layers", "with the layer count");
+    ok(wp_layer_stages_parse(&t, "2,x4", 2, first, last, &err) != 0, "--partition 2,x4 refused");
+    wp_layer_table_destroy(&t);
+    double fb8[] = {1, 1, 1, 1, 1, 1, 1, 1};
+    table_of(&t, fb8, 8, 1);
+    ok(wp_layer_stages_balanced(&t, 4, first, last, &err) == 0 && last[0] == 1 && last[1] == 3 && last[2] == 5,
+       "8 equal layers into 4 stages: 2 each");
+    wp_layer_table_destroy(&t);
+
+    /* ---- the slowdown file ---- */
+    is_near(wp_slowdown_parse("* 2\n1 3 # rank 1 is contended\n", "f", 1, &err), 3, 0, "rank 1's own rule");
+    is_near(wp_slowdown_parse("* 2\n1 3\n", "f", 0, &err), 2, 0, "rank 0 takes the * rule");
+    is_near(wp_slowdown_parse("# nothing\n\n", "f", 0, &err), 1, 0, "no rule: 1");
+    ok(wp_slowdown_parse("* 2\nx 2\n", "slow.txt", 0, &err) < 0, "'x 2' refused");
+    has_substr(err.msg, "slow.txt:2:", "with file:line");
+    ok(wp_slowdown_parse("0 -1\n", "f", 0, &err) < 0, "a negative factor refused");
+    ok(wp_slowdown_parse("0 2 3\n", "f", 0, &err) < 0, "extra words refused");
+    char path[] = "/tmp/wp-slowdown-XXXXXX";
+    int fd = mkstemp(path);
+    ok(fd >= 0, "a temporary slowdown file");
+    if (fd >= 0) {
+        struct wp_slowdown sd;
+        wp_slowdown_init(&sd, path, 0);
+        (void)!write(fd, "* 2\n", 4);
+        close(fd);
+        is_near(wp_slowdown_factor(&sd), 2, 0, "read: 2");
+        FILE *fp = fopen(path, "w");
+        fputs("0 4.5\n* 2\n", fp); /* another size: re-read even within the same mtime tick */
+        fclose(fp);
+        is_near(wp_slowdown_factor(&sd), 4.5, 0, "changed while running: re-read, 4.5");
+        fp = fopen(path, "w");
+        fputs("0 oops\n", fp);
+        fclose(fp);
+        is_near(wp_slowdown_factor(&sd), 4.5, 0, "a bad version keeps the last good factor");
+        unlink(path);
+        is_near(wp_slowdown_factor(&sd), 1, 0, "file gone: 1");
+    }
+
+    /* ---- sleeping to a deadline, polling meanwhile ---- */
+    struct wp_progress pr = {poll_count, NULL};
+    double t0 = wp_monotonic_s();
+    wp_emulated_wait_until(t0 + 0.02, &pr, 0.002);
+    double took = wp_monotonic_s() - t0;
+    ok(took >= 0.02 && took < 0.5, "20 ms wait took %.4f s (not less, and not far more)", took);
+    ok(polls >= 5, "messages in flight polled every 2 ms slice (%d polls)", polls);
+    polls = 0;
+    wp_emulated_wait_until(wp_monotonic_s() - 1, &pr, 0.002);
+    ok(polls == 0, "a deadline already past returns at once");
+
+    /* ---- the simulator on a cluster, from a table ---- */
+    /* 2 stages of 1 layer, each replicated on 2 ranks; ranks 0,1 on node 0
+     * and 2,3 on node 1, one network lane a node at 1e6 B/s */
+    double fb2[] = {0.3, 0.6};
+    table_of(&t, fb2, 2, 1);
+    t.layers[0].parameter_bytes = t.layers[1].parameter_bytes = 0;
+    t.layers[0].optimizer_s = t.layers[1].optimizer_s = 0;
+    t.layers[0].activation_bytes = 1e5; /* per sequence */
+    int reps[2] = {2, 2};
+    struct wp_sched_params p = {.kind = WP_SCHED_1F1B, .ranks = 4, .microbatches = 1, .policy = 'A',
+                                .nreplicas = 2, .replicas = reps, .tf = 1, .tb = 2};
+    struct wp_schedule s;
+    ok(wp_schedule_generate(&p, &s, &err) == 0, "1f1b, 2 stages x 2 replicas");
+    struct wp_cluster cl;
+    wp_cluster_init(&cl);
+    cl.ntypes = 1;
+    cl.types = calloc(1, sizeof *cl.types);
+    cl.types[0].count = 2;
+    wp_node_type_alloc(&cl.types[0], 0, 0, &err);
+    cl.network = (struct wp_network){1, "test", 1e6, 0, "user"};
+    int f2[2] = {0, 1}, l2[2] = {0, 1};
+    struct wp_layer_stage_arrays a;
+    ok(wp_layer_stage_arrays_make(&t, &s, 4, f2, l2, &a, &err) == 0, "table costs for a global batch of 4");
+    is_near(a.boundary_bytes[0], 4e5, 1e-12, "boundary 0: 4 sequences x 1e5 bytes");
+    is_near(a.forward_s[0], 0.1 * 2, 1e-12, "stage 0's F for its slice of 2 sequences");
+    struct wp_cost_model cost;
+    wp_cost_model_default(&cost);
+    cost.cluster = &cl;
+    cost.ranks_per_node = 2;
+    cost.stage_f = a.forward_s;
+    cost.stage_b = a.backward_s;
+    cost.stage_w = a.weights_s;
+    cost.boundary_bytes = a.boundary_bytes;
+    cost.stage_gradient_bytes = a.gradient_bytes;
+    cost.stage_step_s = a.step_s;
+    struct wp_sim_result res;
+    ok(wp_simulate(&s, &cost, &res, &err) == 0, "simulated");
+    /* each replica sends half a micro-batch (2e5 B, 0.2 s) over node 0's one
+     * lane: the second arrives at f0 + 0.4; rank 3 then runs F1 + B1 and
+     * its gradient (0.2 s) comes back for B0 */
+    double f0 = 0.2, f1 = 0.4, b0 = 0.4, b1 = 0.8, T = 0.2;
+    double want = f0 + 2 * T + f1 + b1 + T + b0;
+    is_near(res.makespan, want, 1e-3, "replicas' sends share their node's network lane (%.3f s, %.3f without)",
+            want, want - T);
+    wp_sim_result_destroy(&res);
+    t.layers[0].optimizer_s = 0.05;
+    wp_layer_stage_arrays_free(&a);
+    wp_layer_stage_arrays_make(&t, &s, 4, f2, l2, &a, &err);
+    cost.stage_step_s = a.step_s;
+    cost.stage_f = a.forward_s;
+    cost.stage_b = a.backward_s;
+    cost.stage_w = a.weights_s;
+    cost.boundary_bytes = a.boundary_bytes;
+    cost.stage_gradient_bytes = a.gradient_bytes;
+    ok(wp_simulate(&s, &cost, &res, &err) == 0, "simulated with an optimizer step");
+    is_near(res.makespan, want + 0.05, 1e-3, "stage 0's optimizer step adds its 0.05 s at the end");
+    wp_sim_result_destroy(&res);
+    wp_layer_stage_arrays_free(&a);
+    wp_schedule_destroy(&s);
+    wp_cluster_destroy(&cl);
+    wp_layer_table_destroy(&t);
+    return tap_done();
+}
