@@ -35,13 +35,7 @@ timeout 120 bash "$vc" up "$dir" "$nodes" || { echo "stress: the cluster did not
 # shellcheck disable=SC1091
 . "$dir/env"
 
-link_rx_bytes() {
-    local i sum=0
-    for i in $(seq 1 "$nodes"); do
-        sum=$((sum + $(cat "/sys/class/net/wpv$i/statistics/rx_bytes")))
-    done
-    echo "$sum"
-}
+link_rx_bytes() { timeout 10 bash "$vc" rx-bytes "$dir"; }
 
 # Waits (up to 30 s) until no job of a stopped run is left in the queue.
 queue_drained() {

@@ -61,15 +61,9 @@ echo "run step exit status $st"
 exit "$st"
 EOF
 
-# Bytes the nodes sent into the bridge: rx of its ports (every frame, headers
-# and Slurm's own traffic included).
-link_rx_bytes() {
-    local i sum=0
-    for i in $(seq 1 "$nodes"); do
-        sum=$((sum + $(cat "/sys/class/net/wpv$i/statistics/rx_bytes")))
-    done
-    echo "$sum"
-}
+# Bytes the nodes sent into the bridge (every frame: headers and Slurm's own
+# traffic included).
+link_rx_bytes() { timeout 10 bash "$vc" rx-bytes "$dir"; }
 
 # submit NAME [ENV-ARGS...]: the job, under `env ENV-ARGS`, writing into
 # $rundir/NAME; sets job_rc and job_bytes (link_rx_bytes grown over the job).

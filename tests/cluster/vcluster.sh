@@ -14,6 +14,9 @@
 #                                    tbf rate limit on NODE's outgoing link (e.g.
 #                                    200mbit; BURST default 32kbit)
 #   vcluster.sh unshape DIR NODE     remove it
+#   vcluster.sh rx-bytes DIR         bytes the nodes have sent into the bridge
+#                                    (rx_bytes of the ports wpv1..wpvN, every
+#                                    frame): two readings bound what a job sent
 #
 # Shape of the cluster:
 #   controller  slurmctld in the root network namespace, in its own UTS
@@ -571,6 +574,15 @@ cmd_unshape() {
     nsenter --net="/run/netns/$2" tc qdisc del dev "$NODE_IF" root 2>/dev/null || true
 }
 
+cmd_rx_bytes() {
+    load_env "${1:-}"
+    local i sum=0
+    for ((i = 1; i <= VCLUSTER_NODES; i++)); do
+        sum=$((sum + $(<"/sys/class/net/$VETH_PREFIX$i/statistics/rx_bytes")))
+    done
+    echo "$sum"
+}
+
 case ${1:-} in
 can-run) cmd_can_run ;;
 up) shift; cmd_up "$@" ;;
@@ -578,5 +590,6 @@ down) shift; cmd_down "$@" ;;
 selftest) shift; cmd_selftest "$@" ;;
 shape) shift; cmd_shape "$@" ;;
 unshape) shift; cmd_unshape "$@" ;;
+rx-bytes) shift; cmd_rx_bytes "$@" ;;
 *) usage ;;
 esac
