@@ -2,12 +2,14 @@
 #include "cli.h"
 
 #include <config.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernels/device_info.h"
 
@@ -38,9 +40,23 @@ int wp_parse_int_option(const char *command, const char *option, const char *tex
 
 void wp_print_versions(void)
 {
+    /* The library the loader found may not be the one compiled against (an
+     * MPICH-ABI library swapped in on LD_LIBRARY_PATH): ask it. This call is
+     * allowed before MPI_Init. Its first line names it. */
+    char loaded_mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(loaded_mpi, &len) != MPI_SUCCESS)
+        snprintf(loaded_mpi, sizeof loaded_mpi, "unknown (MPI_Get_library_version failed)");
+    loaded_mpi[strcspn(loaded_mpi, "\n")] = '\0';
+    char *to = loaded_mpi; /* "MPICH Version:\t4.0.2": blanks become one space */
+    for (const char *from = loaded_mpi; *from; from++)
+        if (!isspace((unsigned char)*from) || (to > loaded_mpi && to[-1] != ' '))
+            *to++ = isspace((unsigned char)*from) ? ' ' : *from;
+    *to = '\0';
     printf("wavepipe %s (git %s)\n", PACKAGE_VERSION, WP_GIT_REVISION);
     printf("  compiler  : %s\n", WP_CC_VERSION);
-    printf("  MPI       : %s\n", WP_MPI_VERSION);
+    printf("  MPI       : %s (headers built against)\n", WP_MPI_VERSION);
+    printf("  MPI loaded: %s\n", loaded_mpi);
     printf("  hwloc     : %s\n", WP_HWLOC_VERSION);
     printf("  PMIx      : %s\n", WP_PMIX_VERSION);
     printf("  libconfig : %s\n", WP_LIBCONFIG_VERSION);

@@ -15,6 +15,7 @@ expect_contains "$out/topo-help.txt" "--xml FILE[:COUNT]" "topo --help explains 
 expect_contains "$out/topo-help.txt" "--network NAME,BW,LAT" "topo --help explains --network"
 "$WAVEPIPE" --version > "$out/version.txt"; expect_status 0 $? "--version exits 0"
 expect_contains "$out/version.txt" "hwloc" "--version names hwloc"
+expect_contains "$out/version.txt" "MPI loaded: MPICH Version: " "--version names the MPI library actually loaded"
 
 "$WAVEPIPE" topo --xml "$dgx" > "$out/dgx2.txt"; expect_status 0 $? "topo --xml DGX-2 exits 0"
 expect_contains "$out/dgx2.txt" "16 GPUs, 12 NVSwitches" "DGX-2: 16 GPUs and 12 NVSwitches"

@@ -14,6 +14,9 @@
 #                                    tbf rate limit on NODE's outgoing link (e.g.
 #                                    200mbit; BURST default 32kbit)
 #   vcluster.sh unshape DIR NODE     remove it
+#   vcluster.sh rx-bytes DIR         bytes the nodes have sent into the bridge
+#                                    (rx_bytes of the ports wpv1..wpvN, every
+#                                    frame): two readings bound what a job sent
 #
 # Shape of the cluster:
 #   controller  slurmctld in the root network namespace, in its own UTS
@@ -50,6 +53,11 @@
 #   VCLUSTER_WAIT     seconds to wait for all nodes to be idle (default 60)
 #   VCLUSTER_KEEP     colon-separated paths under /tmp to keep visible on nodes
 #   VCLUSTER_UCX_TLS  UCX_TLS written to DIR/env (default: none, see below)
+#   VCLUSTER_MPI      debian (default): MPI programs run on Debian's MPICH
+#                     4.0.2 as built; mpich5: DIR/env also sources
+#                     mpi5-env.sh beside this script, which swaps in MPICH 5
+#                     (scripts/install-deps puts it in /opt/wavepipe/mpich5)
+#                     over libfabric's tcp provider: MPI crosses the links
 #
 # MPI transport.  MPICH (ch4:ucx) talks through UCX between nodes (ranks of
 # one node use MPICH's own shared memory).  Left alone, UCX sees the nodes as
@@ -74,6 +82,27 @@
 # they are sometimes serialised, which doubles some timings.
 # Non-MPI traffic (PMIx, sockets of the program itself) always crosses them.
 #
+# VCLUSTER_MPI=mpich5 is the way out (mpi5-env.sh): MPICH 5.0.2 from PyPI,
+# same ABI as Debian's libmpich.so.12, with MPIR_CVAR_CH4_NETMOD=ofi
+# FI_PROVIDER=tcp FI_TCP_IFACE=eth0; ranks of one node keep MPICH's shared
+# memory, ranks of different nodes (different node ids from Slurm's PMI)
+# talk TCP over eth0. Measured here (2 cores, `srun --mpi=pmi2 -N 3 -n 8
+# wavepipe run --config jobs/models/gpt-tiny.cfg --steps 3`, 1f1b, 8 stages,
+# ranks 3+3+2, 16 messages of 32 KiB between nodes per step, 1.57 MB in all):
+# the bridge ports' rx_bytes (wpv1..wpv3) grew by 2.07 MB (3 of 3 runs);
+# about 0.66 MB more per extra step (0.52 MB of it payload). The same job on
+# Debian's MPICH (default UCX): 0.04 MB, i.e. only Slurm's own traffic; MPICH
+# 5 with its default netmod (ucx): 0.04 MB too (UCX's shared memory again);
+# MPICH 5 with ofi and no FI_PROVIDER: over the links too, but the provider is
+# then libfabric's choice. The libmpich.so.12 link sits in MPICH 5's own
+# lib/, so that the library's RUNPATH ($ORIGIN/mpich) finds its libfabric and
+# UCX: from a directory of its own, $ORIGIN is that directory and (ldd) the
+# loader takes Debian's UCX 1.13 and finds no libfabric, unless lib/mpich is
+# put on LD_LIBRARY_PATH too. Reliability (bench/stress_internode.sh, jobs
+# of 16 ranks on 4 nodes, `wavepipe run` 2 steps): MPICH 5 as above, 50 of
+# 50 jobs finished, 2.0 s a job; Debian's MPICH
+# with UCX_TLS=tcp,self UCX_NET_DEVICES=eth0: 10 of 10 hung in finalize.
+#
 # Needs root and the Debian packages slurmctld slurmd slurm-client
 # slurm-wlm-basic-plugins munge iproute2 util-linux procps (and libpmix-dev
 # for srun --mpi=pmix: Slurm's plugin dlopens libpmix.so).  No systemd.
@@ -96,6 +125,8 @@ readonly NODE_IF=eth0
 readonly LINK=/run/wavepipe-vcluster
 
 CPUS=${VCLUSTER_CPUS:-2}
+MPI=${VCLUSTER_MPI:-debian}
+MPI5_ENV=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/mpi5-env.sh
 WAIT_S=${VCLUSTER_WAIT:-60}
 
 log() { printf 'vcluster: %s\n' "$*" >&2; }
@@ -424,6 +455,12 @@ cmd_up() {
         die "NODES must be 1..$MAX_NODES: $nodes"
     fi
     [[ $CPUS =~ ^[1-9][0-9]*$ ]] || die "VCLUSTER_CPUS must be a number: $CPUS"
+    # shellcheck source=/dev/null
+    case $MPI in
+    debian) ;;
+    mpich5) (. "$MPI5_ENV") || die "VCLUSTER_MPI=mpich5: MPICH 5 is not installed" ;;
+    *) die "VCLUSTER_MPI must be debian or mpich5: $MPI" ;;
+    esac
     dir=${dir%/}
     if ! t=$(cmd_can_run); then die "cannot run here: $t"; fi
 
@@ -478,8 +515,11 @@ cmd_up() {
         die "cluster did not come up"
     fi
 
-    local ucx="unset UCX_TLS"
+    local ucx="unset UCX_TLS" mpi="# MPI: Debian's MPICH as built (VCLUSTER_MPI=debian)"
     [[ -n ${VCLUSTER_UCX_TLS:-} ]] && ucx="export UCX_TLS='$VCLUSTER_UCX_TLS'"
+    [[ $MPI == mpich5 ]] && mpi="# MPI: MPICH 5 over tcp (VCLUSTER_MPI=mpich5)
+export WP_MPICH5='${WP_MPICH5:-/opt/wavepipe/mpich5}'
+. '$MPI5_ENV' || return 1"
     cat >"$dir/env" <<EOF
 # Written by tests/cluster/vcluster.sh up: source this to use the cluster
 # (sbatch/srun pass this environment on to the jobs).
@@ -488,6 +528,8 @@ $ucx
 export VCLUSTER_DIR=$dir
 export VCLUSTER_NODES=$nodes
 export VCLUSTER_NODELIST='${NODE_PREFIX}[1-$nodes]'
+export VCLUSTER_MPI=$MPI
+$mpi
 EOF
     log "up: $nodes nodes idle in $((SECONDS - t0)) s (source $dir/env)"
 }
@@ -532,6 +574,15 @@ cmd_unshape() {
     nsenter --net="/run/netns/$2" tc qdisc del dev "$NODE_IF" root 2>/dev/null || true
 }
 
+cmd_rx_bytes() {
+    load_env "${1:-}"
+    local i sum=0
+    for ((i = 1; i <= VCLUSTER_NODES; i++)); do
+        sum=$((sum + $(<"/sys/class/net/$VETH_PREFIX$i/statistics/rx_bytes")))
+    done
+    echo "$sum"
+}
+
 case ${1:-} in
 can-run) cmd_can_run ;;
 up) shift; cmd_up "$@" ;;
@@ -539,5 +590,6 @@ down) shift; cmd_down "$@" ;;
 selftest) shift; cmd_selftest "$@" ;;
 shape) shift; cmd_shape "$@" ;;
 unshape) shift; cmd_unshape "$@" ;;
+rx-bytes) shift; cmd_rx_bytes "$@" ;;
 *) usage ;;
 esac

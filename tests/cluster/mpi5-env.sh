@@ -1,0 +1,29 @@
+# mpi5-env.sh -- sourced (sh or bash): MPI programs built against Debian 12's
+# MPICH 4.0.2 run on MPICH 5 (PyPI, installed by scripts/install-deps) over
+# libfabric's tcp provider, so that their traffic between the nodes of the
+# test cluster crosses the veth links (and `vcluster.sh shape` slows it).
+# Why, and what was measured: "MPI transport" in vcluster.sh.
+#
+# Sets, for the calling shell and (through sbatch/srun) the jobs it starts:
+#   LD_LIBRARY_PATH       $WP_MPICH5/lib first: its libmpich.so.12 is a link to
+#                         MPICH 5's libmpi.so.12 (same ABI), placed there so that
+#                         the library's RUNPATH $ORIGIN/mpich finds its own
+#                         libfabric and UCX rather than Debian's UCX 1.13
+#   MPIR_CVAR_CH4_NETMOD  ofi (the default, ucx, uses shared memory between the
+#                         namespaces, as Debian's MPICH does)
+#   FI_PROVIDER           tcp
+#   FI_TCP_IFACE          eth0, the node's veth (libfabric would also list lo)
+# Ranks of one node still talk through MPICH's shared memory. Returns 1, with
+# a message, when MPICH 5 is not installed. WP_MPICH5 moves it from
+# /opt/wavepipe/mpich5 (as for install-deps).
+WP_MPICH5=${WP_MPICH5:-/opt/wavepipe/mpich5}
+if [ ! -e "$WP_MPICH5/lib/libmpich.so.12" ]; then
+    echo "mpi5-env.sh: no MPICH 5 at $WP_MPICH5 (no lib/libmpich.so.12): run scripts/install-deps" >&2
+    return 1
+fi
+case ":${LD_LIBRARY_PATH:-}:" in
+*":$WP_MPICH5/lib:"*) ;;
+*) LD_LIBRARY_PATH=$WP_MPICH5/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ;;
+esac
+export WP_MPICH5 LD_LIBRARY_PATH
+export MPIR_CVAR_CH4_NETMOD=ofi FI_PROVIDER=tcp FI_TCP_IFACE=eth0
