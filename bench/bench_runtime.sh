@@ -1,23 +1,48 @@
 #!/usr/bin/env bash
 # Benchmarks of the training runtime (by hand: make bench-runtime), each a
 # ratio taken within one run, as the machines are shared:
-#  (a) overhead = measured iteration time / simulated time, the simulator
-#      replaying the run's own measured per-stage F/B/W times with free
-#      communication (goal: at most 1.10 on 8 ranks);
-#  (c) measured against simulated bubble ratio for every schedule.
-# With more ranks than cores the measured per-action times include the
-# sharing of the cores, and so do the simulated ones that replay them.
-# Usage: bench_runtime.sh WAVEPIPE SRCDIR [RANKS] [STEPS]
+#  (a) overhead = measured iteration time / simulated time;
+#  (b) measured against simulated bubble ratio, for every schedule.
+# Two modes:
+#  real      the demo GPT computed by the CPU kernels; the simulator replays
+#            the run's own measured per-stage F/B/W times (CPU time of each
+#            compute) with free communication. With more ranks than cores
+#            the measured times include the sharing of the cores, and so do
+#            the simulated ones that replay them.
+#  emulated  compute emulated from a layer table (wavepipe run --compute
+#            emulated: each pass sleeps the table's time, uses no core, as a
+#            GPU rank's host waits on its device); the simulator times the
+#            schedule with the same table, communication free: the ratio is
+#            what the runtime itself (MPI, polling, wake-ups) adds. The table
+#            is GPT-2 small's width at 62 blocks (bench/models/
+#            gpt2-small-deep.cfg, analytic at 1 TFLOP/s). Goal: at most 1.05
+#            on 8 and 16 ranks.
+# Usage: bench_runtime.sh WAVEPIPE SRCDIR [RANKS] [STEPS] [real|emulated]
 set -u
-wavepipe=$1 srcdir=$2 ranks=${3:-8} steps=${4:-6} mpiexec=${MPIEXEC:-mpiexec}
-cfg="$srcdir/jobs/models/gpt-tiny.cfg"
-waves=$(( 16 / (2 * ranks) )); [ "$waves" -lt 1 ] && waves=1
-echo "wavepipe runtime, demo GPT, $ranks ranks on $(nproc) cores, $steps steps (summary of the last):"
+wavepipe=$1 srcdir=$2 ranks=${3:-8} steps=${4:-6} mode=${5:-real} mpiexec=${MPIEXEC:-mpiexec}
+case $mode in
+real)
+    cfg="$srcdir/jobs/models/gpt-tiny.cfg"
+    waves=$(( 16 / (2 * ranks) )); [ "$waves" -lt 1 ] && waves=1
+    model=(--config "$cfg")
+    echo "wavepipe runtime, demo GPT computed, $ranks ranks on $(nproc) cores, $steps steps (summary of the last):"
+    ;;
+emulated)
+    table=$(mktemp -d)/gpt2-small-deep.cfg
+    "$wavepipe" profile --model "$srcdir/bench/models/gpt2-small-deep.cfg" --analytic --flops-per-s 1e12 \
+        --micro-batch 2 -o "$table" > /dev/null || exit 1
+    waves=1
+    model=(--compute emulated --layers "$table")
+    echo "wavepipe runtime, compute emulated from $table (GPT-2 small width, 62 blocks, 1 TFLOP/s),"
+    echo "$ranks local ranks on $(nproc) cores, $steps steps (median iteration of the steps after the first):"
+    ;;
+*) echo "usage: $0 WAVEPIPE SRCDIR [RANKS] [STEPS] [real|emulated]" >&2; exit 2 ;;
+esac
 printf '%-12s %10s %10s %10s %10s %10s\n' schedule "iter s" "sim s" overhead "bubble" "sim bubble"
 for spec in "gpipe:" "1f1b:" "kfkb:--k 2" "interleaved:--chunks 2" "chimera:" "hanayo:--waves $waves" "zb-h1:"; do
     kind=${spec%%:*} opts=${spec#*:}
     # shellcheck disable=SC2086
-    line=$("$mpiexec" -n "$ranks" "$wavepipe" run --config "$cfg" --schedule "$kind" $opts --steps "$steps" \
+    line=$("$mpiexec" -n "$ranks" "$wavepipe" run "${model[@]}" --schedule "$kind" $opts --steps "$steps" \
            --micro-batches "$ranks" 2>&1 | grep '^summary:')
     echo "$line" | sed -E 's/.*bubble ratio measured ([0-9.]+) simulated ([0-9.]+), iteration measured ([0-9.]+) s simulated ([0-9.]+) s \(overhead ([0-9.]+)[^)]*\).*/\3 \4 \5 \1 \2/' |
         { read -r it sim ov bm bs; printf '%-12s %10s %10s %10s %10s %10s\n' "$kind" "$it" "$sim" "$ov" "$bm" "$bs"; }

@@ -3,10 +3,12 @@
  * parallelism, a straight pipeline and even splits by the same cost model
  * and by the simulator, and Ada-Grouper's kFkB candidates for it. */
 #include <config.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "plan/plan.h"
@@ -18,13 +20,13 @@
 #define WP_PLAN_MAX_TABLES 16
 
 enum { OPT_LAYERS = 3000, OPT_PROFILE_BATCH, OPT_GLOBAL_BATCH, OPT_CLUSTER, OPT_MEMORY, OPT_OUT, OPT_FORMAT,
-       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_MODEL };
+       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL };
 
 static void usage(void)
 {
     printf("Usage: wavepipe plan --layers FILE [--layers FILE ...] [--profile-batch N] [--contract MODE]\n"
            "         --global-batch G --cluster FILE [--devices N] [--memory BYTES] [--out plan.cfg]\n"
-           "         [--format text|csv] [--compare] [--model MODEL.cfg]\n\n"
+           "         [--format text|csv] [--compare] [--compare-dir DIR] [--model MODEL.cfg]\n\n"
            "DAPPLE's planner: splits the model of the layer table into stages, replicates\n"
            "each stage on a set of GPUs and places the sets on the cluster's nodes (fresh,\n"
            "append or scatter first) so that the pipeline latency of one global batch,\n"
@@ -47,6 +49,9 @@ static void usage(void)
            "  --out FILE           write the plan file (libconfig) for wavepipe run --plan\n"
            "  --format text|csv    summary (default) or CSV stage,first_layer,last_layer,replicas,\n"
            "                       devices,predicted_iter_s\n"
+           "  --compare-dir DIR    --compare, and write each compared plan to DIR (chosen.cfg,\n"
+           "                       data-parallel.cfg, stages-2.cfg, ..., straight.cfg) with\n"
+           "                       DIR/compared.csv: plan,file,shape,latency_s,simulated_s,fits\n"
            "  --compare            also print data parallelism, straight and even splits as the\n"
            "                       cost model and the simulator time them\n"
            "  --model MODEL.cfg    the GPT model of a wavepipe-profile table: each replicated stage\n"
@@ -55,7 +60,7 @@ static void usage(void)
 }
 
 struct plan_options {
-    const char *layers[WP_PLAN_MAX_TABLES], *cluster, *out, *format, *model;
+    const char *layers[WP_PLAN_MAX_TABLES], *cluster, *out, *format, *model, *compare_dir;
     int nlayers;
     int profile_batch, global_batch, devices, compare;
     double memory_bytes;
@@ -75,6 +80,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
         {"out", required_argument, NULL, OPT_OUT},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"compare", no_argument, NULL, OPT_COMPARE},
+        {"compare-dir", required_argument, NULL, OPT_COMPARE_DIR},
         {"model", required_argument, NULL, OPT_MODEL},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -97,6 +103,10 @@ static int parse(int argc, char **argv, struct plan_options *o)
         case OPT_CLUSTER: o->cluster = optarg; break;
         case OPT_OUT: o->out = optarg; break;
         case OPT_COMPARE: o->compare = 1; break;
+        case OPT_COMPARE_DIR:
+            o->compare = 1;
+            o->compare_dir = optarg;
+            break;
         case OPT_MODEL: o->model = optarg; break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0)
@@ -135,11 +145,23 @@ static int parse(int argc, char **argv, struct plan_options *o)
         return wp_usage_error(CMD, "--cluster FILE is required (e.g. topology/dapple-config-a.cfg)");
     if (!o->global_batch)
         return wp_usage_error(CMD, "--global-batch G is required");
+    if (o->compare && strcmp(o->format, "csv") == 0)
+        return wp_usage_error(CMD, "--compare and --compare-dir print text: leave out --format csv");
     return 0;
 }
 
-/* The cost model's and the simulator's time of a plan, on one line. */
-static void compare_line(const struct wp_plan_model *m, const char *label, const struct wp_plan *p)
+/* Where the compared plans go (--compare-dir), or nothing. */
+struct compare_out {
+    const char *dir;
+    const struct wp_layer_table *layers;
+    FILE *csv;
+    int failed;
+};
+
+/* The cost model's and the simulator's time of a plan, on one line; with a
+ * directory, the plan also goes to DIR/NAME.cfg and a row to compared.csv. */
+static void compare_line(const struct wp_plan_model *m, const char *label, const char *name,
+                         const struct wp_plan *p, struct compare_out *out)
 {
     char shape[256];
     wp_plan_shape(p, shape, sizeof shape);
@@ -148,19 +170,48 @@ static void compare_line(const struct wp_plan_model *m, const char *label, const
     int simulated = wp_plan_simulate(m, p, 1, 0, &sim, NULL, &err) == 0;
     printf("  %-22s %-16s L %9.4f s   simulated %9.4f s%s\n", label, shape, p->latency.total_s,
            simulated ? sim : 0.0, p->fits ? "" : "   (does not fit in memory)");
+    if (!out->csv)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.cfg", out->dir, name);
+    if (wp_plan_write(path, p, out->layers, &err)) {
+        wp_err_print(CMD, &err);
+        out->failed = 1;
+        return;
+    }
+    fprintf(out->csv, "%s,%s,%s,%.6f,%.6f,%d\n", name, path, shape, p->latency.total_s, simulated ? sim : -1.0,
+            p->fits);
 }
 
-static void compare(const struct wp_plan_model *m, const struct wp_plan *best)
+/* The chosen plan against data parallelism and even splits (2, 4, ...
+ * stages, the last one stage per GPU); 0, or -1 when --compare-dir could
+ * not be written (the error said). */
+static int compare(const struct wp_plan_model *m, const struct wp_plan *best, const char *dir)
 {
     int N = m->layers->nlayers, G = wp_plan_hw_devices(&m->hw);
+    struct compare_out out = {dir, m->layers, NULL, 0};
+    char csv_path[4096], tmp_path[4200];
+    if (dir) {
+        if (mkdir(dir, 0777) && errno != EEXIST) {
+            fprintf(stderr, "wavepipe " CMD ": %s: %s\n", dir, strerror(errno));
+            return -1;
+        }
+        snprintf(csv_path, sizeof csv_path, "%s/compared.csv", dir);
+        snprintf(tmp_path, sizeof tmp_path, "%s.tmp", csv_path);
+        if (!(out.csv = fopen(tmp_path, "w"))) {
+            fprintf(stderr, "wavepipe " CMD ": %s: %s\n", tmp_path, strerror(errno));
+            return -1;
+        }
+        fprintf(out.csv, "plan,file,shape,latency_s,simulated_s,fits\n");
+    }
     printf("\ncompared (the same cost model, and the simulator on the plan's stage costs):\n");
     struct wp_plan p;
     struct wp_err err;
-    compare_line(m, "chosen", best);
+    compare_line(m, "chosen", "chosen", best, &out);
     int one = N, all = G;
     wp_plan_init(&p);
     if (wp_plan_fixed(m, 1, &one, &all, &p, &err) == 0)
-        compare_line(m, "data parallel", &p);
+        compare_line(m, "data parallel", "data-parallel", &p, &out);
     wp_plan_destroy(&p);
     int S = N < G ? N : G;
     int *counts = calloc((size_t)S, sizeof *counts), *reps = calloc((size_t)S, sizeof *reps);
@@ -171,15 +222,26 @@ static void compare(const struct wp_plan_model *m, const struct wp_plan *best)
             counts[s] = (int)((long)(s + 1) * N / stages) - (int)((long)s * N / stages);
             reps[s] = G / stages;
         }
-        char label[64];
+        char label[64], name[64];
         snprintf(label, sizeof label, stages == G ? "straight, even layers" : "%d even stages", stages);
+        snprintf(name, sizeof name, stages == G ? "straight" : "stages-%d", stages);
         wp_plan_init(&p);
         if (wp_plan_fixed(m, stages, counts, reps, &p, &err) == 0)
-            compare_line(m, label, &p);
+            compare_line(m, label, name, &p, &out);
         wp_plan_destroy(&p);
     }
     free(counts);
     free(reps);
+    if (!out.csv)
+        return 0;
+    if (fclose(out.csv) || out.failed || rename(tmp_path, csv_path)) {
+        if (!out.failed)
+            fprintf(stderr, "wavepipe " CMD ": %s: %s\n", csv_path, strerror(errno));
+        remove(tmp_path);
+        return -1;
+    }
+    printf("wrote the compared plans and %s\n", csv_path);
+    return 0;
 }
 
 /* One layer table and its plan. */
@@ -295,8 +357,8 @@ int wp_cmd_plan(int argc, char **argv)
         wp_plan_print_csv(stdout, &b->plan);
     } else {
         print_summary(&o, tp, o.nlayers, best);
-        if (o.compare)
-            compare(&b->m, &b->plan);
+        if (o.compare && compare(&b->m, &b->plan, o.compare_dir))
+            goto out_quiet;
     }
     if (o.out) {
         if (wp_plan_write(o.out, &b->plan, &b->t, &err))
@@ -309,6 +371,7 @@ int wp_cmd_plan(int argc, char **argv)
 out:
     if (status)
         wp_err_print(CMD, &err);
+out_quiet:
     for (int i = 0; tp && i < o.nlayers; i++) {
         wp_plan_destroy(&tp[i].plan);
         wp_plan_model_destroy(&tp[i].m);

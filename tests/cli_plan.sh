@@ -157,4 +157,28 @@ expect_status 2 $? "--cluster is required"
     --cluster "$T/dapple-config-a.cfg" > "$out/pbs.txt" 2>&1
 expect_status 1 $? "--profile-batch that contradicts the file name is refused"
 expect_contains "$out/pbs.txt" "the table is for micro-batch 2, not --profile-batch 4" "and says why"
+# --- --compare-dir: every compared plan as a file that run --plan reads, and their times ---
+"$WAVEPIPE" plan --layers "$P/bert-48-pbs-2.txt" --global-batch 64 --cluster "$T/dapple-config-a.cfg" \
+    --compare-dir "$out/compared" > "$out/cmpdir.txt" 2>&1
+expect_status 0 $? "--compare-dir writes the compared plans"
+expect_contains "$out/cmpdir.txt" "wrote the compared plans and $out/compared/compared.csv" "and says where"
+head -n 1 "$out/compared/compared.csv" | grep -qx 'plan,file,shape,latency_s,simulated_s,fits'
+expect_status 0 $? "compared.csv has its header"
+for name in chosen data-parallel stages-2 stages-4 stages-8 straight; do
+    if grep -q "^$name,$out/compared/$name.cfg," "$out/compared/compared.csv" &&
+        grep -q 'format = "wavepipe-plan"' "$out/compared/$name.cfg"; then
+        pass "$name: a row and a plan file"
+    else
+        fail "$name: a row and a plan file"
+    fi
+done
+# the rows carry the very times --compare prints
+dp_printed=$(awk '$1 == "data" && $2 == "parallel" { print $(NF - 1) }' "$out/cmpdir.txt")
+dp_row=$(awk -F, '$1 == "data-parallel" { printf "%.4f", $5 }' "$out/compared/compared.csv")
+expect_status 0 "$([ -n "$dp_row" ] && [ "$dp_printed" = "$dp_row" ]; echo $?)" \
+    "data parallelism's simulated time: printed $dp_printed, row $dp_row"
+"$WAVEPIPE" plan --layers "$P/bert-48-pbs-2.txt" --global-batch 64 --cluster "$T/dapple-config-a.cfg" \
+    --compare-dir "$out/compared" --format csv > "$out/cmpcsv.txt" 2>&1
+expect_status 2 $? "--compare-dir with --format csv is refused"
+expect_contains "$out/cmpcsv.txt" "leave out --format csv" "and says why"
 finish

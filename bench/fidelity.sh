@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# fidelity.sh -- how right is the simulator? On the virtual Slurm cluster
+# (tests/cluster/vcluster.sh: nodes are network namespaces of this machine,
+# MPI between them is MPICH 5 over TCP on the veth links, shaped by tc),
+# for every case of a grid -- link rate x layer table x ranks on nodes x
+# schedule kind -- it
+#   1. calibrates the network at that rate with `wavepipe calibrate` (one
+#      sbatch job, 2 ranks on each node: the intra- and inter-node fits),
+#   2. predicts the iteration with `wavepipe simulate --layers TABLE
+#      --cluster CALIBRATED.cfg --ranks-per-node R` (before running it),
+#   3. measures it with `srun wavepipe run --compute emulated --layers TABLE`
+#      (each pass sleeps the table's time; messages are real MPI over the
+#      links): the median iteration over the steps after the first,
+# and writes one CSV row per case and a table: case, predicted, measured,
+# error = measured / predicted - 1; mean |error| and max |error| close it.
+# Compute is emulated and the cluster is namespaces on one 2-core machine:
+# every output says so.
+#
+# Usage: bench/fidelity.sh WAVEPIPE SRCDIR OUTDIR
+# Grid (environment; defaults are the full grid of `make fidelity`):
+#   FIDELITY_RATES    tc rates per node link, "none" for unshaped
+#                     (default "none 1gbit 100mbit")
+#   FIDELITY_SHAPES   ranks:nodes (default "8:2 16:4 32:4")
+#   FIDELITY_TABLES   names of tables made here: gpt2-small-deep (analytic,
+#                     GPT-2 small's width, 62 blocks, T = 128, 1 TFLOP/s) and
+#                     bert-48 (DAPPLE's V100 profile) (default both)
+#   FIDELITY_KINDS    schedule kinds (default all seven: gpipe 1f1b kfkb
+#                     interleaved chimera hanayo zb-h1); kfkb k = 2,
+#                     interleaved 2 chunks, hanayo 1 wave; M = ranks
+#   FIDELITY_STEPS    steps per run (default 4; the first is warm-up)
+#   FIDELITY_CLUSTER  where the cluster lives (default OUTDIR/vcluster)
+# A case whose schedule the table cannot fill (fewer layers than stages) is
+# listed as skipped. Exits 0 when every case ran; the goal (mean <= 3 %, max
+# <= 8 %) is reported, not enforced: tests/slurm_fidelity.sh enforces a
+# loose tolerance on a small grid. Needs root (namespaces, tc).
+set -u
+if [ $# -ne 3 ]; then
+    echo "usage: $0 WAVEPIPE SRCDIR OUTDIR" >&2
+    exit 2
+fi
+WAVEPIPE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SRCDIR=$(cd "$2" && pwd)
+mkdir -p "$3"
+OUT=$(cd "$3" && pwd)
+VC=$SRCDIR/tests/cluster/vcluster.sh
+RATES=${FIDELITY_RATES:-none 1gbit 100mbit}
+SHAPES=${FIDELITY_SHAPES:-8:2 16:4 32:4}
+TABLES=${FIDELITY_TABLES:-gpt2-small-deep bert-48}
+KINDS=${FIDELITY_KINDS:-gpipe 1f1b kfkb interleaved chimera hanayo zb-h1}
+STEPS=${FIDELITY_STEPS:-4}
+CLDIR=${FIDELITY_CLUSTER:-$OUT/vcluster}
+log() { printf 'fidelity: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+max_nodes=0
+for shape in $SHAPES; do
+    n=${shape#*:}
+    [ "$n" -gt "$max_nodes" ] && max_nodes=$n
+done
+max_per_node=1
+for shape in $SHAPES; do
+    p=${shape%:*} n=${shape#*:}
+    [ $((p % n)) -eq 0 ] || die "shape $shape: $p ranks do not fill $n nodes evenly"
+    [ $((p / n)) -gt "$max_per_node" ] && max_per_node=$((p / n))
+done
+
+# --- the layer tables ---------------------------------------------------------------
+table_path() {
+    case $1 in
+    gpt2-small-deep) echo "$OUT/tables/gpt2-small-deep.cfg" ;;
+    bert-48) echo "$SRCDIR/profiles/dapple-v100/bert-48-pbs-2.txt" ;;
+    *) die "unknown table $1 (gpt2-small-deep, bert-48)" ;;
+    esac
+}
+mkdir -p "$OUT/tables"
+"$WAVEPIPE" profile --model "$SRCDIR/bench/models/gpt2-small-deep.cfg" --analytic --flops-per-s 1e12 \
+    --micro-batch 2 -o "$OUT/tables/gpt2-small-deep.cfg" > "$OUT/tables/gpt2-small-deep.txt" ||
+    die "wavepipe profile --analytic failed"
+
+kind_args() {
+    case $1 in
+    kfkb) echo "--k 2" ;;
+    interleaved) echo "--chunks 2" ;;
+    hanayo) echo "--waves 1" ;;
+    *) echo "" ;;
+    esac
+}
+
+# --- the cluster -----------------------------------------------------------------------
+if ! reason=$(bash "$VC" can-run 2>&1); then die "the virtual cluster cannot run here: $reason"; fi
+# one virtual cluster a machine (its names are fixed): wait for the tests' lock
+mkdir -p /run/lock
+exec 9> /run/lock/wavepipe-vcluster.lock
+flock 9
+trap 'bash "$VC" down "$CLDIR" >/dev/null 2>&1' EXIT
+trap 'exit 1' INT TERM HUP
+VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=$max_per_node VCLUSTER_KEEP="$OUT:$(dirname "$WAVEPIPE")" \
+    bash "$VC" up "$CLDIR" "$max_nodes" || die "the cluster did not come up"
+# shellcheck disable=SC1091
+. "$CLDIR/env"
+mpi_line=$(srun -N 1 -n 1 --mpi=pmi2 "$WAVEPIPE" --version 2>&1 | grep -i 'MPI' | head -n 2 | tr '\n' ' ')
+log "MPI on the cluster: $mpi_line"
+
+shape_all() { # RATE
+    for i in $(seq 1 "$max_nodes"); do
+        if [ "$1" = none ]; then
+            bash "$VC" unshape "$CLDIR" "wpn$i" >/dev/null 2>&1
+        else
+            bash "$VC" shape "$CLDIR" "wpn$i" "$1" 256kbit >/dev/null || die "cannot shape wpn$i to $1"
+        fi
+    done
+}
+
+# job NAME NODES TASKS_PER_NODE SCRIPT: one sbatch job, waited for, bounded
+job() {
+    local name=$1 nodes=$2 per=$3 script=$4 limit=$5
+    timeout "$limit" sbatch --wait --parsable -J "$name" -p wp -N "$nodes" --ntasks-per-node="$per" -t 60 \
+        -D "$OUT" -o "$OUT/logs/$name.out" "$script" > "$OUT/logs/$name.sbatch" 2>&1
+    local rc=$?
+    if [ "$rc" -eq 124 ]; then
+        log "$name: no end within $limit s, cancelled"
+        scancel "$(head -n 1 "$OUT/logs/$name.sbatch")" 2>/dev/null
+    fi
+    return "$rc"
+}
+
+csv=$OUT/fidelity.csv
+echo "case,rate,table,ranks,nodes,kind,micro_batches,predicted_s,measured_s,error,compute,mpi" > "$csv.tmp"
+mkdir -p "$OUT/logs" "$OUT/runs"
+skipped=""
+
+for rate in $RATES; do
+    shape_all "$rate"
+    cal=$OUT/runs/calibrated-$rate.cfg
+    cat > "$OUT/runs/calibrate-$rate.sh" <<EOF
+#!/bin/bash
+srun --mpi=pmi2 "$WAVEPIPE" calibrate --min-bytes 64KiB --max-bytes 4MiB --repeat 5 --out "$cal"
+EOF
+    log "rate $rate: calibrating on $max_nodes nodes x 2 ranks"
+    job "calibrate-$rate" "$max_nodes" 2 "$OUT/runs/calibrate-$rate.sh" 900 || die "calibrate at $rate failed ($OUT/logs/calibrate-$rate.out)"
+    grep -E '^(fit|wrote)' "$OUT/logs/calibrate-$rate.out" | sed 's/^/    /' >&2
+    for table in $TABLES; do
+        tpath=$(table_path "$table")
+        for shape in $SHAPES; do
+            P=${shape%:*} N=${shape#*:}
+            per=$((P / N))
+            case_dir=$OUT/runs/$rate-$table-$P
+            mkdir -p "$case_dir"
+            # predictions first, and the kinds the table can fill
+            runnable=""
+            for kind in $KINDS; do
+                # shellcheck disable=SC2046
+                if "$WAVEPIPE" simulate --kind "$kind" --ranks "$P" --micro-batches "$P" $(kind_args "$kind") \
+                    --layers "$tpath" --cluster "$cal" --ranks-per-node "$per" --format csv \
+                    > "$case_dir/$kind.predicted" 2> "$case_dir/$kind.predicted.err"; then
+                    runnable="$runnable $kind"
+                else
+                    skipped="$skipped $rate/$table/$P/$kind($(head -c 80 "$case_dir/$kind.predicted.err"))"
+                fi
+            done
+            [ -n "$runnable" ] || continue
+            script=$case_dir/job.sh
+            {
+                echo '#!/bin/bash'
+                for kind in $runnable; do
+                    echo "srun --mpi=pmi2 \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --schedule $kind" \
+                         "$(kind_args "$kind") --micro-batches $P --steps $STEPS --results \"$case_dir/$kind.csv\"" \
+                         "> \"$case_dir/$kind.log\" 2>&1 || echo \"$kind failed: \$?\""
+                done
+            } > "$script"
+            log "rate $rate, $table, $P ranks on $N nodes:$runnable"
+            rm -f "$case_dir"/*.csv
+            job "fid-$rate-$table-$P" "$N" "$per" "$script" 3600 || log "job for $case_dir failed"
+            for kind in $runnable; do
+                predicted=$(awk -F, 'NR == 2 { print $7 }' "$case_dir/$kind.predicted")
+                # the median iteration over the steps after the first (row 2 is step 0)
+                measured=$(awk -F, 'NR > 2 { print $14 }' "$case_dir/$kind.csv" 2>/dev/null | sort -g |
+                    awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')
+                if [ -z "$measured" ] || [ -z "$predicted" ]; then
+                    skipped="$skipped $rate/$table/$P/$kind(no measurement: $case_dir/$kind.log)"
+                    continue
+                fi
+                err=$(awk -v m="$measured" -v p="$predicted" 'BEGIN { printf "%.4f", m / p - 1 }')
+                echo "$rate/$table/$P/$kind,$rate,$table,$P,$N,$kind,$P,$predicted,$measured,$err,emulated,mpich5-ofi-tcp" \
+                    >> "$csv.tmp"
+            done
+        done
+    done
+done
+mv "$csv.tmp" "$csv"
+
+# --- the table -----------------------------------------------------------------------------
+{
+    echo "Simulator against measurement, compute emulated (each pass sleeps its layer table's time),"
+    echo "MPI over the tc-shaped veth links of a virtual Slurm cluster on one 2-core machine ($mpi_line)."
+    printf '%-34s %12s %12s %8s\n' case predicted_s measured_s error
+    awk -F, 'NR > 1 { printf "%-34s %12.4f %12.4f %+7.1f%%\n", $1, $8, $9, 100 * $10 }' "$csv"
+    awk -F, 'NR > 1 { e = $10 < 0 ? -$10 : $10; s += e; n++; if (e > m) { m = e; w = $1 } }
+        END { if (n) printf "%d cases: mean |error| %.2f %%, max |error| %.2f %% (%s); goal mean <= 3 %%, max <= 8 %%\n",
+                            n, 100 * s / n, 100 * m, w }' "$csv"
+    for s in $skipped; do echo "skipped: $s"; done
+} | tee "$OUT/fidelity.txt"
+
+# --- predicted against measured, with y = x ---------------------------------------------
+if command -v gnuplot >/dev/null; then
+    for term in "svg size 720,640" "pngcairo size 720,640"; do
+        ext=${term%% *}
+        [ "$ext" = pngcairo ] && ext=png
+        gnuplot <<EOF 2>/dev/null
+set terminal $term
+set output "$OUT/fidelity.$ext"
+set datafile separator ","
+set title "wavepipe simulate vs measured iteration (emulated compute, virtual cluster)"
+set xlabel "predicted iteration (s)"
+set ylabel "measured iteration (s)"
+set logscale xy
+set key top left
+set grid
+plot "$csv" every ::1 using 8:9 with points pt 7 ps 0.8 title "cases", x with lines lw 1 title "y = x"
+EOF
+    done
+fi
