@@ -98,7 +98,7 @@ VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=$max_per_node VCLUSTER_KEEP="$OUT:$(dirname "$
     bash "$VC" up "$CLDIR" "$max_nodes" || die "the cluster did not come up"
 # shellcheck disable=SC1091
 . "$CLDIR/env"
-mpi_line=$(srun -N 1 -n 1 --mpi=pmi2 "$WAVEPIPE" --version 2>&1 | grep -i 'MPI' | head -n 2 | tr '\n' ' ')
+mpi_line=$(srun -N 1 -n 1 --mpi=pmi2 "$WAVEPIPE" --version 2>&1 | grep 'MPI loaded' | sed 's/^ *MPI loaded: *//')
 log "MPI on the cluster: $mpi_line"
 
 shape_all() { # RATE

@@ -188,6 +188,54 @@ int main(void)
     wp_sim_result_destroy(&res);
     wp_layer_stage_arrays_free(&a);
     wp_schedule_destroy(&s);
+
+    /* Chimera on 4 ranks, 2 a node: stage pairs (0,3) and (1,2) allreduce
+     * across the nodes at the same time; one lane a node makes them take
+     * turns (each 1e6 B of gradients, 1 s at 1e6 B/s over 2 ranks) */
+    struct wp_layer_table t4;
+    double fb4[] = {0.01, 0.01, 0.01, 0.01};
+    table_of(&t4, fb4, 4, 1);
+    for (int i = 0; i < 4; i++) {
+        t4.layers[i].parameter_bytes = 1e6;
+        t4.layers[i].optimizer_s = 0;
+        t4.layers[i].activation_bytes = 0;
+    }
+    struct wp_sched_params pc = {.kind = WP_SCHED_CHIMERA, .ranks = 4, .microbatches = 4, .policy = 'A',
+                                 .tf = 1, .tb = 2};
+    ok(wp_schedule_generate(&pc, &s, &err) == 0, "chimera on 4 ranks");
+    int f4[4] = {0, 1, 2, 3}, l4[4] = {0, 1, 2, 3};
+    ok(wp_layer_stage_arrays_make(&t4, &s, 4, f4, l4, &a, &err) == 0, "its table costs");
+    cost.stage_step_s = a.step_s;
+    cost.stage_f = a.forward_s;
+    cost.stage_b = a.backward_s;
+    cost.stage_w = a.weights_s;
+    cost.boundary_bytes = a.boundary_bytes;
+    cost.stage_gradient_bytes = a.gradient_bytes;
+    cost.record_events = 1;
+    ok(wp_simulate(&s, &cost, &res, &err) == 0, "chimera simulated on the cluster");
+    int overlapping = 0, allreduces = 0;
+    double busiest_end = 0;
+    for (long i = 0; i < res.nevents; i++) {
+        const struct wp_sim_event *e = &res.events[i];
+        if (e->op != WP_OP_ALLREDUCE || e->rank > 1)
+            continue; /* node 0's ranks; each allreduce once per rank there */
+        allreduces++;
+        busiest_end = e->end > busiest_end ? e->end : busiest_end;
+        for (long j = 0; j < res.nevents; j++) {
+            const struct wp_sim_event *g = &res.events[j];
+            if (g->op == WP_OP_ALLREDUCE && g->rank <= 1 && g->rank != e->rank && g->start < e->end - 1e-9 &&
+                e->start < g->end - 1e-9)
+                overlapping++;
+        }
+    }
+    ok(allreduces == 4, "node 0's ranks take part in 4 allreduces (%d)", allreduces);
+    ok(overlapping == 0, "allreduces across one node's network take turns (%d overlaps)", overlapping);
+    ok(busiest_end >= 4 * 1.0 - 1e-6, "4 allreduces of 1 s each over node 0's lane end after 4 s (%.3f s)",
+       busiest_end);
+    wp_sim_result_destroy(&res);
+    wp_layer_stage_arrays_free(&a);
+    wp_schedule_destroy(&s);
+    wp_layer_table_destroy(&t4);
     wp_cluster_destroy(&cl);
     wp_layer_table_destroy(&t);
     return tap_done();

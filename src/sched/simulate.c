@@ -116,6 +116,43 @@ static double nic_book(struct sim *sm, int src, int dst, double start, double oc
     return start;
 }
 
+/* With a cluster, an allreduce whose ranks span nodes also holds a lane of
+ * each of those nodes' networks for its whole duration (its rings cross
+ * them; concurrent allreduces over one node's network take turns, as
+ * messages do). Returns when it may start, and books the lanes. */
+static double nic_book_collective(struct sim *sm, const int *ranks, int n, double start, double duration)
+{
+    if (!sm->cost->cluster || !sm->nic_free || n < 2)
+        return start;
+    int spans = 0;
+    for (int i = 1; i < n && !spans; i++)
+        spans = sm->node_of[ranks[i]] != sm->node_of[ranks[0]];
+    if (!spans)
+        return start;
+    /* the latest of the nodes' earliest free lanes */
+    for (int i = 0; i < n; i++) {
+        const double *lanes = sm->nic_free + (size_t)sm->node_of[ranks[i]] * WP_SIM_MAX_LANES;
+        double earliest = lanes[0];
+        for (int l = 1; l < sm->lanes_of[sm->node_of[ranks[i]]]; l++)
+            earliest = lanes[l] < earliest ? lanes[l] : earliest;
+        start = earliest > start ? earliest : start;
+    }
+    for (int i = 0; i < n; i++) {
+        int node = sm->node_of[ranks[i]], seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = sm->node_of[ranks[j]] == node;
+        if (seen)
+            continue;
+        double *lanes = sm->nic_free + (size_t)node * WP_SIM_MAX_LANES;
+        int best = 0;
+        for (int l = 1; l < sm->lanes_of[node]; l++)
+            if (lanes[l] < lanes[best])
+                best = l;
+        lanes[best] = start + duration;
+    }
+    return start;
+}
+
 /* Seconds a message occupies its link (bandwidth part) and its latency. */
 static void message_time(const struct sim *sm, int src, int dst, int boundary, double t, double *occupy,
                          double *latency)
@@ -285,6 +322,7 @@ static int sim_collective(void *ctx, int stage, int n, const int *ranks, const i
         if (sm->clock[ranks[i]] > start)
             start = sm->clock[ranks[i]];
     double duration = allreduce_duration(sm, stage, n, ranks);
+    start = nic_book_collective(sm, ranks, n, start, duration);
     for (int i = 0; i < n; i++) {
         sm->clock[ranks[i]] = start + duration;
         if (add_event(sm, ranks[i], WP_OP_ALLREDUCE, stage, -1, -1, start, start + duration, err))
@@ -355,12 +393,13 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
                         if (arrived[a->stage] < n)
                             break;
                         double duration = allreduce_duration(sm, a->stage, n, pl->ranks);
+                        double start = nic_book_collective(sm, pl->ranks, n, now, duration);
                         for (int i = 0; i < n; i++) {
                             int q = pl->ranks[i];
-                            wait_until[q] = now + duration;
+                            wait_until[q] = start + duration;
                             at_collective[q] = 0;
                             pc[q]++;
-                            rc |= add_event(sm, q, WP_OP_ALLREDUCE, a->stage, -1, -1, now, now + duration, err);
+                            rc |= add_event(sm, q, WP_OP_ALLREDUCE, a->stage, -1, -1, start, start + duration, err);
                         }
                         arrived[a->stage] = 0;
                         progress = 1;

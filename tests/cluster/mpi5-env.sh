@@ -27,3 +27,10 @@ case ":${LD_LIBRARY_PATH:-}:" in
 esac
 export WP_MPICH5 LD_LIBRARY_PATH
 export MPIR_CVAR_CH4_NETMOD=ofi FI_PROVIDER=tcp FI_TCP_IFACE=eth0
+# Messages above 64 KiB go by rendezvous: MPICH's default (-1) sends every
+# message eagerly, and an eager MPI_Isend of 768 KiB over the tcp provider
+# returned only after 1 to 9 ms on a 1 Gbit/s link (measured with 8 ranks
+# on 2 nodes), holding the sending rank where a GPU's copy engine would
+# not: emulated GPipe ran 5.9 % over the simulator's prediction, and 1.1 %
+# with the handshake (bench/fidelity.sh, GPT-2-small-class table).
+export MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD=${MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD:-65536}
