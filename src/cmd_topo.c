@@ -10,11 +10,13 @@
 #include "cli.h"
 #include "kernels/device_info.h"
 #include "topo/cluster_io.h"
+#include "topo/cluster_resize.h"
 #include "topo/discover.h"
 #include "topo/gather_mpi.h"
 #include "topo/network.h"
 #include "topo/report.h"
 #include "util/strutil.h"
+#include "util/units.h"
 
 #define CMD "topo"
 #define MAX_XML 64
@@ -39,6 +41,13 @@ static void usage(void)
            "                            (bandwidth units B/s..TB/s or bit/s..Tbit/s; latency s,\n"
            "                            ms, us, ns) until `wavepipe calibrate` measures it\n"
            "      --name NAME           name of the cluster (default: the first node type)\n"
+           "      --nodes N             with --cluster: N nodes of its one node type (the job's node\n"
+           "                            and rank lists dropped), e.g. a calibration of 2 nodes\n"
+           "                            made over for a job of 4\n"
+           "      --gpus-per-node G     with --cluster: G emulated GPUs a node (ranks of a CPU cluster\n"
+           "                            standing in for GPUs, as run --compute emulated does), linked\n"
+           "                            by its intra-node network (calibrate's fit); for wavepipe plan\n"
+           "      --gpu-memory BYTES    the emulated GPUs' memory (default 80GB)\n"
            "  -o, --out FILE            write the cluster description (libconfig) to FILE\n"
            "  -q, --quiet               do not print the summary\n"
            "  -h, --help                this text\n\n"
@@ -57,6 +66,8 @@ struct topo_options {
     const char *name;
     const char *network_spec;
     int quiet;
+    int nodes, gpus_per_node;
+    double gpu_memory_bytes;
 };
 
 /* Splits "FILE:COUNT" (COUNT digits only) into its parts. */
@@ -82,8 +93,11 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
         {"xml", required_argument, NULL, 'x'},     {"cluster", required_argument, NULL, 'c'},
         {"network", required_argument, NULL, 'n'}, {"name", required_argument, NULL, 'N'},
         {"out", required_argument, NULL, 'o'},     {"quiet", no_argument, NULL, 'q'},
+        {"nodes", required_argument, NULL, 'R'},   {"gpus-per-node", required_argument, NULL, 'G'},
+        {"gpu-memory", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
+    o->gpu_memory_bytes = 80e9;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":x:c:n:o:qh", longopts, NULL)) != -1) {
@@ -97,6 +111,20 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
         case 'N': o->name = optarg; break;
         case 'o': o->out_path = optarg; break;
         case 'q': o->quiet = 1; break;
+        case 'R':
+            if (wp_parse_int_option(CMD, "--nodes", optarg, 1, 1 << 20, &o->nodes))
+                return 2;
+            break;
+        case 'G':
+            if (wp_parse_int_option(CMD, "--gpus-per-node", optarg, 1, 4096, &o->gpus_per_node))
+                return 2;
+            break;
+        case 'M': {
+            struct wp_err err;
+            if (wp_parse_bytes(optarg, &o->gpu_memory_bytes, &err) || !(o->gpu_memory_bytes > 0))
+                return wp_usage_error(CMD, "--gpu-memory '%s': expected bytes > 0 such as 80GB", optarg);
+            break;
+        }
         case 'h': usage(); return 1;
         case ':': return wp_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
         default: return wp_usage_error(CMD, "unknown option %s", argv[optind - 1]);
@@ -106,6 +134,8 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
         return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (o->cluster_path && o->nxml)
         return wp_usage_error(CMD, "--cluster and --xml cannot be combined");
+    if ((o->nodes || o->gpus_per_node) && !o->cluster_path)
+        return wp_usage_error(CMD, "--nodes and --gpus-per-node make over a cluster description: give --cluster FILE");
     return 0;
 }
 
@@ -115,7 +145,14 @@ static int build_cluster(const struct topo_options *o, struct wp_cluster *c, int
 {
     *is_root = 1;
     if (o->cluster_path)
-        return wp_cluster_read(o->cluster_path, c, err);
+    {
+        if (wp_cluster_read(o->cluster_path, c, err))
+            return -1;
+        if ((o->nodes || o->gpus_per_node) &&
+            wp_cluster_resize(c, o->nodes, o->gpus_per_node, o->gpu_memory_bytes, err))
+            return -1;
+        return 0;
+    }
     wp_cluster_init(c);
     if (o->nxml) {
         for (int i = 0; i < o->nxml; i++) {

@@ -67,4 +67,25 @@ expect_contains "$out/live.cfg" "host = \"$(hostname)\"" "live cluster file name
 for f in "$WP_SRCDIR"/topology/*.cfg; do
     "$WAVEPIPE" topo --cluster "$f" --quiet; expect_status 0 $? "topology/$(basename "$f") reads back"
 done
+# --- --nodes and --gpus-per-node: a calibration made over for a plan of emulated GPUs ---
+cp "$WP_SRCDIR/tests/config/good-two-nodes.cfg" "$out/cal.cfg"
+printf 'intra_node_network : { name = "shm"; bandwidth_Bps = 5e9; latency_s = 2e-5; source = "calibrated"; };\n' \
+    >> "$out/cal.cfg"
+"$WAVEPIPE" topo --cluster "$out/cal.cfg" --nodes 4 --gpus-per-node 3 --gpu-memory 16GB --out "$out/emu.cfg" \
+    > "$out/emu.txt" 2>&1
+expect_status 0 $? "topo --cluster --nodes 4 --gpus-per-node 3"
+expect_contains "$out/emu.txt" "1 node type, 4 nodes, 12 GPUs" "4 nodes of 3 GPUs"
+expect_contains "$out/emu.txt" "3 emulated GPUs (ranks), linked by the intra-node network" "said emulated, and how linked"
+expect_contains "$out/emu.txt" "every GPU pair: SYS, 5 GB/s" "linked at the intra-node network's bandwidth"
+"$WAVEPIPE" topo --cluster "$out/emu.cfg" --quiet
+expect_status 0 $? "the made-over file reads back"
+"$WAVEPIPE" plan --layers "$WP_SRCDIR/profiles/dapple-v100/bert-48-pbs-2.txt" --global-batch 64 \
+    --cluster "$out/emu.cfg" > "$out/emu-plan.txt" 2>&1
+expect_status 0 $? "wavepipe plan plans on it"
+expect_contains "$out/emu-plan.txt" "4 nodes x 3 emulated GPU (16 GB)" "for 4 nodes of 3 emulated GPUs"
+"$WAVEPIPE" topo --cluster "$WP_SRCDIR/tests/config/good-two-nodes.cfg" --gpus-per-node 2 > "$out/nointra.txt" 2>&1
+expect_status 1 $? "emulated GPUs without an intra-node network are refused"
+expect_contains "$out/nointra.txt" "has none (wavepipe calibrate on 2 ranks a node writes it)" "and it says why"
+"$WAVEPIPE" topo --nodes 2 > "$out/nocl.txt" 2>&1
+expect_status 2 $? "--nodes without --cluster is refused"
 finish

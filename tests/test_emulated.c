@@ -9,6 +9,7 @@
 #include "run/slowdown.h"
 #include "run/stage_emulated.h"
 #include "sched/generate.h"
+#include "sched/lanes.h"
 #include "sched/simulate.h"
 #include "tap.h"
 
@@ -128,6 +129,18 @@ int main(void)
     polls = 0;
     wp_emulated_wait_until(wp_monotonic_s() - 1, &pr, 0.002);
     ok(polls == 0, "a deadline already past returns at once");
+
+    /* ---- network lanes booked out of time order ---- */
+    struct wp_lanes ln;
+    int one = 1, lane = -1;
+    ok(wp_lanes_init(&ln, 1, &one) == 0, "one node, one lane");
+    ok(wp_lanes_book(&ln, 0, 0, 1.0, 1.0) == 0, "booked [1, 2)");
+    is_near(wp_lanes_earliest(&ln, 0, 0.0, 0.5, &lane), 0.0, 1e-12, "a message of 0.5 s at 0 fits before it");
+    is_near(wp_lanes_earliest(&ln, 0, 0.8, 0.5, &lane), 2.0, 1e-12, "one at 0.8 waits for its end");
+    ok(wp_lanes_book(&ln, 0, 0, 0.0, 0.5) == 0 && wp_lanes_book(&ln, 0, 0, 2.0, 0.5) == 0, "two more booked");
+    is_near(wp_lanes_earliest(&ln, 0, 0.2, 0.5, &lane), 0.5, 1e-12, "the gap [0.5, 1) holds 0.5 s");
+    is_near(wp_lanes_earliest(&ln, 0, 0.2, 0.6, &lane), 2.5, 1e-12, "0.6 s fits only after [2, 2.5)");
+    wp_lanes_destroy(&ln);
 
     /* ---- the simulator on a cluster, from a table ---- */
     /* 2 stages of 1 layer, each replicated on 2 ranks; ranks 0,1 on node 0

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sched/generate.h"
+#include "sched/lanes.h"
 #include "sched/walk.h"
 
 void wp_cost_model_default(struct wp_cost_model *c)
@@ -35,11 +36,9 @@ struct sim {
     double *link_free; /* per (src * P + dst) */
     int *node_of;      /* per rank, with a cluster: node index */
     int *type_of;      /* per rank, with a cluster: node type index */
-    double *nic_free;  /* per node, WP_SIM_MAX_LANES lanes: when each is free */
-    int *lanes_of;     /* per node: lanes in use (fabric NICs, at least 1) */
+    struct wp_lanes lanes; /* with a cluster: each node's network lanes (fabric NICs, at least 1) */
+    int have_lanes;
 };
-
-#define WP_SIM_MAX_LANES 16
 
 static int add_event(const struct sim *sm, int rank, int op, int stage, int mb, int peer, double start,
                      double end, struct wp_err *err)
@@ -99,20 +98,16 @@ static void link_params(const struct sim *sm, int a, int b, double *alpha, doubl
 
 /* With a cluster, a message between nodes also waits for a lane of its
  * source node's network: as many as the node type has fabric NICs (at least
- * one), taken first come, first served. Returns when the message may start
- * and books the lane until it ends (start + occupy). */
+ * one), the earliest free gap in time (lanes.h). Returns when the message
+ * may start and books the lane until it ends (start + occupy). */
 static double nic_book(struct sim *sm, int src, int dst, double start, double occupy)
 {
-    if (!sm->cost->cluster || !sm->nic_free || sm->node_of[src] == sm->node_of[dst])
+    if (!sm->have_lanes || sm->node_of[src] == sm->node_of[dst])
         return start;
-    double *lanes = sm->nic_free + (size_t)sm->node_of[src] * WP_SIM_MAX_LANES;
-    int n = sm->lanes_of[sm->node_of[src]], best = 0;
-    for (int i = 1; i < n; i++)
-        if (lanes[i] < lanes[best])
-            best = i;
-    if (lanes[best] > start)
-        start = lanes[best];
-    lanes[best] = start + occupy;
+    int lane = 0, node = sm->node_of[src];
+    start = wp_lanes_earliest(&sm->lanes, node, start, occupy, &lane);
+    if (wp_lanes_book(&sm->lanes, node, lane, start, occupy))
+        sm->have_lanes = 0; /* no memory: lanes no longer modelled */
     return start;
 }
 
@@ -122,33 +117,34 @@ static double nic_book(struct sim *sm, int src, int dst, double start, double oc
  * messages do). Returns when it may start, and books the lanes. */
 static double nic_book_collective(struct sim *sm, const int *ranks, int n, double start, double duration)
 {
-    if (!sm->cost->cluster || !sm->nic_free || n < 2)
+    if (!sm->have_lanes || n < 2)
         return start;
     int spans = 0;
     for (int i = 1; i < n && !spans; i++)
         spans = sm->node_of[ranks[i]] != sm->node_of[ranks[0]];
     if (!spans)
         return start;
-    /* the latest of the nodes' earliest free lanes */
-    for (int i = 0; i < n; i++) {
-        const double *lanes = sm->nic_free + (size_t)sm->node_of[ranks[i]] * WP_SIM_MAX_LANES;
-        double earliest = lanes[0];
-        for (int l = 1; l < sm->lanes_of[sm->node_of[ranks[i]]]; l++)
-            earliest = lanes[l] < earliest ? lanes[l] : earliest;
-        start = earliest > start ? earliest : start;
+    /* the earliest time every node has a lane free for the whole duration */
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int i = 0; i < n; i++) {
+            int lane;
+            double t = wp_lanes_earliest(&sm->lanes, sm->node_of[ranks[i]], start, duration, &lane);
+            if (t > start) {
+                start = t;
+                moved = 1;
+            }
+        }
     }
     for (int i = 0; i < n; i++) {
-        int node = sm->node_of[ranks[i]], seen = 0;
+        int node = sm->node_of[ranks[i]], seen = 0, lane = 0;
         for (int j = 0; j < i && !seen; j++)
             seen = sm->node_of[ranks[j]] == node;
         if (seen)
             continue;
-        double *lanes = sm->nic_free + (size_t)node * WP_SIM_MAX_LANES;
-        int best = 0;
-        for (int l = 1; l < sm->lanes_of[node]; l++)
-            if (lanes[l] < lanes[best])
-                best = l;
-        lanes[best] = start + duration;
+        wp_lanes_earliest(&sm->lanes, node, start, duration, &lane);
+        if (wp_lanes_book(&sm->lanes, node, lane, start, duration))
+            sm->have_lanes = 0;
     }
     return start;
 }
@@ -480,7 +476,7 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     res->nranks = P;
     res->busy = calloc((size_t)P, sizeof *res->busy);
     res->peak_activations = calloc((size_t)P, sizeof *res->peak_activations);
-    struct sim sm = {s, cost, NULL, res, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    struct sim sm = {s, cost, NULL, res, NULL, NULL, NULL, NULL, NULL, NULL, {0, NULL, NULL}, 0};
     struct wp_msg_match mm;
     int rc = res->busy && res->peak_activations ? wp_match_messages(s, &mm, err) : wp_errorf(err, "out of memory");
     if (rc) {
@@ -539,17 +535,20 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
         int nodes = 0;
         for (int r = 0; r < P; r++)
             nodes = sm.node_of[r] + 1 > nodes ? sm.node_of[r] + 1 : nodes;
-        sm.nic_free = calloc((size_t)nodes * WP_SIM_MAX_LANES, sizeof *sm.nic_free);
-        sm.lanes_of = calloc((size_t)nodes, sizeof *sm.lanes_of);
-        if (!sm.nic_free || !sm.lanes_of)
+        int *count = calloc((size_t)(nodes > 0 ? nodes : 1), sizeof *count);
+        if (!count)
             rc = wp_errorf(err, "out of memory");
         for (int r = 0; rc == 0 && r < P; r++) {
             const struct wp_node_type *t = &cl->types[sm.type_of[r]];
             int fabric = 0;
             for (int i = 0; i < t->nnics; i++)
                 fabric += t->nics[i].fabric;
-            sm.lanes_of[sm.node_of[r]] = fabric < 1 ? 1 : fabric > WP_SIM_MAX_LANES ? WP_SIM_MAX_LANES : fabric;
+            count[sm.node_of[r]] = fabric;
         }
+        if (rc == 0 && wp_lanes_init(&sm.lanes, nodes, count))
+            rc = wp_errorf(err, "out of memory");
+        sm.have_lanes = rc == 0;
+        free(count);
     }
     if (rc == 0 && cost->cores > 0 && cost->cores < P) {
         rc = simulate_shared_cores(&sm, err);
@@ -575,8 +574,8 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     free(sm.link_free);
     free(sm.node_of);
     free(sm.type_of);
-    free(sm.nic_free);
-    free(sm.lanes_of);
+    if (sm.lanes.lanes)
+        wp_lanes_destroy(&sm.lanes);
     if (rc)
         wp_sim_result_destroy(res);
     return rc;

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The simulator against a measured run, small enough for CI: bench/fidelity.sh
+# on the virtual Slurm cluster with one case of its grid -- 8 ranks on 3
+# nodes (3+3+2), links shaped to 1 Gbit/s, the GPT-2-small-class layer table
+# (analytic, 62 blocks), 1f1b and GPipe, compute emulated, MPI (MPICH 5)
+# over the veth links. The network is calibrated on that cluster first; each
+# predicted iteration (wavepipe simulate --layers --cluster CALIBRATED) must
+# lie within 15 % of the measured median iteration: loose enough for a loaded
+# CI machine, tight enough to catch a runtime that holds its ranks or a
+# simulator that drops a cost (both were 5-300 % off before their fixes).
+# The full grid is `make fidelity` (results/fidelity/). Skips (77) only where
+# network namespaces cannot be made.
+if [ -z "${WAVEPIPE:-}" ] && [ -n "${top_builddir:-}" ]; then
+    WAVEPIPE="$(cd "$top_builddir" && pwd)/src/wavepipe"
+fi
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
+tolerance=0.15
+vcluster_require "$vc"
+builddir=${WP_BUILDDIR:-$(pwd)}
+out="$(cd "$builddir" && pwd)/tests/fidelity.slurm_fidelity"
+rm -rf "$out"
+
+# fidelity.sh takes the cluster lock, brings the cluster up and down itself
+FIDELITY_RATES=1gbit FIDELITY_SHAPES=8:3 FIDELITY_TABLES=gpt2-small-deep FIDELITY_KINDS="1f1b gpipe" \
+    FIDELITY_STEPS=4 timeout -k 10 900 bash "$WP_SRCDIR/bench/fidelity.sh" "$WAVEPIPE" "$WP_SRCDIR" "$out" \
+    > "$out.log" 2>&1
+rc=$?
+expect_status 0 "$rc" "bench/fidelity.sh ran the 8-rank, 3-node case at 1 Gbit/s"
+[ "$rc" -eq 0 ] || sed 's/^/    | /' "$out.log" | tail -n 25
+grep -E '^(fidelity: MPI|    fit|case|1gbit/|[0-9]+ cases)' "$out.log" | sed 's/^/    /'
+
+expect_contains "$out.log" "MPICH Version: 5" "the runs used MPICH 5 (MPI over the links)"
+grep -q '^fit inter-node' "$out/logs/calibrate-1gbit.out" 2>/dev/null
+expect_status 0 $? "the network was calibrated on the cluster (an inter-node fit)"
+csv=$out/fidelity.csv
+head -n 1 "$csv" 2>/dev/null | grep -qx 'case,rate,table,ranks,nodes,kind,micro_batches,predicted_s,measured_s,error,compute,mpi'
+expect_status 0 $? "fidelity.csv has its header"
+for kind in 1f1b gpipe; do
+    row=$(grep "^1gbit/gpt2-small-deep/8r3n/$kind," "$csv" 2>/dev/null)
+    if [ -z "$row" ]; then
+        fail "$kind: a row in fidelity.csv"
+        continue
+    fi
+    IFS=, read -r _ _ _ ranks nodes _ _ predicted measured err compute _ <<< "$row"
+    if [ "$ranks" = 8 ] && [ "$nodes" = 3 ] && [ "$compute" = emulated ]; then
+        pass "$kind: 8 ranks on 3 nodes, compute emulated"
+    else
+        fail "$kind: 8 ranks on 3 nodes, compute emulated ($row)"
+    fi
+    if awk -v e="$err" -v t="$tolerance" 'BEGIN { exit !(e <= t && -e <= t) }'; then
+        pass "$kind: predicted $predicted s, measured $measured s, error $err within 15 %"
+    else
+        fail "$kind: predicted $predicted s, measured $measured s, error $err within 15 %"
+    fi
+done
+expect_contains "$out/fidelity.txt" "2 cases: mean |error|" "the table closes with mean and max error"
+finish
