@@ -45,7 +45,6 @@ WAVEPIPE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SRCDIR=$(cd "$2" && pwd)
 mkdir -p "$3"
 OUT=$(cd "$3" && pwd)
-VC=$SRCDIR/tests/cluster/vcluster.sh
 RATES=${FIDELITY_RATES:-none 1gbit 100mbit}
 SHAPES=${FIDELITY_SHAPES:-8:2 16:4 32:4}
 TABLES=${FIDELITY_TABLES:-gpt2-small-deep bert-48}
@@ -92,67 +91,18 @@ kind_args() {
 }
 
 # --- the cluster -----------------------------------------------------------------------
-if ! reason=$(bash "$VC" can-run 2>&1); then die "the virtual cluster cannot run here: $reason"; fi
-# one virtual cluster a machine (its names are fixed): wait for the tests' lock
-mkdir -p /run/lock
-exec 9> /run/lock/wavepipe-vcluster.lock
-flock 9
-trap 'bash "$VC" down "$CLDIR" >/dev/null 2>&1' EXIT
-trap 'exit 1' INT TERM HUP
-VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=$max_per_node VCLUSTER_KEEP="$OUT:$(dirname "$WAVEPIPE")" \
-    bash "$VC" up "$CLDIR" "$max_nodes" || die "the cluster did not come up"
-# shellcheck disable=SC1091
-. "$CLDIR/env"
-mpi_line=$(srun -N 1 -n 1 --mpi=pmi2 "$WAVEPIPE" --version 2>&1 | grep 'MPI loaded' | sed 's/^ *MPI loaded: *//')
-log "MPI on the cluster: $mpi_line"
-
-shape_all() { # RATE
-    for i in $(seq 1 "$max_nodes"); do
-        if [ "$1" = none ]; then
-            bash "$VC" unshape "$CLDIR" "wpn$i" >/dev/null 2>&1
-        else
-            bash "$VC" shape "$CLDIR" "wpn$i" "$1" 256kbit >/dev/null || die "cannot shape wpn$i to $1"
-        fi
-    done
-}
-
-# job NAME NODES TASKS PER_NODE SCRIPT LIMIT_S: one sbatch job of TASKS ranks
-# in blocks of at most PER_NODE on NODES nodes, waited for, bounded
-job() {
-    local name=$1 nodes=$2 tasks=$3 per=$4 script=$5 limit=$6
-    timeout "$limit" sbatch --wait --parsable -J "$name" -p wp -N "$nodes" -n "$tasks" \
-        --ntasks-per-node="$per" -t 60 \
-        -D "$OUT" -o "$OUT/logs/$name.out" "$script" > "$OUT/logs/$name.sbatch" 2>&1
-    local rc=$?
-    if [ "$rc" -eq 124 ]; then
-        log "$name: no end within $limit s, cancelled"
-        scancel "$(head -n 1 "$OUT/logs/$name.sbatch")" 2>/dev/null
-    fi
-    return "$rc"
-}
+# shellcheck source=bench/vcluster_jobs.sh
+. "$SRCDIR/bench/vcluster_jobs.sh"
+vcj_up "$CLDIR" "$max_nodes" "$max_per_node"
 
 csv=$OUT/fidelity.csv
 echo "case,rate,table,ranks,nodes,kind,micro_batches,predicted_s,measured_s,error,compute,mpi" > "$csv.tmp"
-mkdir -p "$OUT/logs" "$OUT/runs"
 skipped=""
 missing=0
 
 for rate in $RATES; do
-    shape_all "$rate"
-    cal=$OUT/runs/calibrated-$rate.cfg
-    cat > "$OUT/runs/calibrate-$rate.sh" <<EOF
-#!/bin/bash
-srun --mpi=pmi2 "$WAVEPIPE" calibrate --min-bytes 64KiB --max-bytes 4MiB --repeat 5 --out "$cal"
-EOF
-    # 2 nodes x 2 ranks: every node's link is shaped alike, and more ranks
-    # than the 2 cores spin in MPI's waits and time each other out (6 ranks
-    # on 3 nodes fitted alpha = 2 ms where 4 on 2 fit 57 us)
-    log "rate $rate: calibrating on 2 nodes x 2 ranks"
-    job "calibrate-$rate" 2 4 2 "$OUT/runs/calibrate-$rate.sh" 900 || die "calibrate at $rate failed ($OUT/logs/calibrate-$rate.out)"
-    # the same node type and links, as many nodes as the largest shape
-    "$WAVEPIPE" topo --cluster "$cal" --nodes "$max_nodes" --quiet --out "$cal.tmp" && mv "$cal.tmp" "$cal" ||
-        die "cannot make $cal over for $max_nodes nodes"
-    grep -E '^(fit|wrote)' "$OUT/logs/calibrate-$rate.out" | sed 's/^/    /' >&2
+    vcj_shape "$rate"
+    cal=$(vcj_calibrate "$rate") || exit 1
     for table in $TABLES; do
         tpath=$(table_path "$table")
         for shape in $SHAPES; do
@@ -184,12 +134,11 @@ EOF
             } > "$script"
             log "rate $rate, $table, $P ranks on $N nodes (blocks of $per):$runnable"
             rm -f "$case_dir"/*.csv
-            job "fid-$rate-$table-${P}r${N}n" "$N" "$P" "$per" "$script" 3600 || log "job for $case_dir failed"
+            vcj_job "fid-$rate-$table-${P}r${N}n" "$N" "$P" "$per" "$script" 3600 || log "job for $case_dir failed"
             for kind in $runnable; do
                 predicted=$(awk -F, 'NR == 2 { print $7 }' "$case_dir/$kind.predicted")
                 # the median iteration over the steps after the first (row 2 is step 0)
-                measured=$(awk -F, 'NR > 2 { print $14 }' "$case_dir/$kind.csv" 2>/dev/null | sort -g |
-                    awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')
+                measured=$(vcj_median_iteration "$case_dir/$kind.csv")
                 if [ -z "$measured" ] || [ -z "$predicted" ]; then
                     skipped="$skipped$rate/$table/${P}r${N}n/$kind: no measurement ($case_dir/$kind.log)"$'\n'
                     missing=1
@@ -207,7 +156,7 @@ mv "$csv.tmp" "$csv"
 # --- the table -----------------------------------------------------------------------------
 {
     echo "Simulator against measurement, compute emulated (each pass sleeps its layer table's time),"
-    echo "MPI over the tc-shaped veth links of a virtual Slurm cluster on one 2-core machine ($mpi_line)."
+    echo "MPI over the tc-shaped veth links of a virtual Slurm cluster on one 2-core machine ($MPI_LINE)."
     printf '%-34s %12s %12s %8s\n' case predicted_s measured_s error
     awk -F, 'NR > 1 { printf "%-34s %12.4f %12.4f %+7.1f%%\n", $1, $8, $9, 100 * $10 }' "$csv"
     awk -F, 'NR > 1 { e = $10 < 0 ? -$10 : $10; s += e; n++; if (e > m) { m = e; w = $1 } }

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# plan_ranking.sh -- does the planner rank its plans as they really run? On
+# the virtual Slurm cluster (4 nodes, links shaped to RATE, MPICH 5 over
+# them) standing in for 4 nodes x 4 GPUs, for each of three layer tables
+# (analytic GPT tables of bench/models: gpt2-mini, gpt-narrow-deep,
+# gpt-wide, at 1 TFLOP/s), it
+#   1. calibrates the network (2 nodes x 2 ranks) and makes that over into
+#      a cluster of 4 nodes x 4 emulated GPUs (wavepipe topo --cluster
+#      --nodes 4 --gpus-per-node 4),
+#   2. plans (wavepipe plan --compare-dir): the planner's choice, data
+#      parallelism, 2, 4 and 8 even stages and the straight pipeline, each
+#      with the simulator's predicted iteration,
+#   3. runs every distinct plan with srun -n 16 wavepipe run --compute
+#      emulated --plan (each pass sleeps its table's time; activations,
+#      gradients and allreduces are real messages over the links): the
+#      median iteration after the first step,
+# and reports per table Kendall's tau between the predicted and the
+# measured order (goal >= 0.8) and how far the chosen plan is from the
+# fastest measured (goal within 3 %). Writes OUT/ranking.csv and
+# OUT/ranking.txt. Compute is emulated and the cluster is namespaces on one
+# 2-core machine: the outputs say so. Needs root.
+#
+# Usage: bench/plan_ranking.sh WAVEPIPE SRCDIR OUTDIR
+# Environment: RANKING_RATE (default 1gbit), RANKING_TABLES (default the
+# three), RANKING_STEPS (default 3), RANKING_GLOBAL_BATCH (default 64).
+set -u
+if [ $# -ne 3 ]; then
+    echo "usage: $0 WAVEPIPE SRCDIR OUTDIR" >&2
+    exit 2
+fi
+WAVEPIPE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SRCDIR=$(cd "$2" && pwd)
+mkdir -p "$3"
+OUT=$(cd "$3" && pwd)
+RATE=${RANKING_RATE:-1gbit}
+TABLES=${RANKING_TABLES:-gpt2-mini gpt-narrow-deep gpt-wide}
+STEPS=${RANKING_STEPS:-3}
+G=${RANKING_GLOBAL_BATCH:-64}
+NODES=4
+PER_NODE=4
+log() { printf 'plan_ranking: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+# shellcheck source=bench/vcluster_jobs.sh
+. "$SRCDIR/bench/vcluster_jobs.sh"
+
+mkdir -p "$OUT/tables"
+for table in $TABLES; do
+    "$WAVEPIPE" profile --model "$SRCDIR/bench/models/$table.cfg" --analytic --flops-per-s 1e12 --micro-batch 2 \
+        -o "$OUT/tables/$table.cfg" > "$OUT/tables/$table.txt" || die "wavepipe profile --analytic $table failed"
+done
+
+vcj_up "$OUT/vcluster" "$NODES" "$PER_NODE"
+vcj_shape "$RATE"
+cal=$(vcj_calibrate "$RATE") || exit 1
+cluster=$OUT/runs/emulated-gpus-$RATE.cfg
+"$WAVEPIPE" topo --cluster "$cal" --gpus-per-node "$PER_NODE" --quiet --out "$cluster" ||
+    die "cannot make $cal into a cluster of emulated GPUs"
+
+csv=$OUT/ranking.csv
+echo "table,plan,shape,predicted_s,measured_s,chosen,compute,rate" > "$csv.tmp"
+for table in $TABLES; do
+    tpath=$OUT/tables/$table.cfg
+    dir=$OUT/runs/$table
+    rm -rf "$dir"
+    "$WAVEPIPE" plan --layers "$tpath" --global-batch "$G" --cluster "$cluster" --compare-dir "$dir" \
+        > "$OUT/runs/$table.plan.txt" 2>&1 || die "wavepipe plan on $table failed ($OUT/runs/$table.plan.txt)"
+    chosen_shape=$(awk -F, '$1 == "chosen" { print $3 }' "$dir/compared.csv")
+    # distinct plans: the chosen one stands for a compared plan of its very split
+    script=$dir/job.sh
+    echo '#!/bin/bash' > "$script"
+    plans=""
+    while IFS=, read -r name file shape _ _ _; do
+        [ "$name" = plan ] && continue
+        if [ "$name" != chosen ] && cmp -s <(grep -v '^#' "$file" | grep -v predicted) \
+            <(grep -v '^#' "$dir/chosen.cfg" | grep -v predicted); then
+            continue # the very plan chosen
+        fi
+        plans="$plans $name"
+        echo "srun --mpi=pmi2 \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --plan \"$file\"" \
+            "--steps $STEPS --results \"$dir/$name.csv\" > \"$dir/$name.log\" 2>&1 || echo \"$name failed: \$?\"" \
+            >> "$script"
+    done < "$dir/compared.csv"
+    log "$table: chosen $chosen_shape; running$plans on $NODES nodes x $PER_NODE ranks"
+    vcj_job "rank-$table" "$NODES" $((NODES * PER_NODE)) "$PER_NODE" "$script" 3600 || log "job for $table failed"
+    for name in $plans; do
+        row=$(awk -F, -v n="$name" '$1 == n' "$dir/compared.csv")
+        IFS=, read -r _ _ shape _ predicted _ <<< "$row"
+        measured=$(vcj_median_iteration "$dir/$name.csv")
+        [ -n "$measured" ] || { log "$table/$name: no measurement ($dir/$name.log)"; continue; }
+        echo "$table,$name,$shape,$predicted,$measured,$([ "$name" = chosen ] && echo 1 || echo 0),emulated,$RATE" \
+            >> "$csv.tmp"
+    done
+done
+mv "$csv.tmp" "$csv"
+
+{
+    echo "The planner's ranking against measurement: $NODES nodes x $PER_NODE emulated GPUs (ranks of a virtual"
+    echo "Slurm cluster on one 2-core machine, compute emulated from analytic layer tables at 1 TFLOP/s),"
+    echo "links shaped to $RATE, network calibrated there, MPI: $MPI_LINE."
+    for table in $TABLES; do
+        echo
+        printf '%-16s %-18s %12s %12s\n' "$table" shape predicted_s measured_s
+        awk -F, -v t="$table" '$1 == t { printf "  %-14s %-18s %12.4f %12.4f%s\n", $2, $3, $4, $5, $6 ? "   <- chosen" : "" }' "$csv"
+        # Kendall's tau (tau-b: ties count as neither order) and the chosen plan against the fastest
+        awk -F, -v t="$table" '
+            $1 == t { n++; p[n] = $4; m[n] = $5; if ($6) c = $5; if (!f || $5 < f) { f = $5; fn = $2 } }
+            END {
+                if (n < 2) { print "  too few measured plans"; exit }
+                for (i = 1; i < n; i++) for (j = i + 1; j <= n; j++) {
+                    dp = p[i] - p[j]; dm = m[i] - m[j]; s = dp * dm
+                    if (dp != 0) np++; if (dm != 0) nm++
+                    if (s > 0) con++; else if (s < 0) dis++
+                }
+                tau = (np && nm) ? (con - dis) / sqrt(np * nm) : 0
+                printf "  %d plans: Kendall tau %.3f (goal >= 0.8); chosen %.4f s, fastest %s %.4f s: %+.1f %% (goal <= 3 %%)\n",
+                       n, tau, c, fn, f, 100 * (c / f - 1)
+            }' "$csv"
+    done
+} | tee "$OUT/ranking.txt"

@@ -1,0 +1,85 @@
+# vcluster_jobs.sh -- sourced by the benchmarks that measure on the virtual
+# Slurm cluster (bench/fidelity.sh, bench/plan_ranking.sh): bring it up with
+# MPI over its links, shape them, run bounded sbatch jobs, calibrate the
+# network. The caller sets WAVEPIPE, SRCDIR and OUT (absolute paths) and
+# defines log MESSAGE and die MESSAGE.
+
+VC=$SRCDIR/tests/cluster/vcluster.sh
+
+# vcj_up CLDIR NODES CPUS_PER_NODE: waits for the machine's cluster lock
+# (one virtual cluster a machine, its names are fixed), brings NODES nodes
+# up on MPICH 5 and tears them down when the caller exits; sets MPI_LINE
+# to the MPI library the nodes load.
+vcj_up() {
+    local reason
+    if ! reason=$(bash "$VC" can-run 2>&1); then die "the virtual cluster cannot run here: $reason"; fi
+    VCJ_DIR=$1
+    VCJ_NODES=$2
+    mkdir -p /run/lock
+    exec 9> /run/lock/wavepipe-vcluster.lock
+    flock 9
+    trap 'bash "$VC" down "$VCJ_DIR" >/dev/null 2>&1' EXIT
+    trap 'exit 1' INT TERM HUP
+    VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=$3 VCLUSTER_KEEP="$OUT:$(dirname "$WAVEPIPE")" \
+        bash "$VC" up "$VCJ_DIR" "$VCJ_NODES" || die "the cluster did not come up"
+    # shellcheck disable=SC1091
+    . "$VCJ_DIR/env"
+    MPI_LINE=$(srun -N 1 -n 1 --mpi=pmi2 "$WAVEPIPE" --version 2>&1 | grep 'MPI loaded' | sed 's/^ *MPI loaded: *//')
+    log "MPI on the cluster: $MPI_LINE"
+    mkdir -p "$OUT/logs" "$OUT/runs"
+}
+
+# vcj_shape RATE: every node's link shaped to RATE (tc tbf), or "none"
+vcj_shape() {
+    local i
+    for i in $(seq 1 "$VCJ_NODES"); do
+        if [ "$1" = none ]; then
+            bash "$VC" unshape "$VCJ_DIR" "wpn$i" >/dev/null 2>&1
+        else
+            bash "$VC" shape "$VCJ_DIR" "wpn$i" "$1" 256kbit >/dev/null || die "cannot shape wpn$i to $1"
+        fi
+    done
+}
+
+# vcj_job NAME NODES TASKS PER_NODE SCRIPT LIMIT_S: one sbatch job of TASKS
+# ranks in blocks of at most PER_NODE on NODES nodes, waited for, bounded;
+# its output in OUT/logs/NAME.out
+vcj_job() {
+    local name=$1 nodes=$2 tasks=$3 per=$4 script=$5 limit=$6
+    timeout "$limit" sbatch --wait --parsable -J "$name" -p wp -N "$nodes" -n "$tasks" \
+        --ntasks-per-node="$per" -t 60 \
+        -D "$OUT" -o "$OUT/logs/$name.out" "$script" > "$OUT/logs/$name.sbatch" 2>&1
+    local rc=$?
+    if [ "$rc" -eq 124 ]; then
+        log "$name: no end within $limit s, cancelled"
+        scancel "$(head -n 1 "$OUT/logs/$name.sbatch")" 2>/dev/null
+    fi
+    return "$rc"
+}
+
+# vcj_calibrate RATE: wavepipe calibrate on 2 nodes x 2 ranks (every node's
+# link is shaped alike, and more ranks than the 2 cores spin in MPI's waits
+# and time each other out: 6 ranks on 3 nodes fitted alpha = 2 ms where 4 on
+# 2 fit 57 us), made over for all VCJ_NODES nodes; prints its path
+# (OUT/runs/calibrated-RATE.cfg)
+vcj_calibrate() {
+    local rate=$1 cal=$OUT/runs/calibrated-$1.cfg
+    cat > "$OUT/runs/calibrate-$rate.sh" <<EOS
+#!/bin/bash
+srun --mpi=pmi2 "$WAVEPIPE" calibrate --min-bytes 64KiB --max-bytes 4MiB --repeat 5 --out "$cal"
+EOS
+    log "rate $rate: calibrating on 2 nodes x 2 ranks"
+    vcj_job "calibrate-$rate" 2 4 2 "$OUT/runs/calibrate-$rate.sh" 900 ||
+        die "calibrate at $rate failed ($OUT/logs/calibrate-$rate.out)"
+    grep -E '^(fit|wrote)' "$OUT/logs/calibrate-$rate.out" | sed 's/^/    /' >&2
+    "$WAVEPIPE" topo --cluster "$cal" --nodes "$VCJ_NODES" --quiet --out "$cal.tmp" && mv "$cal.tmp" "$cal" ||
+        die "cannot make $cal over for $VCJ_NODES nodes"
+    echo "$cal"
+}
+
+# vcj_median_iteration CSV: the median iteration (column 14) over the rows
+# after the first step (row 2 is step 0) of a wavepipe run --results file
+vcj_median_iteration() {
+    awk -F, 'NR > 2 { print $14 }' "$1" 2>/dev/null | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
