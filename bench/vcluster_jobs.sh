@@ -25,6 +25,7 @@ vcj_up() {
     # shellcheck disable=SC1091
     . "$VCJ_DIR/env"
     MPI_LINE=$(srun -N 1 -n 1 --mpi=pmi2 "$WAVEPIPE" --version 2>&1 | grep 'MPI loaded' | sed 's/^ *MPI loaded: *//')
+    MPI_LINE="$MPI_LINE, ofi eager threshold ${MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD:-default}"
     log "MPI on the cluster: $MPI_LINE"
     mkdir -p "$OUT/logs" "$OUT/runs"
 }
