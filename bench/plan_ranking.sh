@@ -22,7 +22,7 @@
 #
 # Usage: bench/plan_ranking.sh WAVEPIPE SRCDIR OUTDIR
 # Environment: RANKING_RATE (default 1gbit), RANKING_TABLES (default the
-# three), RANKING_STEPS (default 3), RANKING_GLOBAL_BATCH (default 64).
+# three), RANKING_STEPS (default 5), RANKING_GLOBAL_BATCH (default 64).
 set -u
 if [ $# -ne 3 ]; then
     echo "usage: $0 WAVEPIPE SRCDIR OUTDIR" >&2
@@ -34,7 +34,7 @@ mkdir -p "$3"
 OUT=$(cd "$3" && pwd)
 RATE=${RANKING_RATE:-1gbit}
 TABLES=${RANKING_TABLES:-gpt2-mini gpt-narrow-deep gpt-wide}
-STEPS=${RANKING_STEPS:-3}
+STEPS=${RANKING_STEPS:-5}
 G=${RANKING_GLOBAL_BATCH:-64}
 NODES=4
 PER_NODE=4

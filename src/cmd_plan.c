@@ -20,7 +20,7 @@
 #define WP_PLAN_MAX_TABLES 16
 
 enum { OPT_LAYERS = 3000, OPT_PROFILE_BATCH, OPT_GLOBAL_BATCH, OPT_CLUSTER, OPT_MEMORY, OPT_OUT, OPT_FORMAT,
-       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL };
+       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL, OPT_UNEVEN };
 
 static void usage(void)
 {
@@ -56,13 +56,18 @@ static void usage(void)
            "                       cost model and the simulator time them\n"
            "  --model MODEL.cfg    the GPT model of a wavepipe-profile table: each replicated stage\n"
            "                       also gets AutoDDL's SBP meshes for its blocks' MLP matmuls\n"
+           "  --uneven-slices      DAPPLE's own micro-batch rule: the profile batch on each replica\n"
+           "                       of the widest stage, split unevenly over other stages' replicas\n"
+           "                       (its table V plans such as 15:1); by default every micro-batch\n"
+           "                       divides the global batch and every stage's replicas split it\n"
+           "                       evenly, as wavepipe run --plan needs\n"
            "  -h, --help           this text\n");
 }
 
 struct plan_options {
     const char *layers[WP_PLAN_MAX_TABLES], *cluster, *out, *format, *model, *compare_dir;
     int nlayers;
-    int profile_batch, global_batch, devices, compare;
+    int profile_batch, global_batch, devices, compare, uneven_slices;
     double memory_bytes;
     enum wp_layer_contract contract;
 };
@@ -82,6 +87,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
         {"compare", no_argument, NULL, OPT_COMPARE},
         {"compare-dir", required_argument, NULL, OPT_COMPARE_DIR},
         {"model", required_argument, NULL, OPT_MODEL},
+        {"uneven-slices", no_argument, NULL, OPT_UNEVEN},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -108,6 +114,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
             o->compare_dir = optarg;
             break;
         case OPT_MODEL: o->model = optarg; break;
+        case OPT_UNEVEN: o->uneven_slices = 1; break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0)
                 return wp_usage_error(CMD, "--format '%s': expected text or csv", optarg);
@@ -328,6 +335,7 @@ int wp_cmd_plan(int argc, char **argv)
             goto out;
         if (wp_plan_model_init(&x->m, &x->t, &hw, o.global_batch, &err))
             goto out;
+        x->m.even_slices = !o.uneven_slices;
         /* a table whose micro-batch fits nowhere leaves the others to choose from */
         x->planned = wp_plan_dapple(&x->m, &x->plan, &x->err) == 0;
         if (x->planned && (best < 0 || x->plan.predicted_iter_s < tp[best].plan.predicted_iter_s))

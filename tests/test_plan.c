@@ -317,6 +317,23 @@ static void table_case(const struct table_case *c)
         }
         wp_plan_destroy(&base);
     }
+    /* what wavepipe plan gives run --plan by default: a micro-batch that
+     * divides the global batch and that every stage's replicas split evenly */
+    struct wp_plan runnable;
+    wp_plan_init(&runnable);
+    m.even_slices = 1;
+    if (ok(wp_plan_dapple(&m, &runnable, &err) == 0, "%s: planned with even slices (%s)", name, err.msg)) {
+        int even = runnable.micro_batch > 0 && c->global_batch % runnable.micro_batch == 0 &&
+                   runnable.microbatches * runnable.micro_batch == c->global_batch;
+        for (int s = 0; even && s < runnable.nstages; s++)
+            even = runnable.micro_batch % runnable.stages[s].replicas == 0;
+        char rs[256];
+        wp_plan_shape(&runnable, rs, sizeof rs);
+        ok(even, "%s: even slices: %s, %d micro-batches of %d, each split evenly over every stage's replicas",
+           name, rs, runnable.microbatches, runnable.micro_batch);
+    }
+    m.even_slices = 0;
+    wp_plan_destroy(&runnable);
     wp_plan_destroy(&best);
     wp_plan_destroy(&paper);
     wp_plan_model_destroy(&m);

@@ -148,6 +148,12 @@ struct wp_plan_model {
     const struct wp_layer_table *layers;
     struct wp_plan_hw hw;
     int global_batch;
+    /* 1: only micro-batches wavepipe run executes -- a divisor of the global
+     * batch that every stage's replica count divides (plans whose replica
+     * counts allow none are infeasible); 0 (as initialised): DAPPLE's rule,
+     * the profile batch on each replica of the widest stage, other stages'
+     * slices rounded up (its table V plans such as 15:1) */
+    int even_slices;
     /* n + 1 entries each: forward and backward seconds, parameter bytes,
      * parameters + gradients + optimizer state, activation (output) bytes */
     double *cum_f, *cum_b, *cum_p, *cum_w, *cum_act;

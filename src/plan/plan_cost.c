@@ -143,18 +143,55 @@ void wp_plan_model_destroy(struct wp_plan_model *m)
     memset(m, 0, sizeof *m);
 }
 
-/* Micro-batch size and count for a plan whose largest replica count is
- * max_replicas (plan.h: the profile batch on each replica of that stage). */
-static void micro_batches(const struct wp_plan_model *m, int max_replicas, int *micro_batch, int *microbatches)
+/* Micro-batch size and count for a plan whose stages' replica counts have
+ * largest max_replicas and least common multiple lcm: the profile batch on
+ * each replica of the widest stage (plan.h); with even_slices moved to the
+ * nearest size that wavepipe run executes -- a divisor of the global batch
+ * that every stage's replicas split evenly (ties to the smaller: more
+ * micro-batches). Returns -1 when no size is both. */
+static int micro_batches(const struct wp_plan_model *m, int max_replicas, long lcm, int *micro_batch,
+                         int *microbatches)
 {
-    long b = (long)m->layers->profile_batch * max_replicas;
-    if (b > m->global_batch)
-        b = m->global_batch;
+    long G = m->global_batch, b = (long)m->layers->profile_batch * max_replicas;
+    if (b > G)
+        b = G;
     if (b < 1)
         b = 1;
-    int M = (int)((m->global_batch + b - 1) / b);
-    *microbatches = M;
-    *micro_batch = (m->global_batch + M - 1) / M;
+    if (!m->even_slices) {
+        int M = (int)((G + b - 1) / b);
+        *microbatches = M;
+        *micro_batch = (int)((G + M - 1) / M);
+        return 0;
+    }
+    long best = 0;
+    if (G % b == 0 && b % lcm == 0)
+        best = b; /* the usual case: no search */
+    else
+        for (long c = lcm; c <= G; c += lcm)
+            if (G % c == 0 && (!best || labs(c - b) < labs(best - b)))
+                best = c;
+    if (!best)
+        return -1;
+    *micro_batch = (int)best;
+    *microbatches = (int)(G / best);
+    return 0;
+}
+
+/* Least common multiple of the stages' replica counts, capped just above
+ * the global batch (no micro-batch can serve more). */
+static long replica_lcm(const struct wp_plan_model *m, const struct wp_stage_shape *st, int nstages)
+{
+    long lcm = 1;
+    for (int s = 0; s < nstages && lcm <= m->global_batch; s++) {
+        long a = lcm, b = st[s].replicas;
+        while (b) {
+            long t = a % b;
+            a = b;
+            b = t;
+        }
+        lcm = lcm / a * st[s].replicas;
+    }
+    return lcm;
 }
 
 static double range(const double *cum, int first, int last)
@@ -216,8 +253,8 @@ static double plan_cost(const struct wp_plan_model *m, const struct wp_stage_sha
     int R = 1;
     for (int s = 0; s < nstages; s++)
         R = st[s].replicas > R ? st[s].replicas : R;
-    int B, M;
-    micro_batches(m, R, &B, &M);
+    int B = 0, M = 0;
+    int runnable = micro_batches(m, R, m->even_slices ? replica_lcm(m, st, nstages) : 1, &B, &M) == 0;
     if (micro_batch) {
         *micro_batch = B;
         *microbatches = M;
@@ -226,7 +263,7 @@ static double plan_cost(const struct wp_plan_model *m, const struct wp_stage_sha
     *fits = 1;
     for (int s = 0; s < nstages; s++) {
         struct wp_plan_stage detail;
-        if (stage_costs(m, &st[s], B, &ps[2 * s], &detail)) {
+        if (!runnable || stage_costs(m, &st[s], B, &ps[2 * s], &detail)) {
             *fits = 0;
             *peak = INFINITY;
             *lat = (struct wp_pipe_latency){0};
