@@ -27,16 +27,20 @@ case ":${LD_LIBRARY_PATH:-}:" in
 esac
 export WP_MPICH5 LD_LIBRARY_PATH
 export MPIR_CVAR_CH4_NETMOD=ofi FI_PROVIDER=tcp FI_TCP_IFACE=eth0
-# Every message goes eagerly (MPICH's default, -1). A rendezvous above
-# 64 KiB (tried first: an eager MPI_Isend of 768 KiB over the tcp provider
-# returned only after 1 to 9 ms at 1 Gbit/s, holding the sending rank)
-# serialises the two directions of a link: in emulated 1F1B on 8 ranks over
-# 2 nodes at 100 Mbit/s a gradient sent while an activation crossed the
-# other way took 0.70 s instead of 0.37 s, so 1F1B, ZB-H1 and Hanayo ran
-# 23-27 % over the simulator (which lets the directions overlap, as
-# full-duplex links do) and no faster than GPipe. Measured A/B in one session
-# on that grid (results/fidelity/transport-ab/): rendezvous mean |error|
-# 9.3 %, max 26.9 %; eager 3.4 %, max 16.2 % (GPipe of BERT-48 at 1 Gbit/s,
-# where eager sends of 4 MiB back to back hold the sender). A value set
+# Messages up to 8 MiB go eagerly, larger ones by rendezvous. A rendezvous
+# above 64 KiB (tried first: an eager MPI_Isend of 768 KiB over the tcp
+# provider returned only after 1 to 9 ms at 1 Gbit/s, holding the sending
+# rank) serialises the two directions of a link: in emulated 1F1B on 8
+# ranks over 2 nodes at 100 Mbit/s a gradient sent while an activation
+# crossed the other way took 0.70 s instead of 0.37 s, so 1F1B, ZB-H1 and
+# Hanayo ran 23-27 % over the simulator (which lets the directions overlap,
+# as full-duplex links do) and no faster than GPipe. Measured A/B in one
+# session on that grid (results/fidelity/transport-ab/, activations of
+# 0.75 and 4.1 MiB): rendezvous mean |error| 9.3 %, max 26.9 %; eager
+# 3.4 %, max 16.2 % (GPipe of BERT-48 at 1 Gbit/s, where eager sends of
+# 4 MiB back to back hold the sender). With every size eager (-1), a 15 MB
+# message of a 16-rank job spun its sender in libfabric's send at 87 % of a
+# core for seconds and starved its node until Slurm declared it failed:
+# hence the 8 MiB bound, above the pipelines' activations. A value set
 # before sourcing this file wins.
-export MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD=${MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD:--1}
+export MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD=${MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD:-8388608}
