@@ -76,7 +76,10 @@ for table in $TABLES; do
             continue # the very plan chosen
         fi
         plans="$plans $name"
-        echo "srun --mpi=pmi2 \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --plan \"$file\"" \
+        # as many ranks as the plan has devices (a straight plan of 13 stages
+        # takes 13 of the 16)
+        devices=$(awk '$1 == "replicas" { s += $3 } END { print s }' "$file")
+        echo "srun --mpi=pmi2 -n $devices \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --plan \"$file\"" \
             "--steps $STEPS --results \"$dir/$name.csv\" > \"$dir/$name.log\" 2>&1 || echo \"$name failed: \$?\"" \
             >> "$script"
     done < "$dir/compared.csv"
