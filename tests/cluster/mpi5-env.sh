@@ -41,6 +41,12 @@ export MPIR_CVAR_CH4_NETMOD=ofi FI_PROVIDER=tcp FI_TCP_IFACE=eth0
 # 4 MiB back to back hold the sender). With every size eager (-1), a 15 MB
 # message of a 16-rank job spun its sender in libfabric's send at 87 % of a
 # core for seconds and starved its node until Slurm declared it failed:
-# hence the 8 MiB bound, above the pipelines' activations. A value set
-# before sourcing this file wins.
+# hence the 8 MiB bound, above the pipelines' activations. Not settled at
+# 16 ranks on 4 nodes: there the grid with this setting
+# (results/fidelity/) ran further over the simulator than the previous
+# grid with rendezvous (GPT-2-small-deep at 1 Gbit/s: hanayo +54 % against
+# +6 %, interleaved +40 % against +18 %), plausibly because an eager send
+# spins its sender, which 16 ranks on 2 cores cannot afford; the two grids
+# were run in different sessions. A value set before sourcing this file
+# wins.
 export MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD=${MPIR_CVAR_CH4_OFI_EAGER_THRESHOLD:-8388608}
