@@ -37,14 +37,9 @@
 # <= 8 %) is reported, not enforced: tests/slurm_fidelity.sh enforces a
 # loose tolerance on a small grid. Needs root (namespaces, tc).
 set -u
-if [ $# -ne 3 ]; then
-    echo "usage: $0 WAVEPIPE SRCDIR OUTDIR" >&2
-    exit 2
-fi
-WAVEPIPE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-SRCDIR=$(cd "$2" && pwd)
-mkdir -p "$3"
-OUT=$(cd "$3" && pwd)
+# shellcheck source=bench/vcluster_jobs.sh
+. "$(dirname "$0")/vcluster_jobs.sh"
+vcj_args "$0" "$@"
 RATES=${FIDELITY_RATES:-none 1gbit 100mbit}
 SHAPES=${FIDELITY_SHAPES:-8:2 16:4 32:4}
 TABLES=${FIDELITY_TABLES:-gpt2-small-deep bert-48}
@@ -91,8 +86,6 @@ kind_args() {
 }
 
 # --- the cluster -----------------------------------------------------------------------
-# shellcheck source=bench/vcluster_jobs.sh
-. "$SRCDIR/bench/vcluster_jobs.sh"
 vcj_up "$CLDIR" "$max_nodes" "$max_per_node"
 
 csv=$OUT/fidelity.csv

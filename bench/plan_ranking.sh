@@ -24,14 +24,9 @@
 # Environment: RANKING_RATE (default 1gbit), RANKING_TABLES (default the
 # three), RANKING_STEPS (default 5), RANKING_GLOBAL_BATCH (default 64).
 set -u
-if [ $# -ne 3 ]; then
-    echo "usage: $0 WAVEPIPE SRCDIR OUTDIR" >&2
-    exit 2
-fi
-WAVEPIPE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-SRCDIR=$(cd "$2" && pwd)
-mkdir -p "$3"
-OUT=$(cd "$3" && pwd)
+# shellcheck source=bench/vcluster_jobs.sh
+. "$(dirname "$0")/vcluster_jobs.sh"
+vcj_args "$0" "$@"
 RATE=${RANKING_RATE:-1gbit}
 TABLES=${RANKING_TABLES:-gpt2-mini gpt-narrow-deep gpt-wide}
 STEPS=${RANKING_STEPS:-5}
@@ -40,8 +35,6 @@ NODES=4
 PER_NODE=4
 log() { printf 'plan_ranking: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
-# shellcheck source=bench/vcluster_jobs.sh
-. "$SRCDIR/bench/vcluster_jobs.sh"
 
 mkdir -p "$OUT/tables"
 for table in $TABLES; do

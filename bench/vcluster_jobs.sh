@@ -1,10 +1,25 @@
 # vcluster_jobs.sh -- sourced by the benchmarks that measure on the virtual
 # Slurm cluster (bench/fidelity.sh, bench/plan_ranking.sh): bring it up with
 # MPI over its links, shape them, run bounded sbatch jobs, calibrate the
-# network. The caller sets WAVEPIPE, SRCDIR and OUT (absolute paths) and
-# defines log MESSAGE and die MESSAGE.
+# network. The caller sources it, calls vcj_args "$0" "$@" and defines
+# log MESSAGE and die MESSAGE.
 
-VC=$SRCDIR/tests/cluster/vcluster.sh
+# vcj_args "$0" "$@": the caller's WAVEPIPE SRCDIR OUTDIR as absolute paths in
+# WAVEPIPE, SRCDIR and OUT (OUTDIR made), VC the cluster script; a usage line
+# and exit 2 when they are not three
+vcj_args() {
+    local self=$1
+    shift
+    if [ $# -ne 3 ]; then
+        echo "usage: $self WAVEPIPE SRCDIR OUTDIR" >&2
+        exit 2
+    fi
+    WAVEPIPE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+    SRCDIR=$(cd "$2" && pwd)
+    mkdir -p "$3"
+    OUT=$(cd "$3" && pwd)
+    VC=$SRCDIR/tests/cluster/vcluster.sh
+}
 
 # vcj_up CLDIR NODES CPUS_PER_NODE: waits for the machine's cluster lock
 # (one virtual cluster a machine, its names are fixed), brings NODES nodes
