@@ -164,12 +164,19 @@ static int micro_batches(const struct wp_plan_model *m, int max_replicas, long l
         return 0;
     }
     long best = 0;
-    if (G % b == 0 && b % lcm == 0)
+    if (G % b == 0 && b % lcm == 0) {
         best = b; /* the usual case: no search */
-    else
-        for (long c = lcm; c <= G; c += lcm)
-            if (G % c == 0 && (!best || labs(c - b) < labs(best - b)))
-                best = c;
+    } else { /* the divisors of G in pairs d, G / d: O(sqrt G) in the DP's inner loop */
+        for (long d = 1; d * d <= G; d++) {
+            if (G % d)
+                continue;
+            long pair[2] = {d, G / d};
+            for (int i = 0; i < 2; i++)
+                if (pair[i] % lcm == 0 && (!best || labs(pair[i] - b) < labs(best - b) ||
+                                           (labs(pair[i] - b) == labs(best - b) && pair[i] < best)))
+                    best = pair[i];
+        }
+    }
     if (!best)
         return -1;
     *micro_batch = (int)best;
