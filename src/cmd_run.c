@@ -58,7 +58,7 @@ static void usage(void)
            "--partition gives each stage's block count.\n\n"
            "Options:\n"
            "  --config FILE          model and training settings (libconfig)\n"
-           "  --schedule KIND        gpipe, 1f1b (default), kfkb, interleaved, chimera, hanayo, zb-h1\n"
+           "  --schedule KIND        " WP_SCHED_KIND_LIST " (default 1f1b)\n"
            "  --k, --waves, --chunks, --policy, --replicas, --micro-batches, --max-inflight\n"
            "                         as for wavepipe schedule\n"
            "  --global-batch G       sequences per step\n"
@@ -167,8 +167,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         case OPT_SCHEDULE: {
             int k = wp_sched_kind_from_name(optarg);
             if (k < 0)
-                return wp_usage_error(CMD, "unknown --schedule '%s' (gpipe, 1f1b, kfkb, interleaved, chimera, "
-                                           "hanayo, zb-h1)", optarg);
+                return wp_usage_error(CMD, "unknown --schedule '%s' (" WP_SCHED_KIND_LIST ")", optarg);
             o->sched.params.kind = (enum wp_sched_kind)k;
             o->kind_given = 1;
             break;

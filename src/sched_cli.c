@@ -95,7 +95,7 @@ int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp
             return 0;
         }
         if (wp_sched_kind_from_name(arg) < 0)
-            return wp_usage_error(command, "unknown --kind '%s' (gpipe, 1f1b, kfkb, interleaved, chimera, hanayo, zb-h1%s)",
+            return wp_usage_error(command, "unknown --kind '%s' (" WP_SCHED_KIND_LIST "%s)",
                                   arg, strcmp(command, "simulate") == 0 ? ", all" : "");
         p->kind = (enum wp_sched_kind)wp_sched_kind_from_name(arg);
         return 0;
@@ -140,7 +140,7 @@ int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp
 void wp_sched_cli_help(void)
 {
     printf("Schedule options:\n"
-           "  --kind KIND             gpipe, 1f1b, kfkb, interleaved, chimera, hanayo, zb-h1\n"
+           "  --kind KIND             " WP_SCHED_KIND_LIST "\n"
            "  --ranks P               pipeline ranks (default 4)\n"
            "  --micro-batches M       micro-batches per iteration (default 8)\n"
            "  --k K                   kfkb: micro-batches per group (k = 1 is 1f1b, k = M is gpipe)\n"
@@ -153,10 +153,14 @@ void wp_sched_cli_help(void)
            "  --stage-costs c0,c1,... relative cost of each stage (default: all equal)\n"
            "  --tf TF --tb TB --tw TW forward, backward, weight-gradient seconds of one micro-batch\n"
            "                          through 1/P of the model (defaults 1, 2, 0); a backward that is\n"
-           "                          not split costs TB + TW. chimera, hanayo and zb-h1 are ordered\n"
-           "                          by list scheduling with these costs\n"
+           "                          not split costs TB + TW (zb-h1, zb-v and dualpipev split it).\n"
+           "                          chimera and hanayo orders are searched with these costs\n"
+           "                          (list scheduling, and for one wave the V-shaped 1F1B): the\n"
+           "                          one the simulator times fastest at --tc and costs wins\n"
            "  --tc TC                 seconds per point-to-point message (default 0)\n"
            "  --format text|csv       output format\n"
            "  --validate              check the schedule (see wavepipe schedule --help)\n"
-           "Chimera needs an even P; interleaved needs M a multiple of P; the others take any M.\n");
+           "Chimera needs an even P; interleaved needs M a multiple of P; dualpipev M >= 2P; the\n"
+           "others take any M. zb-v and dualpipev cut the model into 2P stages in a V (stages r\n"
+           "and 2P-1-r on rank r).\n");
 }

@@ -34,7 +34,7 @@ fi
 expect_status 0 $? "simulate --kind all"
 expect_status "kind,ranks,micro_batches,k,waves,chunks,makespan,bubble_ratio,peak_activations_max" \
     "$(head -n 1 "$out/all.csv")" "simulate CSV header"
-expect_status 8 "$(wc -l < "$out/all.csv")" "one row per kind (7) after the header"
+expect_status 10 "$(wc -l < "$out/all.csv")" "one row per kind (9) after the header"
 expect_contains "$out/all.csv" "1f1b,4,8,1,1,1,33,0.272727273,4" "1f1b row: makespan (M+P-1)(tf+tb) = 33"
 
 printf 'time_s,src,dst,factor\n10,*,*,0.25\n' > "$out/bw.csv"

@@ -63,6 +63,8 @@ for P in ${EQUIV_RANKS:-1 2 4 8}; do
     check "kfkb-2.$P" "$P" exact --schedule kfkb --k 2
     check "interleaved-2.$P" "$P" exact --schedule interleaved --chunks 2
     check "zb-h1.$P" "$P" exact --schedule zb-h1
+    check "zb-v.$P" "$P" exact --schedule zb-v
+    [ "$P" -le 4 ] && check "dualpipev.$P" "$P" exact --schedule dualpipev
     if [ "$P" -le 4 ]; then
         check "hanayo-2.$P" "$P" exact --schedule hanayo --waves 2
     else

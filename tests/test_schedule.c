@@ -155,14 +155,135 @@ static void test_zero_bubble(void)
            want_1f1b);
         is_near(idle_per_rank(&rz, 0) / idle_per_rank(&rf, 0), 1.0 / 3, 1e-12,
                 "zb-h1 P=%d M=%d: with tf = tb = tw the idle time is one third of 1F1B's", P, M);
-        int mem = 1;
-        for (int r = 0; r < P; r++)
-            mem &= vz.peak_activations[r] <= (P - r < M ? P - r : M) + 1e-12;
-        ok(mem, "zb-h1 P=%d M=%d: activations within 1F1B's min(P-r, M)", P, M);
+        /* held from F until W: at most P micro-batches on every rank (the
+         * zero-bubble paper's ZB-H1 keeps 1F1B's peak, that of its first
+         * rank), and exactly P on the first: W fills the bubbles instead of
+         * waiting for the end */
+        int mem = 1, agree = 1;
+        for (int r = 0; r < P; r++) {
+            mem &= vz.peak_activations[r] <= (P < M ? P : M) + 1e-12;
+            agree &= fabs(vz.peak_activations[r] - rz.peak_activations[r]) < 1e-12;
+        }
+        ok(mem && fabs(vz.peak_activations[0] - (P < M ? P : M)) < 1e-12,
+           "zb-h1 P=%d M=%d: activations held until W within min(P, M) on every rank, min(P, M) on rank 0", P, M);
+        ok(agree, "zb-h1 P=%d M=%d: simulator and validator count the same activations (held until W)", P, M);
         wp_validation_destroy(&vz);
         wp_sim_result_destroy(&rz);
         wp_sim_result_destroy(&rf);
     }
+}
+
+/* The V-shaped zero-bubble kinds at tf = tb = tw: every rank is busy from
+ * its first input to the end, so the makespan is the work, M (tf + tb + tw),
+ * plus the V's start-up, P - 1 forwards of half a rank's layers (the
+ * zero-bubble paper's ZB-V: no bubble in the steady state; DualPipeV the
+ * same at these costs); memory as 1F1B (zb-v, P) or one more (DualPipeV,
+ * DeepSeek-V3's table 2: PP + 1), held until W. */
+static void test_zero_bubble_v(void)
+{
+    static const int kinds[] = {WP_SCHED_ZBV, WP_SCHED_DUALPIPEV};
+    for (size_t k = 0; k < 2; k++)
+        for (int P = 4; P <= 8; P *= 2)
+            for (int f = 2; f <= 4; f *= 2) {
+                int M = f * P;
+                struct wp_sched_params p = params(kinds[k], P, M);
+                p.tf = p.tb = p.tw = 1;
+                struct wp_sim_result res;
+                struct wp_validation v;
+                if (run(&p, &res, &v))
+                    continue;
+                double want = M * 3.0 + (P - 1) * 0.5, bound = kinds[k] == WP_SCHED_ZBV ? P : P + 1;
+                is_near(res.makespan, want, 1e-9, "%s P=%d M=%d: makespan M (tf+tb+tw) + (P-1) tf/2 = %g",
+                        wp_sched_kind_name(kinds[k]), P, M, want);
+                int agree = 1;
+                for (int r = 0; r < P; r++)
+                    agree &= fabs(v.peak_activations[r] - res.peak_activations[r]) < 1e-12;
+                ok(v.peak_max <= bound + 1e-12 && agree,
+                   "%s P=%d M=%d: peak %.3g held until W within %g, simulator and validator agree",
+                   wp_sched_kind_name(kinds[k]), P, M, v.peak_max, bound);
+                wp_validation_destroy(&v);
+                wp_sim_result_destroy(&res);
+            }
+}
+
+static double makespan_of(const struct wp_sched_params *p)
+{
+    struct wp_sim_result res;
+    if (run(p, &res, NULL))
+        return -1;
+    double m = res.makespan;
+    wp_sim_result_destroy(&res);
+    return m;
+}
+
+/* Hanayo with one wave (a V: stage r and 2P-1-r on rank r) against 1F1B
+ * and against the best V-shaped 1F1B order of the same memory, the
+ * zero-bubble paper's ZB-V order with whole backwards (zb-v at tw = 0: its
+ * W take no time, so it times as the V-shaped 1F1B), at tf = 1, tb = 2 for
+ * M = P to 8P and one M that is not a multiple of P. */
+static void test_hanayo_beats_1f1b(void)
+{
+    for (int P = 4; P <= 16; P *= 2) {
+        int ms[] = {P, 2 * P, 4 * P, 8 * P, 2 * P + 1};
+        for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+            int M = ms[i];
+            struct wp_sched_params h = params(WP_SCHED_HANAYO, P, M), f = params(WP_SCHED_1F1B, P, M),
+                                   v = params(WP_SCHED_ZBV, P, M);
+            double th = makespan_of(&h), tf = makespan_of(&f), tv = makespan_of(&v);
+            ok(th > 0 && th < tf && th <= tv + 1e-9,
+               "hanayo W=1 P=%d M=%d: makespan %g below 1f1b's %g and not above the V-shaped 1F1B's %g", P, M, th,
+               tf, tv);
+        }
+    }
+}
+
+/* An order built for a slow network is never slower on it than the order
+ * built for none (the list-scheduled kinds keep the faster of the two; the
+ * closed forms do not depend on tc). */
+static void test_orders_hold_up_under_tc(void)
+{
+    static const int kinds[] = {WP_SCHED_CHIMERA, WP_SCHED_HANAYO, WP_SCHED_HANAYO, WP_SCHED_ZBH1, WP_SCHED_ZBV,
+                                WP_SCHED_DUALPIPEV};
+    static const double tcs[] = {0.1, 0.5, 2};
+    int cases = 0, worse = 0;
+    char first[256] = "";
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (int P = 2; P <= 8; P *= 2)
+            for (int f = 1; f <= 4; f *= 2)
+                for (size_t ti = 0; ti < 3; ti++) {
+                    int M = f * P;
+                    if (kinds[k] == WP_SCHED_DUALPIPEV && M < 2 * P)
+                        continue;
+                    struct wp_sched_params at_tc = params(kinds[k], P, M), at_zero;
+                    at_tc.waves = k == 2 ? 2 : 1;
+                    at_tc.tw = kinds[k] == WP_SCHED_ZBH1 || kinds[k] >= WP_SCHED_ZBV ? 1 : 0;
+                    at_zero = at_tc;
+                    at_tc.tc = tcs[ti];
+                    struct wp_schedule a, z;
+                    struct wp_err err;
+                    if (wp_schedule_generate(&at_tc, &a, &err) || wp_schedule_generate(&at_zero, &z, &err))
+                        continue;
+                    struct wp_cost_model c;
+                    wp_cost_model_default(&c);
+                    c.tf = at_tc.tf;
+                    c.tb = at_tc.tb;
+                    c.tw = at_tc.tw;
+                    c.tc = tcs[ti];
+                    struct wp_sim_result ra, rz;
+                    if (wp_simulate(&a, &c, &ra, &err) == 0 && wp_simulate(&z, &c, &rz, &err) == 0) {
+                        cases++;
+                        if (ra.makespan > rz.makespan + 1e-9 && !worse++)
+                            snprintf(first, sizeof first, "; first: %s W=%d P=%d M=%d tc=%g: %g against %g",
+                                     wp_sched_kind_name(kinds[k]), at_tc.waves, P, M, tcs[ti], ra.makespan,
+                                     rz.makespan);
+                        wp_sim_result_destroy(&ra);
+                        wp_sim_result_destroy(&rz);
+                    }
+                    wp_schedule_destroy(&a);
+                    wp_schedule_destroy(&z);
+                }
+    ok(cases > 100 && worse == 0, "orders built at tc are never slower at tc than those built at tc = 0 (%d cases)%s",
+       cases, first);
 }
 
 static void test_peak_activations(void)
@@ -311,7 +432,8 @@ static void test_grid(void)
                         p.policy = x % 2 ? 'A' : 'B';
                     else if (x > 1)
                         continue;
-                    if ((kind == WP_SCHED_INTERLEAVED && M % P) || (kind == WP_SCHED_CHIMERA && P % 2))
+                    if ((kind == WP_SCHED_INTERLEAVED && M % P) || (kind == WP_SCHED_CHIMERA && P % 2) ||
+                        (kind == WP_SCHED_DUALPIPEV && M < 2 * P))
                         continue;
                     struct wp_schedule s;
                     struct wp_validation v;
@@ -523,6 +645,9 @@ int main(void)
     test_kfkb_limits();
     test_interleaved();
     test_zero_bubble();
+    test_zero_bubble_v();
+    test_hanayo_beats_1f1b();
+    test_orders_hold_up_under_tc();
     test_peak_activations();
     test_hanayo_waves();
     test_communication_hiding();

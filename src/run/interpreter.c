@@ -104,7 +104,7 @@ static int assign_slots(struct wp_interp *in, int *nslots, struct wp_err *err)
             ALLOC(h, m);
             refs[h * M + m] = 1 + local_neighbour(in, a->stage, m, a->stage - 1);
         }
-        int frees = in->s->split_backward ? a->op == WP_OP_W : a->op == WP_OP_B;
+        int frees = a->op == wp_sched_frees_op(in->s);
         if (frees && rc == 0 && --refs[h * M + m] == 0)
             pools[h].busy[in->held[h].slot_of_mb[m]] = 0;
         if (a->op == WP_OP_B && rc == 0 && local_neighbour(in, a->stage, m, a->stage + 1)) {

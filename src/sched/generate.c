@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sched/simulate.h"
 #include "sched/validate.h"
 
 void wp_sched_params_default(struct wp_sched_params *p)
@@ -62,6 +63,15 @@ static int check_params(const struct wp_sched_params *p, int *nstages, struct wp
             return wp_errorf(err, "hanayo needs at least 1 wave");
         *nstages = 2 * p->waves * P;
         break;
+    case WP_SCHED_ZBV:
+        *nstages = 2 * P;
+        break;
+    case WP_SCHED_DUALPIPEV:
+        if (M < 2 * P)
+            return wp_errorf(err, "dualpipev needs at least as many micro-batches as stages (2P = %d): M = %d",
+                             2 * P, M);
+        *nstages = 2 * P;
+        break;
     case WP_SCHED_CHIMERA:
         if (P % 2 != 0)
             return wp_errorf(err, "chimera needs an even number of ranks (two pipelines in opposite "
@@ -113,15 +123,17 @@ static void set_bounds(struct wp_schedule *s)
         return;
     case WP_SCHED_HANAYO:
     case WP_SCHED_CHIMERA:
+    case WP_SCHED_ZBH1:
+    case WP_SCHED_ZBV:
+    case WP_SCHED_DUALPIPEV:
+        /* P micro-batches through a rank's share of the model, held from F
+         * until B (W when split), as 1F1B's first rank; DualPipeV one more
+         * (DeepSeek-V3, table 2: PP + 1) */
         for (int r = 0; r < P; r++)
-            s->activation_bound[r] = p->max_inflight > 0 ? p->max_inflight : P;
-        if (p->kind == WP_SCHED_HANAYO)
+            s->activation_bound[r] = p->max_inflight > 0 ? p->max_inflight : P + (p->kind == WP_SCHED_DUALPIPEV);
+        if (p->kind != WP_SCHED_CHIMERA)
             for (int r = 0; r < P; r++)
                 s->activation_bound[r] = s->activation_bound[r] < M ? s->activation_bound[r] : M;
-        return;
-    case WP_SCHED_ZBH1:
-        for (int r = 0; r < P; r++)
-            s->activation_bound[r] = P - r < M ? P - r : M;
         return;
     default:
         break;
@@ -140,14 +152,22 @@ static void set_bounds(struct wp_schedule *s)
     }
 }
 
-int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s, struct wp_err *err)
+/* How the compute order of a searched kind is made: list scheduling with
+ * the given options, or (one Hanayo wave, a V) the zero-bubble paper's ZB-V
+ * order with whole backwards. */
+struct order_variant {
+    int v_order;
+    struct wp_greedy_opts greedy;
+};
+
+/* One schedule of p's kind: placement, compute order, communication,
+ * bounds. */
+static int generate_once(const struct wp_sched_params *p, int nstages, const struct order_variant *how,
+                         struct wp_schedule *s, struct wp_err *err)
 {
-    int nstages = 0;
-    if (check_params(p, &nstages, err))
-        return -1;
     if (wp_schedule_init(s, p, nstages, err))
         return -1;
-    s->split_backward = p->kind == WP_SCHED_ZBH1;
+    s->split_backward = p->kind == WP_SCHED_ZBH1 || p->kind == WP_SCHED_ZBV || p->kind == WP_SCHED_DUALPIPEV;
     int rc = wp_sched_place(s, err);
     if (rc == 0) {
         switch (p->kind) {
@@ -157,10 +177,19 @@ int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
             rc = wp_sched_order_grouped(s, err);
             break;
         case WP_SCHED_INTERLEAVED:
-            rc = wp_sched_order_interleaved(s, err);
+            rc = wp_sched_order_looped(s, 0, err);
+            break;
+        case WP_SCHED_ZBH1:
+            rc = wp_sched_order_zbh1(s, err);
+            break;
+        case WP_SCHED_ZBV:
+            rc = wp_sched_order_zbv(s, err);
+            break;
+        case WP_SCHED_DUALPIPEV:
+            rc = wp_sched_order_dualpipev(s, err);
             break;
         default:
-            rc = wp_sched_order_greedy(s, err);
+            rc = how->v_order ? wp_sched_order_zbv(s, err) : wp_sched_order_greedy(s, &how->greedy, err);
             break;
         }
     }
@@ -168,14 +197,102 @@ int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
         rc = wp_sched_add_comm(s, err);
     if (rc == 0)
         set_bounds(s);
+    if (rc)
+        wp_schedule_destroy(s);
+    return rc;
+}
+
+/* Makespan and peak of s on the simulator with the costs it was made for. */
+static int simulate_at_params(const struct wp_schedule *s, double *makespan, int *within_bound,
+                              struct wp_err *err)
+{
+    struct wp_cost_model c;
+    wp_cost_model_default(&c);
+    c.tf = s->params.tf;
+    c.tb = s->params.tb;
+    c.tw = s->params.tw;
+    c.tc = s->params.tc;
+    struct wp_sim_result res;
+    if (wp_simulate(s, &c, &res, err))
+        return -1;
+    *makespan = res.makespan;
+    *within_bound = 1;
+    for (int r = 0; r < s->nranks; r++)
+        *within_bound &= res.peak_activations[r] <= s->activation_bound[r] + 1e-9;
+    wp_sim_result_destroy(&res);
+    return 0;
+}
+
+/* The kinds whose order is searched: list scheduling under both memory
+ * rules, at the given tc and at tc = 0, and for one Hanayo wave the V-shaped
+ * 1F1B in closed form; the candidate within the bound that the simulator
+ * times fastest at the given costs (the first on a tie). So an order built
+ * for a slow network is never slower on it than the one built for none. */
+static int generate_best(const struct wp_sched_params *p, int nstages, struct wp_schedule *best,
+                         struct wp_err *err)
+{
+    struct order_variant variants[16];
+    int nvariants = 0;
+    for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++) {
+        double tc = ti == 0 ? p->tc : 0;
+        variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, tc, 0, NULL}};
+        variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_RESERVE_AT_ADMISSION, tc, 0, NULL}};
+    }
+    if (p->kind == WP_SCHED_HANAYO && p->waves == 1 && p->max_inflight == 0)
+        variants[nvariants++] = (struct order_variant){1, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
+    double best_makespan = INFINITY;
+    int have = 0;
+    struct wp_err first_err = {""};
+    for (int i = 0; i < nvariants; i++) {
+        struct wp_schedule cand;
+        struct wp_err cerr = {""};
+        double makespan;
+        int within;
+        if (generate_once(p, nstages, &variants[i], &cand, &cerr)) {
+            if (!first_err.msg[0])
+                first_err = cerr;
+            continue;
+        }
+        if (simulate_at_params(&cand, &makespan, &within, &cerr)) {
+            wp_schedule_destroy(&cand);
+            if (have)
+                wp_schedule_destroy(best);
+            *err = cerr;
+            return -1;
+        }
+        if (within && (!have || makespan < best_makespan - 1e-12 * (1 + makespan))) {
+            if (have)
+                wp_schedule_destroy(best);
+            *best = cand;
+            best_makespan = makespan;
+            have = 1;
+        } else {
+            wp_schedule_destroy(&cand);
+        }
+    }
+    if (!have && !first_err.msg[0])
+        wp_errorf(&first_err, "%s: no order within the memory bound", wp_sched_kind_name(p->kind));
+    if (!have)
+        *err = first_err;
+    return have ? 0 : -1;
+}
+
+int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s, struct wp_err *err)
+{
+    int nstages = 0;
+    if (check_params(p, &nstages, err))
+        return -1;
+    int searched = p->kind == WP_SCHED_CHIMERA || p->kind == WP_SCHED_HANAYO;
+    static const struct order_variant direct = {0, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
+    int rc = searched ? generate_best(p, nstages, s, err) : generate_once(p, nstages, &direct, s, err);
 #ifdef WP_DEBUG_CHECKS
     if (rc == 0) {
         struct wp_validation v;
         rc = wp_schedule_validate(s, &v, err);
         wp_validation_destroy(&v);
+        if (rc)
+            wp_schedule_destroy(s);
     }
 #endif
-    if (rc)
-        wp_schedule_destroy(s);
     return rc;
 }

@@ -21,9 +21,25 @@ int wp_sched_place(struct wp_schedule *s, struct wp_err *err);
 /* order_direct.c: gpipe, 1f1b and kfkb (grouped early backward), and
  * Megatron's interleaved 1F1B; writes compute-only lists. */
 int wp_sched_order_grouped(struct wp_schedule *s, struct wp_err *err);
-int wp_sched_order_interleaved(struct wp_schedule *s, struct wp_err *err);
-/* order_greedy.c: list scheduling by priority for chimera, hanayo, zb-h1. */
-int wp_sched_order_greedy(struct wp_schedule *s, struct wp_err *err);
+int wp_sched_order_looped(struct wp_schedule *s, int max_warmup, struct wp_err *err);
+/* order_greedy.c: list scheduling by priority for chimera and hanayo,
+ * under one of two memory rules, with messages costing tc while ordering. */
+enum wp_greedy_memory { WP_GREEDY_HOLD_WITH_HEADROOM, WP_GREEDY_RESERVE_AT_ADMISSION };
+struct wp_greedy_opts {
+    enum wp_greedy_memory rule;
+    double tc;              /* seconds per message while ordering */
+    int follow_looped_order; /* each rank takes its forwards and backwards in
+                                wp_sched_order_looped's unit order (one copy,
+                                the same number of stages on every rank) */
+    const int *stage_cap;    /* per stage, or NULL: instead of the memory rule,
+                                a stage holds at most this many micro-batches
+                                between F and B (1F1B's rule, per stage) */
+};
+int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err);
+/* order_zero_bubble.c: zb-h1, zb-v and dualpipev in closed form. */
+int wp_sched_order_zbh1(struct wp_schedule *s, struct wp_err *err);
+int wp_sched_order_zbv(struct wp_schedule *s, struct wp_err *err);
+int wp_sched_order_dualpipev(struct wp_schedule *s, struct wp_err *err);
 /* comm.c: turns compute-only lists into full action lists. */
 int wp_sched_add_comm(struct wp_schedule *s, struct wp_err *err);
 

@@ -6,6 +6,8 @@
  * k = M is GPipe). Interleaved is Megatron-LM's 1F1B over V chunks. */
 #include "sched/generate.h"
 
+#include <stdlib.h>
+
 static int push_group(struct wp_schedule *s, int rank, int op, int stage, int group, int k,
                       struct wp_err *err)
 {
@@ -50,35 +52,54 @@ int wp_sched_order_grouped(struct wp_schedule *s, struct wp_err *err)
     return 0;
 }
 
-/* Megatron-LM's order: virtual step u of a rank runs micro-batch
- * (u / (P V)) P + u mod P in chunk (u / P) mod V (reversed for backward);
- * warm-up (P - r - 1) * 2 + (V - 1) * P steps, then one forward and one
- * backward per step, then the remaining backwards. */
-int wp_sched_order_interleaved(struct wp_schedule *s, struct wp_err *err)
+/* Megatron-LM's order, for any placement of V chunks per rank (chunk c of
+ * a rank is the c-th lowest stage it holds: stage cP + r when interleaved,
+ * the zigzag of Hanayo's waves) and any M: micro-batches go in groups of P
+ * (the last may be smaller); forward unit u of a rank runs chunk c of every
+ * micro-batch of a group before chunk c + 1, backward units run the chunks
+ * in reverse; warm-up (P - r - 1) * 2 + (V - 1) * P units (Megatron's),
+ * capped at max_warmup when it is > 0, then one forward and one backward
+ * per step, then the remaining backwards. */
+int wp_sched_order_looped(struct wp_schedule *s, int max_warmup, struct wp_err *err)
 {
-    int P = s->nranks, V = s->params.chunks, M = s->nmicro;
+    int P = s->nranks, M = s->nmicro, V = s->nstages / P;
     int total = M * V;
-    for (int r = 0; r < P; r++) {
+    int *stage_of = malloc((size_t)V * sizeof *stage_of);
+    int *unit_chunk = malloc((size_t)total * sizeof *unit_chunk);
+    int *unit_mb = malloc((size_t)total * sizeof *unit_mb);
+    int rc = stage_of && unit_chunk && unit_mb ? 0 : wp_errorf(err, "out of memory");
+    /* the unit sequence: groups of P micro-batches, chunk by chunk */
+    for (int g = 0, u = 0; rc == 0 && g * P < M; g++) {
+        int end = (g + 1) * P < M ? (g + 1) * P : M;
+        for (int c = 0; c < V; c++)
+            for (int m = g * P; m < end; m++, u++) {
+                unit_chunk[u] = c;
+                unit_mb[u] = m;
+            }
+    }
+    for (int r = 0; r < P && rc == 0; r++) {
+        for (int st = 0, c = 0; st < s->nstages; st++)
+            if (s->place[st].ranks[0] == r && c < V)
+                stage_of[c++] = st;
         int warmup = (P - r - 1) * 2 + (V - 1) * P;
+        if (max_warmup > 0 && warmup > max_warmup)
+            warmup = max_warmup;
         if (warmup > total)
             warmup = total;
         int remaining = total - warmup;
-#define UNIT_MB(u) (((u) / (P * V)) * P + (u) % P)
-#define UNIT_CHUNK(u) (((u) / P) % V)
-        for (int u = 0; u < warmup; u++)
-            if (wp_schedule_push(s, r, WP_OP_F, UNIT_CHUNK(u) * P + r, UNIT_MB(u), -1, err))
-                return -1;
-        for (int i = 0; i < remaining; i++) {
-            int uf = warmup + i;
-            if (wp_schedule_push(s, r, WP_OP_F, UNIT_CHUNK(uf) * P + r, UNIT_MB(uf), -1, err) ||
-                wp_schedule_push(s, r, WP_OP_B, (V - 1 - UNIT_CHUNK(i)) * P + r, UNIT_MB(i), -1, err))
-                return -1;
-        }
-        for (int i = remaining; i < total; i++)
-            if (wp_schedule_push(s, r, WP_OP_B, (V - 1 - UNIT_CHUNK(i)) * P + r, UNIT_MB(i), -1, err))
-                return -1;
-#undef UNIT_MB
-#undef UNIT_CHUNK
+#define FWD(u) wp_schedule_push(s, r, WP_OP_F, stage_of[unit_chunk[u]], unit_mb[u], -1, err)
+#define BWD(u) wp_schedule_push(s, r, WP_OP_B, stage_of[V - 1 - unit_chunk[u]], unit_mb[u], -1, err)
+        for (int u = 0; u < warmup && rc == 0; u++)
+            rc = FWD(u);
+        for (int i = 0; i < remaining && rc == 0; i++)
+            rc = FWD(warmup + i) || BWD(i) ? -1 : 0;
+        for (int i = remaining; i < total && rc == 0; i++)
+            rc = BWD(i);
+#undef FWD
+#undef BWD
     }
-    return 0;
+    free(stage_of);
+    free(unit_chunk);
+    free(unit_mb);
+    return rc;
 }

@@ -1,16 +1,24 @@
 /* Orders made by list scheduling in simulated time, for the kinds whose
- * order is best found by playing them out: Chimera, Hanayo and zb-h1.
- * Whenever a rank is idle it starts the ready task of highest priority:
- * a backward first (the oldest micro-batch), then a forward if the memory
- * rule admits it (the oldest micro-batch, the deepest stage), then a
- * weight-gradient pass (zb-h1 only: W passes fill what would be bubbles).
- * Memory rules: for Hanayo and Chimera a micro-batch enters the pipeline
- * only when every rank can reserve the activations it will hold there (P
- * micro-batches' worth per rank, or the D given), and each backward gives its
- * chunk's share back; this cannot deadlock and lets a new micro-batch in as
- * soon as older ones have passed a rank's later chunks. zb-h1 keeps at most
- * P - r activations on rank r as 1F1B does (an activation is held from F
- * until B; W keeps only layer inputs). */
+ * order is best found by playing them out: Chimera and Hanayo. Whenever a
+ * rank is idle it starts the ready task of highest priority: a backward
+ * first (the oldest micro-batch), then a forward if the memory rule admits
+ * it (the oldest micro-batch, the deepest stage). Activations are held from
+ * a stage's F until its B, and no rank holds more than P micro-batches'
+ * worth (the papers' bound), or the D given. Two memory rules:
+ *  - hold with headroom: a forward runs when its activation fits, and one
+ *    that brings a micro-batch to a rank for the first time must also leave
+ *    room for one of the rank's later stages. Later stages of a wave (the
+ *    way back up, the next waves) then always find room, so the pipeline
+ *    keeps 1F1B's depth on every rank (a V holds up to 2P micro-batches in
+ *    its first stage when P fit in memory).
+ *  - reserve at admission (banker's rule): a micro-batch enters stage 0 only
+ *    when every rank can reserve all it will hold there; each backward gives
+ *    its stage's share back. It cannot deadlock, but it holds room for the
+ *    way back from the start and so admits fewer micro-batches.
+ * The generator (generate.c) plays both rules, at the given tc and at tc = 0,
+ * and keeps the order its simulator times fastest; a rule that stalls (the
+ * headroom rule can, in principle, between two directions of Chimera) is
+ * simply not a candidate. */
 #include "sched/generate.h"
 
 #include <math.h>
@@ -71,116 +79,141 @@ struct held {
     int stage;
     int *mbs;
     int count;
-    int next[3]; /* next index for F, B, W */
+    int next[2]; /* next index for F, B */
+    int first_visit; /* no earlier stage of this copy lives on the rank */
 };
 
 struct greedy {
     struct wp_schedule *s;
-    int S, M, P, split;
-    double *finish[3];      /* per pass kind, [stage * M + mb], -1 = not scheduled */
+    enum wp_greedy_memory rule;
+    double tc;              /* what a message costs while ordering */
+    /* with a looped order to follow: the chunk of every unit (shared by all
+     * ranks), and each rank's next forward and backward unit */
+    int *unit_chunk, *next_f_unit, *next_b_unit, nchunks;
+    const int *stage_cap;   /* per stage: micro-batches between F and B at most, or NULL */
+    int S, M, P;
+    double *finish[2];      /* per pass kind, [stage * M + mb], -1 = not scheduled */
     struct held **held;     /* per rank */
     int *nheld;
     double *busy_until;
-    int *active_on_rank;    /* F done minus B done (zb-h1 memory rule) */
-    double *reserved;       /* per rank: activations reserved by admitted micro-batches */
+    double *in_use;         /* per rank: activations held (headroom) or reserved (admission) */
+    double *headroom;       /* per rank: the largest later stage a first visit leaves room for */
     double *footprint;      /* per copy and rank: what one micro-batch holds there */
-    /* backwards scheduled whose reservation is returned at their finish */
+    double limit;           /* per rank */
+    /* backwards scheduled whose activation is given back at their finish */
     int *pending_stage, *pending_mb, npending;
 };
 
 static double cost(const struct greedy *g, int op, int stage)
 {
     const struct wp_sched_params *p = &g->s->params;
-    double t = op == WP_OP_F ? p->tf : op == WP_OP_B ? (g->split ? p->tb : p->tb + p->tw) : p->tw;
-    return t * wp_stage_weight(g->s, stage);
+    return (op == WP_OP_F ? p->tf : p->tb + p->tw) * wp_stage_weight(g->s, stage);
 }
 
 static double comm_time(const struct greedy *g, int from_rank, int to_rank)
 {
-    return from_rank == to_rank ? 0 : g->s->params.tc;
+    return from_rank == to_rank ? 0 : g->tc;
 }
 
-static int admission_limit(const struct greedy *g, int rank)
+/* Whether the memory rule lets the forward of (h's stage, m) start on rank. */
+static int admits(const struct greedy *g, int rank, const struct held *h, int m)
 {
-    const struct wp_sched_params *p = &g->s->params;
-    if (p->kind == WP_SCHED_ZBH1)
-        return p->max_inflight > 0 && p->max_inflight < g->P - rank ? p->max_inflight : g->P - rank;
-    /* Hanayo and Chimera: P micro-batches' worth per rank (the papers'
-     * bound), or the D the user says fits */
-    return p->max_inflight > 0 ? p->max_inflight : g->P;
+    const struct wp_schedule *s = g->s;
+    if (g->stage_cap)
+        return h->next[WP_OP_F] - h->next[WP_OP_B] < g->stage_cap[h->stage];
+    if (g->rule == WP_GREEDY_RESERVE_AT_ADMISSION) {
+        if (h->stage != 0)
+            return 1; /* reserved when the micro-batch entered */
+        const double *foot = &g->footprint[s->mb_copy[m] * g->P];
+        for (int q = 0; q < g->P; q++)
+            if (g->in_use[q] + foot[q] > g->limit + 1e-9)
+                return 0;
+        return 1;
+    }
+    double need = wp_stage_weight(s, h->stage) + (h->first_visit ? g->headroom[rank] : 0);
+    return g->in_use[rank] + need <= g->limit + 1e-9;
 }
 
 /* Ready time of the next pass op of h on rank, or INFINITY when its inputs
- * are not scheduled yet or the memory rule forbids it at time t. */
-static double ready_time(const struct greedy *g, int rank, const struct held *h, int op, double t)
+ * are not scheduled yet or the memory rule forbids it now. */
+static double ready_time(const struct greedy *g, int rank, const struct held *h, int op)
 {
     if (h->next[op] >= h->count)
         return INFINITY;
     int st = h->stage, m = h->mbs[h->next[op]];
     const struct wp_schedule *s = g->s;
-    double ready;
     if (op == WP_OP_F) {
-        if (st == 0) {
-            if (g->s->params.kind != WP_SCHED_ZBH1) {
-                const double *foot = &g->footprint[s->mb_copy[m] * g->P];
-                for (int q = 0; q < g->P; q++)
-                    if (g->reserved[q] + foot[q] > admission_limit(g, q) + 1e-9)
-                        return INFINITY;
-            }
-            ready = 0;
-        } else {
+        double ready = 0;
+        if (st > 0) {
             double f = g->finish[WP_OP_F][(st - 1) * g->M + m];
             if (f < 0)
                 return INFINITY;
             ready = f + comm_time(g, wp_stage_rank(s, st - 1, m, 0), rank);
         }
-        if (g->s->params.kind == WP_SCHED_ZBH1 && g->active_on_rank[rank] >= admission_limit(g, rank))
-            return INFINITY;
-        return ready;
+        return admits(g, rank, h, m) ? ready : INFINITY;
     }
-    if (op == WP_OP_B) {
-        double f = g->finish[WP_OP_F][st * g->M + m];
-        if (f < 0)
+    double ready = g->finish[WP_OP_F][st * g->M + m];
+    if (ready < 0)
+        return INFINITY;
+    if (st < g->S - 1) {
+        double b = g->finish[WP_OP_B][(st + 1) * g->M + m];
+        if (b < 0)
             return INFINITY;
-        ready = f;
-        if (st < g->S - 1) {
-            double b = g->finish[WP_OP_B][(st + 1) * g->M + m];
-            if (b < 0)
-                return INFINITY;
-            b += comm_time(g, wp_stage_rank(s, st + 1, m, 0), rank);
-            if (b > ready)
-                ready = b;
+        b += comm_time(g, wp_stage_rank(s, st + 1, m, 0), rank);
+        if (b > ready)
+            ready = b;
+    }
+    return ready;
+}
+
+/* Following the looped order: the rank's next backward unit if it is
+ * ready, else its next forward unit if ready and admitted. */
+static int pick_in_order(const struct greedy *g, int rank, double t, int *op_out, struct held **h_out)
+{
+    long units = (long)g->M * g->nchunks;
+    if (g->next_b_unit[rank] < units) {
+        struct held *h = &g->held[rank][g->nchunks - 1 - g->unit_chunk[g->next_b_unit[rank]]];
+        if (ready_time(g, rank, h, WP_OP_B) <= t) {
+            *op_out = WP_OP_B;
+            *h_out = h;
+            return 1;
         }
-        return ready;
     }
-    double b = g->finish[WP_OP_B][st * g->M + m];
-    return b < 0 ? INFINITY : b;
+    if (g->next_f_unit[rank] < units) {
+        struct held *h = &g->held[rank][g->unit_chunk[g->next_f_unit[rank]]];
+        if (ready_time(g, rank, h, WP_OP_F) <= t) {
+            *op_out = WP_OP_F;
+            *h_out = h;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* Picks the best task ready by time t on rank; returns 0 if none. */
 static int pick(const struct greedy *g, int rank, double t, int *op_out, struct held **h_out)
 {
-    int best_op = -1, best_m = 0, best_rank = 0;
+    if (g->unit_chunk)
+        return pick_in_order(g, rank, t, op_out, h_out);
+    int best_op = -1, best_m = 0;
     struct held *best = NULL;
-    for (int op = WP_OP_F; op <= WP_OP_W; op++) {
-        if (op == WP_OP_W && !g->split)
-            continue;
+    for (int op = WP_OP_F; op <= WP_OP_B; op++) {
         for (int i = 0; i < g->nheld[rank]; i++) {
             struct held *h = &g->held[rank][i];
-            if (ready_time(g, rank, h, op, t) > t)
+            if (ready_time(g, rank, h, op) > t)
                 continue;
             int m = h->mbs[h->next[op]];
-            /* W last; else the oldest micro-batch, its backward before its forward */
-            int type_rank = op == WP_OP_W ? 2 : op == WP_OP_B ? 0 : 1;
-            int better = !best || (type_rank == 2) < (best_rank == 2) ||
-                         ((type_rank == 2) == (best_rank == 2) &&
-                          (m < best_m || (m == best_m && (type_rank < best_rank ||
-                           (type_rank == best_rank && (op == WP_OP_F ? h->stage > best->stage : h->stage < best->stage))))));
+            /* the oldest micro-batch, its backward before its forward; among
+             * forwards of one micro-batch the deepest stage, among backwards
+             * the shallowest */
+            int better = !best || m < best_m ||
+                         (m == best_m && ((op == WP_OP_B && best_op == WP_OP_F) ||
+                                          (op == best_op && (op == WP_OP_F ? h->stage > best->stage
+                                                                           : h->stage < best->stage))));
             if (better) {
                 best = h;
                 best_op = op;
                 best_m = m;
-                best_rank = type_rank;
             }
         }
     }
@@ -193,7 +226,7 @@ static int pick(const struct greedy *g, int rank, double t, int *op_out, struct 
 
 static void greedy_free(struct greedy *g)
 {
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 2; k++)
         free(g->finish[k]);
     for (int r = 0; g->held && r < g->P; r++) {
         for (int i = 0; i < g->nheld[r]; i++)
@@ -203,23 +236,53 @@ static void greedy_free(struct greedy *g)
     free(g->held);
     free(g->nheld);
     free(g->busy_until);
-    free(g->active_on_rank);
-    free(g->reserved);
+    free(g->in_use);
+    free(g->headroom);
     free(g->footprint);
     free(g->pending_stage);
     free(g->pending_mb);
+    free(g->unit_chunk);
+    free(g->next_f_unit);
+    free(g->next_b_unit);
 }
 
-static int greedy_init(struct greedy *g, struct wp_schedule *s, struct wp_err *err)
+/* The looped order's units (wp_sched_order_looped): groups of P
+ * micro-batches, chunk by chunk within a group. */
+static int set_looped_units(struct greedy *g, struct wp_err *err)
+{
+    int V = g->S / g->P;
+    for (int r = 0; r < g->P; r++)
+        if (g->nheld[r] != V)
+            return wp_errorf(err, "a looped order needs %d stages on every rank (rank %d holds %d)", V, r,
+                             g->nheld[r]);
+    g->nchunks = V;
+    g->unit_chunk = malloc((size_t)g->M * V * sizeof *g->unit_chunk);
+    g->next_f_unit = calloc((size_t)g->P, sizeof *g->next_f_unit);
+    g->next_b_unit = calloc((size_t)g->P, sizeof *g->next_b_unit);
+    if (!g->unit_chunk || !g->next_f_unit || !g->next_b_unit)
+        return wp_errorf(err, "out of memory");
+    for (int grp = 0, u = 0; grp * g->P < g->M; grp++) {
+        int size = (grp + 1) * g->P < g->M ? g->P : g->M - grp * g->P;
+        for (int c = 0; c < V; c++)
+            for (int i = 0; i < size; i++)
+                g->unit_chunk[u++] = c;
+    }
+    return 0;
+}
+
+static int greedy_init(struct greedy *g, struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err)
 {
     memset(g, 0, sizeof *g);
     g->s = s;
+    g->rule = o->rule;
+    g->tc = o->tc;
+    g->stage_cap = o->stage_cap;
     g->S = s->nstages;
     g->M = s->nmicro;
     g->P = s->nranks;
-    g->split = s->split_backward;
+    g->limit = s->params.max_inflight > 0 ? s->params.max_inflight : g->P;
     size_t n = (size_t)g->S * (size_t)g->M;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 2; k++) {
         g->finish[k] = malloc(n * sizeof(double));
         if (!g->finish[k])
             return wp_errorf(err, "out of memory");
@@ -229,12 +292,12 @@ static int greedy_init(struct greedy *g, struct wp_schedule *s, struct wp_err *e
     g->held = calloc((size_t)g->P, sizeof *g->held);
     g->nheld = calloc((size_t)g->P, sizeof *g->nheld);
     g->busy_until = calloc((size_t)g->P, sizeof *g->busy_until);
-    g->active_on_rank = calloc((size_t)g->P, sizeof *g->active_on_rank);
-    g->reserved = calloc((size_t)g->P, sizeof *g->reserved);
+    g->in_use = calloc((size_t)g->P, sizeof *g->in_use);
+    g->headroom = calloc((size_t)g->P, sizeof *g->headroom);
     g->footprint = calloc((size_t)g->P * 2, sizeof *g->footprint);
     g->pending_stage = malloc(n * sizeof *g->pending_stage);
     g->pending_mb = malloc(n * sizeof *g->pending_mb);
-    if (!g->held || !g->nheld || !g->busy_until || !g->active_on_rank || !g->reserved || !g->footprint ||
+    if (!g->held || !g->nheld || !g->busy_until || !g->in_use || !g->headroom || !g->footprint ||
         !g->pending_stage || !g->pending_mb)
         return wp_errorf(err, "out of memory");
     for (int st = 0; st < g->S; st++)
@@ -244,6 +307,11 @@ static int greedy_init(struct greedy *g, struct wp_schedule *s, struct wp_err *e
         const struct wp_stage_place *pl = &s->place[st];
         for (int c = 0; c < pl->ncopies; c++) {
             int r = pl->ranks[c];
+            int first = 1;
+            for (int i = 0; i < g->nheld[r]; i++)
+                first &= !(g->held[r][i].stage < st && s->place[g->held[r][i].stage].ranks[c] == r);
+            if (!first && wp_stage_weight(s, st) > g->headroom[r])
+                g->headroom[r] = wp_stage_weight(s, st);
             struct held *grown = realloc(g->held[r], (size_t)(g->nheld[r] + 1) * sizeof *grown);
             if (!grown)
                 return wp_errorf(err, "out of memory");
@@ -251,6 +319,7 @@ static int greedy_init(struct greedy *g, struct wp_schedule *s, struct wp_err *e
             struct held *h = &g->held[r][g->nheld[r]++];
             memset(h, 0, sizeof *h);
             h->stage = st;
+            h->first_visit = first;
             h->mbs = malloc((size_t)g->M * sizeof *h->mbs);
             if (!h->mbs)
                 return wp_errorf(err, "out of memory");
@@ -259,15 +328,17 @@ static int greedy_init(struct greedy *g, struct wp_schedule *s, struct wp_err *e
                     h->mbs[h->count++] = m;
         }
     }
-    return 0;
+    return o->follow_looped_order ? set_looped_units(g, err) : 0;
 }
 
-int wp_sched_order_greedy(struct wp_schedule *s, struct wp_err *err)
+int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err)
 {
     struct greedy g;
     struct event_heap events = {NULL, 0, 0};
-    int rc = greedy_init(&g, s, err);
-    long remaining = (long)g.S * g.M * (g.split ? 3 : 2);
+    enum wp_greedy_memory rule = o->rule;
+    double tc = o->tc;
+    int rc = greedy_init(&g, s, o, err);
+    long remaining = (long)g.S * g.M * 2;
     double t = 0;
     if (rc == 0 && heap_push(&events, 0))
         rc = wp_errorf(err, "out of memory");
@@ -280,11 +351,11 @@ int wp_sched_order_greedy(struct wp_schedule *s, struct wp_err *err)
         t = heap_pop(&events);
         while (events.n && events.t[0] <= t)
             heap_pop(&events);
-        /* backwards finished by now give their reservation back */
+        /* backwards finished by now give their activations back */
         for (int i = 0; i < g.npending;) {
             int st = g.pending_stage[i], m = g.pending_mb[i];
             if (g.finish[WP_OP_B][st * g.M + m] <= t) {
-                g.reserved[wp_stage_rank(s, st, m, 0)] -= wp_stage_weight(s, st);
+                g.in_use[wp_stage_rank(s, st, m, 0)] -= wp_stage_weight(s, st);
                 g.npending--;
                 g.pending_stage[i] = g.pending_stage[g.npending];
                 g.pending_mb[i] = g.pending_mb[g.npending];
@@ -298,22 +369,23 @@ int wp_sched_order_greedy(struct wp_schedule *s, struct wp_err *err)
             if (g.busy_until[r] > t || !pick(&g, r, t, &op, &h))
                 continue;
             int st = h->stage, m = h->mbs[h->next[op]++];
+            if (g.unit_chunk)
+                (op == WP_OP_F ? g.next_f_unit : g.next_b_unit)[r]++;
             double end = t + cost(&g, op, st);
             g.finish[op][st * g.M + m] = end;
             g.busy_until[r] = end;
             remaining--;
-            if (op == WP_OP_F && st == 0)
+            if (op == WP_OP_F && rule == WP_GREEDY_HOLD_WITH_HEADROOM)
+                g.in_use[r] += wp_stage_weight(s, st);
+            if (op == WP_OP_F && rule == WP_GREEDY_RESERVE_AT_ADMISSION && st == 0)
                 for (int q = 0; q < g.P; q++)
-                    g.reserved[q] += g.footprint[s->mb_copy[m] * g.P + q];
-            if (op == WP_OP_F)
-                g.active_on_rank[r]++;
+                    g.in_use[q] += g.footprint[s->mb_copy[m] * g.P + q];
             if (op == WP_OP_B) {
-                g.active_on_rank[r]--;
                 g.pending_stage[g.npending] = st;
                 g.pending_mb[g.npending++] = m;
             }
             rc = wp_schedule_push(s, r, op, st, m, -1, err);
-            if (rc == 0 && (heap_push(&events, end) || heap_push(&events, end + s->params.tc)))
+            if (rc == 0 && (heap_push(&events, end) || heap_push(&events, end + tc)))
                 rc = wp_errorf(err, "out of memory");
         }
     }

@@ -1,6 +1,7 @@
 /* Stage placement of every schedule kind: straight pipelines (with DAPPLE's
  * replicated stages), Megatron's interleaved chunks (stage c*P + r on rank
- * r), Hanayo's waves (down the ranks, back up, W times), and Chimera's two
+ * r), Hanayo's waves (down the ranks, back up, W times; one wave is the V of
+ * zb-v and dualpipev: stages r and 2P-1-r on rank r), and Chimera's two
  * pipelines in opposite directions (stage s on ranks s and P-1-s). */
 #include "sched/generate.h"
 
@@ -28,6 +29,8 @@ static int place(struct wp_schedule *s, struct wp_err *err)
         }
         return 0;
     case WP_SCHED_HANAYO:
+    case WP_SCHED_ZBV:
+    case WP_SCHED_DUALPIPEV:
         for (int st = 0; st < s->nstages; st++) {
             if (set_place(s, st, 1, 1, err))
                 return -1;

@@ -14,8 +14,13 @@ enum wp_sched_kind {
     WP_SCHED_CHIMERA,
     WP_SCHED_HANAYO,
     WP_SCHED_ZBH1,
+    WP_SCHED_ZBV,
+    WP_SCHED_DUALPIPEV,
     WP_SCHED_KIND_COUNT
 };
+
+/* The kinds' names in enum order, for help texts and messages. */
+#define WP_SCHED_KIND_LIST "gpipe, 1f1b, kfkb, interleaved, chimera, hanayo, zb-h1, zb-v, dualpipev"
 
 const char *wp_sched_kind_name(enum wp_sched_kind kind);
 int wp_sched_kind_from_name(const char *name); /* -1 when unknown */
@@ -93,6 +98,15 @@ static inline int wp_stage_replica_of(const struct wp_schedule *s, int stage, in
 
 /* Number of distinct stages each rank holds, at most (chunks per rank). */
 int wp_schedule_stages_per_rank(const struct wp_schedule *s, int rank);
+
+/* The pass that frees a (stage, micro-batch)'s activations: its W when the
+ * backward is split (the weight gradient still reads the stashed layer
+ * inputs), else its B. Simulator, validator, generators and the runtime's
+ * slot accounting all hold activations from F until this op. */
+static inline int wp_sched_frees_op(const struct wp_schedule *s)
+{
+    return s->split_backward ? WP_OP_W : WP_OP_B;
+}
 
 /* Relative cost of a stage (1 for equal stages). */
 static inline double wp_stage_cost_scale(const struct wp_schedule *s, int stage)

@@ -40,6 +40,20 @@ struct sim {
     int have_lanes;
 };
 
+/* Activations held from F until the op that frees them (B, or W when the
+ * backward is split), and each rank's peak. */
+static void hold_activations(const struct sim *sm, int rank, const struct wp_action *a)
+{
+    double w = wp_stage_weight(sm->s, a->stage);
+    if (a->op == WP_OP_F) {
+        sm->held[rank] += w;
+        if (sm->held[rank] > sm->res->peak_activations[rank])
+            sm->res->peak_activations[rank] = sm->held[rank];
+    } else if (a->op == wp_sched_frees_op(sm->s)) {
+        sm->held[rank] -= w;
+    }
+}
+
 static int add_event(const struct sim *sm, int rank, int op, int stage, int mb, int peer, double start,
                      double end, struct wp_err *err)
 {
@@ -198,14 +212,7 @@ static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, str
         double end = now + compute_cost(sm, a->op, a->stage);
         sm->res->busy[rank] += end - now;
         sm->clock[rank] = end;
-        double w = wp_stage_weight(s, a->stage);
-        if (a->op == WP_OP_F) {
-            sm->held[rank] += w;
-            if (sm->held[rank] > sm->res->peak_activations[rank])
-                sm->res->peak_activations[rank] = sm->held[rank];
-        } else if (a->op == WP_OP_B) {
-            sm->held[rank] -= w;
-        }
+        hold_activations(sm, rank, a);
         return add_event(sm, rank, a->op, a->stage, a->microbatch, -1, now, end, err);
     }
     case WP_OP_SEND_ACT:
@@ -441,14 +448,7 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
             if (remaining[r] > 1e-12 * (1 + now))
                 continue;
             const struct wp_action *a = &s->lists[r].actions[pc[r]];
-            double w = wp_stage_weight(s, a->stage);
-            if (a->op == WP_OP_F) {
-                sm->held[r] += w;
-                if (sm->held[r] > sm->res->peak_activations[r])
-                    sm->res->peak_activations[r] = sm->held[r];
-            } else if (a->op == WP_OP_B) {
-                sm->held[r] -= w;
-            }
+            hold_activations(sm, r, a);
             rc |= add_event(sm, r, a->op, a->stage, a->microbatch, -1, started[r], now, err);
             remaining[r] = -1;
             pc[r]++;

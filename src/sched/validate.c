@@ -113,7 +113,8 @@ static int check_run(void *ctx, int rank, int step, const struct wp_action *a, s
             return fail(err, rank, step, a, "runs before its forward");
         if (sl->grads_in != overlapping(s, st, j, st + 1))
             return fail(err, rank, step, a, "runs before its output gradient arrived");
-        c->held[rank] -= weight;
+        if (wp_sched_frees_op(s) == WP_OP_B)
+            c->held[rank] -= weight;
         if (!s->split_backward)
             c->backward_left[st * 2 * s->nranks + slot_of(s, st, rank)]--;
         local_handoff(c, rank, m, st, j, st - 1, 0);
@@ -125,6 +126,7 @@ static int check_run(void *ctx, int rank, int step, const struct wp_action *a, s
             return fail(err, rank, step, a, "runs twice");
         if (!sl->b)
             return fail(err, rank, step, a, "runs before its B");
+        c->held[rank] -= weight; /* W frees what a split backward held */
         c->backward_left[st * 2 * s->nranks + slot_of(s, st, rank)]--;
         return 0;
     case WP_OP_SEND_ACT:
