@@ -6,6 +6,7 @@
 
 #include <config.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sched/simulate.h"
@@ -235,11 +236,31 @@ static int generate_best(const struct wp_sched_params *p, int nstages, struct wp
     int nvariants = 0;
     for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++) {
         double tc = ti == 0 ? p->tc : 0;
-        variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, tc, 0, NULL}};
-        variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_RESERVE_AT_ADMISSION, tc, 0, NULL}};
+        variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, tc, NULL}};
+        variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_RESERVE_AT_ADMISSION, tc, NULL}};
     }
     if (p->kind == WP_SCHED_HANAYO && p->waves == 1 && p->max_inflight == 0)
-        variants[nvariants++] = (struct order_variant){1, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
+        variants[nvariants++] = (struct order_variant){1, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, NULL}};
+    int *caps = NULL;
+    if (p->kind == WP_SCHED_CHIMERA) {
+        /* two 1F1B pipelines sharing the ranks: stage s of either copy warms
+         * up with P - s micro-batches (its depth to the end), one fewer on
+         * the deeper of a rank's two stages so that a rank holds P */
+        int P = p->ranks;
+        caps = malloc((size_t)(2 * nstages) * sizeof *caps);
+        if (!caps)
+            return wp_errorf(err, "out of memory");
+        for (int st = 0; st < nstages; st++)
+            for (int c = 0; c < 2; c++) {
+                int r = c == 0 ? st : P - 1 - st, other = c == 0 ? P - 1 - r : r; /* the rank's other stage */
+                int mine = P - st, theirs = P - other;
+                caps[2 * st + c] = mine > theirs || (mine == theirs && c == 0) ? mine - 1 : mine;
+                if (caps[2 * st + c] < 1)
+                    caps[2 * st + c] = 1;
+            }
+        for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++)
+            variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, ti == 0 ? p->tc : 0, caps}};
+    }
     double best_makespan = INFINITY;
     int have = 0;
     struct wp_err first_err = {""};
@@ -257,6 +278,7 @@ static int generate_best(const struct wp_sched_params *p, int nstages, struct wp
             wp_schedule_destroy(&cand);
             if (have)
                 wp_schedule_destroy(best);
+            free(caps);
             *err = cerr;
             return -1;
         }
@@ -270,6 +292,7 @@ static int generate_best(const struct wp_sched_params *p, int nstages, struct wp
             wp_schedule_destroy(&cand);
         }
     }
+    free(caps);
     if (!have && !first_err.msg[0])
         wp_errorf(&first_err, "%s: no order within the memory bound", wp_sched_kind_name(p->kind));
     if (!have)
@@ -283,7 +306,7 @@ int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
     if (check_params(p, &nstages, err))
         return -1;
     int searched = p->kind == WP_SCHED_CHIMERA || p->kind == WP_SCHED_HANAYO;
-    static const struct order_variant direct = {0, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
+    static const struct order_variant direct = {0, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, NULL}};
     int rc = searched ? generate_best(p, nstages, s, err) : generate_once(p, nstages, &direct, s, err);
 #ifdef WP_DEBUG_CHECKS
     if (rc == 0) {

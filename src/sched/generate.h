@@ -28,12 +28,10 @@ enum wp_greedy_memory { WP_GREEDY_HOLD_WITH_HEADROOM, WP_GREEDY_RESERVE_AT_ADMIS
 struct wp_greedy_opts {
     enum wp_greedy_memory rule;
     double tc;              /* seconds per message while ordering */
-    int follow_looped_order; /* each rank takes its forwards and backwards in
-                                wp_sched_order_looped's unit order (one copy,
-                                the same number of stages on every rank) */
-    const int *stage_cap;    /* per stage, or NULL: instead of the memory rule,
-                                a stage holds at most this many micro-batches
-                                between F and B (1F1B's rule, per stage) */
+    const int *cap;          /* per (stage, copy) as cap[2 * stage + copy], or NULL:
+                                instead of the memory rule, at most this many
+                                micro-batches between F and B (1F1B's warm-up,
+                                per stage copy) */
 };
 int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err);
 /* order_zero_bubble.c: zb-h1, zb-v and dualpipev in closed form. */

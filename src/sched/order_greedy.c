@@ -15,10 +15,11 @@
  *    when every rank can reserve all it will hold there; each backward gives
  *    its stage's share back. It cannot deadlock, but it holds room for the
  *    way back from the start and so admits fewer micro-batches.
- * The generator (generate.c) plays both rules, at the given tc and at tc = 0,
- * and keeps the order its simulator times fastest; a rule that stalls (the
- * headroom rule can, in principle, between two directions of Chimera) is
- * simply not a candidate. */
+ * Or, instead of a memory rule, a cap per stage copy on the micro-batches
+ * between its F and B (1F1B's warm-up per stage: Chimera's two pipelines).
+ * The generator (generate.c) plays these at the given tc and at tc = 0, and
+ * keeps the order its simulator times fastest; a rule that stalls (the
+ * headroom rule can with several waves) is simply not a candidate. */
 #include "sched/generate.h"
 
 #include <math.h>
@@ -80,6 +81,7 @@ struct held {
     int *mbs;
     int count;
     int next[2]; /* next index for F, B */
+    int copy;
     int first_visit; /* no earlier stage of this copy lives on the rank */
 };
 
@@ -87,10 +89,7 @@ struct greedy {
     struct wp_schedule *s;
     enum wp_greedy_memory rule;
     double tc;              /* what a message costs while ordering */
-    /* with a looped order to follow: the chunk of every unit (shared by all
-     * ranks), and each rank's next forward and backward unit */
-    int *unit_chunk, *next_f_unit, *next_b_unit, nchunks;
-    const int *stage_cap;   /* per stage: micro-batches between F and B at most, or NULL */
+    const int *cap;         /* per (stage, copy): micro-batches between F and B at most, or NULL */
     int S, M, P;
     double *finish[2];      /* per pass kind, [stage * M + mb], -1 = not scheduled */
     struct held **held;     /* per rank */
@@ -119,8 +118,8 @@ static double comm_time(const struct greedy *g, int from_rank, int to_rank)
 static int admits(const struct greedy *g, int rank, const struct held *h, int m)
 {
     const struct wp_schedule *s = g->s;
-    if (g->stage_cap)
-        return h->next[WP_OP_F] - h->next[WP_OP_B] < g->stage_cap[h->stage];
+    if (g->cap)
+        return h->next[WP_OP_F] - h->next[WP_OP_B] < g->cap[2 * h->stage + h->copy];
     if (g->rule == WP_GREEDY_RESERVE_AT_ADMISSION) {
         if (h->stage != 0)
             return 1; /* reserved when the micro-batch entered */
@@ -166,35 +165,9 @@ static double ready_time(const struct greedy *g, int rank, const struct held *h,
     return ready;
 }
 
-/* Following the looped order: the rank's next backward unit if it is
- * ready, else its next forward unit if ready and admitted. */
-static int pick_in_order(const struct greedy *g, int rank, double t, int *op_out, struct held **h_out)
-{
-    long units = (long)g->M * g->nchunks;
-    if (g->next_b_unit[rank] < units) {
-        struct held *h = &g->held[rank][g->nchunks - 1 - g->unit_chunk[g->next_b_unit[rank]]];
-        if (ready_time(g, rank, h, WP_OP_B) <= t) {
-            *op_out = WP_OP_B;
-            *h_out = h;
-            return 1;
-        }
-    }
-    if (g->next_f_unit[rank] < units) {
-        struct held *h = &g->held[rank][g->unit_chunk[g->next_f_unit[rank]]];
-        if (ready_time(g, rank, h, WP_OP_F) <= t) {
-            *op_out = WP_OP_F;
-            *h_out = h;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* Picks the best task ready by time t on rank; returns 0 if none. */
 static int pick(const struct greedy *g, int rank, double t, int *op_out, struct held **h_out)
 {
-    if (g->unit_chunk)
-        return pick_in_order(g, rank, t, op_out, h_out);
     int best_op = -1, best_m = 0;
     struct held *best = NULL;
     for (int op = WP_OP_F; op <= WP_OP_B; op++) {
@@ -241,33 +214,6 @@ static void greedy_free(struct greedy *g)
     free(g->footprint);
     free(g->pending_stage);
     free(g->pending_mb);
-    free(g->unit_chunk);
-    free(g->next_f_unit);
-    free(g->next_b_unit);
-}
-
-/* The looped order's units (wp_sched_order_looped): groups of P
- * micro-batches, chunk by chunk within a group. */
-static int set_looped_units(struct greedy *g, struct wp_err *err)
-{
-    int V = g->S / g->P;
-    for (int r = 0; r < g->P; r++)
-        if (g->nheld[r] != V)
-            return wp_errorf(err, "a looped order needs %d stages on every rank (rank %d holds %d)", V, r,
-                             g->nheld[r]);
-    g->nchunks = V;
-    g->unit_chunk = malloc((size_t)g->M * V * sizeof *g->unit_chunk);
-    g->next_f_unit = calloc((size_t)g->P, sizeof *g->next_f_unit);
-    g->next_b_unit = calloc((size_t)g->P, sizeof *g->next_b_unit);
-    if (!g->unit_chunk || !g->next_f_unit || !g->next_b_unit)
-        return wp_errorf(err, "out of memory");
-    for (int grp = 0, u = 0; grp * g->P < g->M; grp++) {
-        int size = (grp + 1) * g->P < g->M ? g->P : g->M - grp * g->P;
-        for (int c = 0; c < V; c++)
-            for (int i = 0; i < size; i++)
-                g->unit_chunk[u++] = c;
-    }
-    return 0;
 }
 
 static int greedy_init(struct greedy *g, struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err)
@@ -276,7 +222,7 @@ static int greedy_init(struct greedy *g, struct wp_schedule *s, const struct wp_
     g->s = s;
     g->rule = o->rule;
     g->tc = o->tc;
-    g->stage_cap = o->stage_cap;
+    g->cap = o->cap;
     g->S = s->nstages;
     g->M = s->nmicro;
     g->P = s->nranks;
@@ -319,6 +265,7 @@ static int greedy_init(struct greedy *g, struct wp_schedule *s, const struct wp_
             struct held *h = &g->held[r][g->nheld[r]++];
             memset(h, 0, sizeof *h);
             h->stage = st;
+            h->copy = c;
             h->first_visit = first;
             h->mbs = malloc((size_t)g->M * sizeof *h->mbs);
             if (!h->mbs)
@@ -328,7 +275,7 @@ static int greedy_init(struct greedy *g, struct wp_schedule *s, const struct wp_
                     h->mbs[h->count++] = m;
         }
     }
-    return o->follow_looped_order ? set_looped_units(g, err) : 0;
+    return 0;
 }
 
 int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err)
@@ -369,8 +316,6 @@ int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o,
             if (g.busy_until[r] > t || !pick(&g, r, t, &op, &h))
                 continue;
             int st = h->stage, m = h->mbs[h->next[op]++];
-            if (g.unit_chunk)
-                (op == WP_OP_F ? g.next_f_unit : g.next_b_unit)[r]++;
             double end = t + cost(&g, op, st);
             g.finish[op][st * g.M + m] = end;
             g.busy_until[r] = end;
