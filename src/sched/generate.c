@@ -236,11 +236,13 @@ static int generate_best(const struct wp_sched_params *p, int nstages, struct wp
     int nvariants = 0;
     for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++) {
         double tc = ti == 0 ? p->tc : 0;
-        variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, tc, NULL}};
-        variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_RESERVE_AT_ADMISSION, tc, NULL}};
+        for (int alternate = 0; alternate <= 1; alternate++) {
+            variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, tc, alternate, NULL}};
+            variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_RESERVE_AT_ADMISSION, tc, alternate, NULL}};
+        }
     }
     if (p->kind == WP_SCHED_HANAYO && p->waves == 1 && p->max_inflight == 0)
-        variants[nvariants++] = (struct order_variant){1, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, NULL}};
+        variants[nvariants++] = (struct order_variant){1, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
     int *caps = NULL;
     if (p->kind == WP_SCHED_CHIMERA) {
         /* two 1F1B pipelines sharing the ranks: stage s of either copy warms
@@ -259,7 +261,9 @@ static int generate_best(const struct wp_sched_params *p, int nstages, struct wp
                     caps[2 * st + c] = 1;
             }
         for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++)
-            variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, ti == 0 ? p->tc : 0, caps}};
+            for (int alternate = 0; alternate <= 1; alternate++)
+                variants[nvariants++] =
+                    (struct order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, ti == 0 ? p->tc : 0, alternate, caps}};
     }
     double best_makespan = INFINITY;
     int have = 0;
@@ -306,7 +310,7 @@ int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
     if (check_params(p, &nstages, err))
         return -1;
     int searched = p->kind == WP_SCHED_CHIMERA || p->kind == WP_SCHED_HANAYO;
-    static const struct order_variant direct = {0, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, NULL}};
+    static const struct order_variant direct = {0, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
     int rc = searched ? generate_best(p, nstages, s, err) : generate_once(p, nstages, &direct, s, err);
 #ifdef WP_DEBUG_CHECKS
     if (rc == 0) {

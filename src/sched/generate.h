@@ -28,6 +28,8 @@ enum wp_greedy_memory { WP_GREEDY_HOLD_WITH_HEADROOM, WP_GREEDY_RESERVE_AT_ADMIS
 struct wp_greedy_opts {
     enum wp_greedy_memory rule;
     double tc;              /* seconds per message while ordering */
+    int alternate;           /* a ready backward after a forward, a ready forward
+                                after a backward, before the priorities */
     const int *cap;          /* per (stage, copy) as cap[2 * stage + copy], or NULL:
                                 instead of the memory rule, at most this many
                                 micro-batches between F and B (1F1B's warm-up,

@@ -15,7 +15,11 @@
  *    when every rank can reserve all it will hold there; each backward gives
  *    its stage's share back. It cannot deadlock, but it holds room for the
  *    way back from the start and so admits fewer micro-batches.
- * Or, instead of a memory rule, a cap per stage copy on the micro-batches
+ * With alternation, a rank that ran a forward runs a ready backward next if
+ * it has one, and after a backward a ready forward (1F1B's steady state;
+ * with the headroom rule on one wave this is the V-shaped 1F1B of the
+ * zero-bubble paper's ZB-V, and with more waves it keeps the pipeline from
+ * draining wave by wave). Or, instead of a memory rule, a cap per stage copy on the micro-batches
  * between its F and B (1F1B's warm-up per stage: Chimera's two pipelines).
  * The generator (generate.c) plays these at the given tc and at tc = 0, and
  * keeps the order its simulator times fastest; a rule that stalls (the
@@ -90,6 +94,8 @@ struct greedy {
     enum wp_greedy_memory rule;
     double tc;              /* what a message costs while ordering */
     const int *cap;         /* per (stage, copy): micro-batches between F and B at most, or NULL */
+    int alternate;          /* after a forward prefer a backward, and the other way round */
+    int *last_op;           /* per rank: the pass it ran last, -1 before the first */
     int S, M, P;
     double *finish[2];      /* per pass kind, [stage * M + mb], -1 = not scheduled */
     struct held **held;     /* per rank */
@@ -165,9 +171,36 @@ static double ready_time(const struct greedy *g, int rank, const struct held *h,
     return ready;
 }
 
+/* With alternation: the pass other than the rank's last, if one is ready (a
+ * backward of the oldest micro-batch, a forward of the deepest stage). */
+static int pick_alternating(const struct greedy *g, int rank, double t, int *op_out, struct held **h_out)
+{
+    if (g->last_op[rank] < 0)
+        return 0;
+    int want = g->last_op[rank] == WP_OP_F ? WP_OP_B : WP_OP_F, best_m = 0;
+    struct held *best = NULL;
+    for (int i = 0; i < g->nheld[rank]; i++) {
+        struct held *h = &g->held[rank][i];
+        if (ready_time(g, rank, h, want) > t)
+            continue;
+        int m = h->mbs[h->next[want]];
+        if (!best || (want == WP_OP_F ? h->stage > best->stage : m < best_m || (m == best_m && h->stage < best->stage))) {
+            best = h;
+            best_m = m;
+        }
+    }
+    if (!best)
+        return 0;
+    *op_out = want;
+    *h_out = best;
+    return 1;
+}
+
 /* Picks the best task ready by time t on rank; returns 0 if none. */
 static int pick(const struct greedy *g, int rank, double t, int *op_out, struct held **h_out)
 {
+    if (g->alternate && pick_alternating(g, rank, t, op_out, h_out))
+        return 1;
     int best_op = -1, best_m = 0;
     struct held *best = NULL;
     for (int op = WP_OP_F; op <= WP_OP_B; op++) {
@@ -214,6 +247,7 @@ static void greedy_free(struct greedy *g)
     free(g->footprint);
     free(g->pending_stage);
     free(g->pending_mb);
+    free(g->last_op);
 }
 
 static int greedy_init(struct greedy *g, struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err)
@@ -243,9 +277,13 @@ static int greedy_init(struct greedy *g, struct wp_schedule *s, const struct wp_
     g->footprint = calloc((size_t)g->P * 2, sizeof *g->footprint);
     g->pending_stage = malloc(n * sizeof *g->pending_stage);
     g->pending_mb = malloc(n * sizeof *g->pending_mb);
+    g->last_op = malloc((size_t)g->P * sizeof *g->last_op);
+    g->alternate = o->alternate;
     if (!g->held || !g->nheld || !g->busy_until || !g->in_use || !g->headroom || !g->footprint ||
-        !g->pending_stage || !g->pending_mb)
+        !g->pending_stage || !g->pending_mb || !g->last_op)
         return wp_errorf(err, "out of memory");
+    for (int r = 0; r < g->P; r++)
+        g->last_op[r] = -1;
     for (int st = 0; st < g->S; st++)
         for (int c = 0; c < s->place[st].ncopies; c++)
             g->footprint[c * g->P + s->place[st].ranks[c]] += wp_stage_weight(s, st);
@@ -316,6 +354,7 @@ int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o,
             if (g.busy_until[r] > t || !pick(&g, r, t, &op, &h))
                 continue;
             int st = h->stage, m = h->mbs[h->next[op]++];
+            g.last_op[r] = op;
             double end = t + cost(&g, op, st);
             g.finish[op][st * g.M + m] = end;
             g.busy_until[r] = end;

@@ -45,9 +45,13 @@ static int place(struct wp_schedule *s, struct wp_err *err)
             s->place[st].ranks[0] = st;
             s->place[st].ranks[1] = P - 1 - st;
         }
-        /* Each unit of P micro-batches sends its first half down, the rest up. */
+        /* Even micro-batches go down, odd ones up: each direction gets half
+         * of every P, as in Chimera's basic unit, and the two pipelines
+         * advance together, so that oldest-first list scheduling interleaves
+         * them (with the unit's first half down and its second half up, the
+         * up pipeline started late and Chimera lost to 1F1B beyond M = P). */
         for (int m = 0; m < s->nmicro; m++)
-            s->mb_copy[m] = (m % P) < P / 2 ? 0 : 1;
+            s->mb_copy[m] = m % 2;
         return 0;
     default: {
         int next_rank = 0;
