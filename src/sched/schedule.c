@@ -19,7 +19,7 @@ static const char *const op_names[WP_OP_COUNT] = {
 static const char *const kind_names[WP_SCHED_KIND_COUNT] = {
     [WP_SCHED_GPIPE] = "gpipe",   [WP_SCHED_1F1B] = "1f1b",       [WP_SCHED_KFKB] = "kfkb",
     [WP_SCHED_INTERLEAVED] = "interleaved", [WP_SCHED_CHIMERA] = "chimera",
-    [WP_SCHED_HANAYO] = "hanayo", [WP_SCHED_ZBH1] = "zb-h1",
+    [WP_SCHED_HANAYO] = "hanayo", [WP_SCHED_ZBH1] = "zb-h1",   [WP_SCHED_FILE] = "file",
 };
 
 const char *wp_op_name(enum wp_op op)
