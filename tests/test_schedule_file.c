@@ -328,6 +328,16 @@ static void test_errors(void)
         wp_schedule_destroy(&g);
     }
 
+    /* Chimera with M <= P/2: the second copy of every stage runs no micro-batch */
+    p = params(WP_SCHED_CHIMERA, 4, 2);
+    if (wp_schedule_generate(&p, &g, &err) == 0) {
+        write_schedule("rep.csv", &g, 0, &err);
+        ok(wp_schedule_load(path_of("rep.csv"), &p, &s, &err) == -1, "rejected: a copy of a stage without compute");
+        has_substr(err.msg, "rep.csv:11: ALLREDUCE stage 3 on rank 0, which runs no F, B or W of the stage",
+                   "the first such action is named");
+        wp_schedule_destroy(&g);
+    }
+
     ok(wp_schedule_load(path_of("no-such-file.csv"), &p, &s, &err) == -1, "rejected: an unreadable file");
     has_substr(err.msg, "cannot read schedule file", "the message says so");
     has_substr(err.msg, "no-such-file.csv: No such file or directory", "naming the file and the reason");

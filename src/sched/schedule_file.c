@@ -381,6 +381,15 @@ static int infer_placement(const struct reading *rd, int S, int M, int *owner, l
     return 0;
 }
 
+static int holds(const struct wp_schedule *s, int stage, int rank)
+{
+    const struct wp_stage_place *pl = &s->place[stage];
+    for (int i = 0; i < pl->ncopies * pl->nreplicas; i++)
+        if (pl->ranks[i] == rank)
+            return 1;
+    return 0;
+}
+
 static int build(const struct reading *rd, const struct wp_sched_params *costs, struct wp_schedule *s,
                  struct wp_err *err)
 {
@@ -461,6 +470,12 @@ static int build(const struct reading *rd, const struct wp_sched_params *costs, 
             rc = wp_errorf(err, "%s: beyond the schedule's %d ranks, %d stages and %d micro-batches (the highest "
                                 "in its compute actions)",
                            at, P, S, M);
+        } else if (c->mb < 0 && !holds(s, c->stage, c->rank)) {
+            char at[1200];
+            where(rd, c, at, sizeof at);
+            rc = wp_errorf(err, "%s on rank %d, which runs no F, B or W of the stage: stages are placed by their "
+                                "compute (a copy without micro-batches, as Chimera's with M <= P/2 has, cannot be read)",
+                           at, c->rank);
         } else {
             rc = wp_schedule_push(s, c->rank, c->op, c->stage, c->mb, c->peer, err);
         }
