@@ -1,5 +1,6 @@
 /* `wavepipe run`: train GPT-2 over MPI ranks by interpreting the schedule's
- * action lists; one CSV row per iteration, a measured timeline on request. */
+ * action lists (generated, or read with --schedule-file); one CSV row per
+ * iteration, a measured timeline on request. */
 #include <config.h>
 #include <cblas.h>
 #include <errno.h>
@@ -48,6 +49,7 @@ static void usage(void)
            "         [--partition n0,n1,...] [--results FILE.csv] [--trace FILE.json]\n"
            "         [--save DIR [--save-every N]] [--resume DIR]\n"
            "       mpiexec -n P wavepipe run --config FILE --plan PLAN.cfg [--steps N] [...]\n"
+           "       mpiexec -n P wavepipe run --config FILE --schedule-file SCHEDULE.csv [...]\n"
            "       mpiexec -n P wavepipe run --compute emulated --layers TABLE [--schedule KIND] [...]\n\n"
            "Trains the GPT-2 model of FILE (jobs/models/gpt-tiny.cfg) on P ranks: the\n"
            "schedule's generator makes one action list per rank and one interpreter runs\n"
@@ -59,6 +61,12 @@ static void usage(void)
            "Options:\n"
            "  --config FILE          model and training settings (libconfig)\n"
            "  --schedule KIND        " WP_SCHED_KIND_LIST " (default 1f1b)\n"
+           "  --schedule-file FILE   run the schedule in FILE instead (wavepipe's CSV, or PyTorch's\n"
+           "                         compute-only CSV, see wavepipe schedule --help): its ranks (launch\n"
+           "                         that many), stages (blocks split over them as for a generated\n"
+           "                         schedule of that many stages, or --partition) and micro-batches\n"
+           "                         (the file's, not the config's); not with --schedule, --plan,\n"
+           "                         --stages or the generator options\n"
            "  --k, --waves, --chunks, --policy, --replicas, --micro-batches, --max-inflight\n"
            "                         as for wavepipe schedule\n"
            "  --global-batch G       sequences per step\n"
@@ -166,8 +174,11 @@ static int parse(int argc, char **argv, struct run_options *o)
         case OPT_CONFIG: o->config = optarg; break;
         case OPT_SCHEDULE: {
             int k = wp_sched_kind_from_name(optarg);
-            if (k < 0)
-                return wp_usage_error(CMD, "unknown --schedule '%s' (" WP_SCHED_KIND_LIST ")", optarg);
+            if (k < 0 || !wp_sched_kind_generated((enum wp_sched_kind)k))
+                return wp_usage_error(CMD, "unknown --schedule '%s' (" WP_SCHED_KIND_LIST "%s)", optarg,
+                                      k == WP_SCHED_FILE ? "; a schedule file is run with --schedule-file FILE" : "");
+            if (wp_sched_cli_generator_option(CMD, "--schedule", &o->sched))
+                return 2;
             o->sched.params.kind = (enum wp_sched_kind)k;
             o->kind_given = 1;
             break;
@@ -204,7 +215,8 @@ static int parse(int argc, char **argv, struct run_options *o)
         case OPT_PARTITION: o->partition = optarg; break;
         case OPT_PLAN: o->plan_path = optarg; break;
         case OPT_STAGES:
-            if (wp_parse_int_option(CMD, "--stages", optarg, 1, WP_SCHED_MAX_STAGES, &o->stages))
+            if (wp_parse_int_option(CMD, "--stages", optarg, 1, WP_SCHED_MAX_STAGES, &o->stages) ||
+                wp_sched_cli_generator_option(CMD, "--stages", &o->sched))
                 return 2;
             break;
         case OPT_COMPUTE:
@@ -243,6 +255,8 @@ static int parse(int argc, char **argv, struct run_options *o)
         return wp_usage_error(CMD, "--config FILE is required (e.g. jobs/models/gpt-tiny.cfg)");
     if (o->save_every && !o->save)
         return wp_usage_error(CMD, "--save-every needs --save DIR");
+    if (o->plan_path && o->sched.schedule_file)
+        return wp_usage_error(CMD, "--plan and --schedule-file both give the schedule: give one");
     if (o->plan_path && (o->kind_given || o->partition || o->stages || o->sched.params.nreplicas ||
                          o->sched.micro_given || o->global_batch > 0))
         return wp_usage_error(CMD, "--plan sets the schedule, partition, replicas, micro-batches and global batch; "
@@ -496,7 +510,9 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
     free(sums);
 }
 
-static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct wp_err *err)
+/* The settings, checked; a schedule file is read here (into *s), as it fixes
+ * the micro-batches. A generated schedule is made afterwards. */
+static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct wp_schedule *s, struct wp_err *err)
 {
     wp_run_config_default(cfg);
     if (o->config && wp_run_config_read(o->config, cfg, err))
@@ -517,6 +533,15 @@ static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct
     if (o->plan_path && apply_plan(o, cfg, P, err))
         return -1;
     struct wp_sched_params *p = &o->sched.params;
+    if (o->sched.schedule_file) {
+        if (wp_sched_cli_make(&o->sched, s, err))
+            return -1;
+        if (s->nranks != P)
+            return wp_errorf(err, "%s is a schedule of %d ranks: launch %d (mpiexec -n %d), not %d",
+                             o->sched.schedule_file, s->nranks, s->nranks, s->nranks, P);
+        p->microbatches = s->nmicro;
+        o->sched.micro_given = 1;
+    }
     if (o->sched.micro_given)
         t->micro_batches = p->microbatches;
     p->microbatches = t->micro_batches;
@@ -566,11 +591,14 @@ int wp_cmd_run(int argc, char **argv)
     int *first = NULL, *end = NULL;
     /* Everything that can be wrong with the settings is found before any
      * rank computes, identically on every rank. */
-    int status = setup(&o, &cfg, P, &err);
+    int status = setup(&o, &cfg, P, &s, &err);
     if (status == 0 && o.results)
         status = check_results_file(o.results, o.emulated, &err);
-    if (status == 0)
-        status = wp_schedule_generate(&o.sched.params, &s, &err);
+    if (status == 0 && !o.sched.schedule_file)
+        status = wp_sched_cli_make(&o.sched, &s, &err);
+    if (status == 0 && o.sched.schedule_file && rank == 0)
+        printf("schedule file %s: %d ranks, %d stages, %d micro-batches%s\n", o.sched.schedule_file, s.nranks,
+               s.nstages, s.nmicro, s.split_backward ? ", backward split into B and W" : "");
     if (status == 0 && o.plan_path) {
         /* the plan's r-th device is schedule rank r: move it to the rank on that device */
         int *to = malloc((size_t)P * sizeof *to);

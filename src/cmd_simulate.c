@@ -1,5 +1,5 @@
-/* `wavepipe simulate`: generate a schedule and time it with the
- * discrete-event simulator; prints makespan, bubble ratio and peak
+/* `wavepipe simulate`: generate a schedule (or read one from a file) and time
+ * it with the discrete-event simulator; prints makespan, bubble ratio and peak
  * activations (text or CSV), and writes the timeline (Chrome trace, SVG). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +21,8 @@ enum { OPT_TRACE = 2000, OPT_SVG, OPT_CLUSTER, OPT_MSG_BYTES, OPT_GRAD_BYTES, OP
 static void usage(void)
 {
     printf("Usage: wavepipe simulate --kind KIND|all --ranks P --micro-batches M --tf TF --tb TB\n"
-           "                         [--tw TW] [--tc TC] [options] [--trace T.json] [--svg T.svg]\n\n"
+           "                         [--tw TW] [--tc TC] [options] [--trace T.json] [--svg T.svg]\n"
+           "       wavepipe simulate --schedule-file FILE.csv --tf TF --tb TB [options]\n\n"
            "Times a schedule with a discrete-event simulator: compute per stage, each\n"
            "message alpha + n*beta over the link it crosses (or a constant --tc), gradient\n"
            "allreduce by ring costs (with --cluster: a ring in each node, then across nodes),\n"
@@ -29,7 +30,8 @@ static void usage(void)
            "(receives are posted ahead of need, so a transfer hides behind compute unless\n"
            "--no-prefetch). Prints the makespan, the bubble ratio = idle / (ranks x\n"
            "makespan) and each rank's peak of held activations (in micro-batches through\n"
-           "1/P of the model). --kind all compares every kind that fits the settings.\n\n");
+           "1/P of the model). --kind all compares every kind that fits the settings;\n"
+           "--schedule-file times a schedule read from a file (its kind is `file`).\n\n");
     wp_sched_cli_help();
     printf("Simulator options:\n"
            "  --tar T                 seconds to send one 1/P share of the gradients over a link\n"
@@ -100,7 +102,7 @@ static int simulate_one(const struct wp_sched_cli *o, const struct wp_cost_model
                         const char *trace, const char *svg, int csv, struct wp_err *err)
 {
     struct wp_schedule s;
-    if (wp_schedule_generate(&o->params, &s, err))
+    if (wp_sched_cli_make(o, &s, err))
         return -1;
     struct wp_cost_model copy = *base, *cost = &copy;
     struct wp_layer_stage_arrays arrays = {0};
@@ -288,6 +290,8 @@ int wp_cmd_simulate(int argc, char **argv)
     int status = 0;
     if (o.all_kinds) {
         for (int kind = 0; kind < WP_SCHED_KIND_COUNT; kind++) {
+            if (!wp_sched_kind_generated((enum wp_sched_kind)kind))
+                continue;
             o.params.kind = (enum wp_sched_kind)kind;
             if (simulate_one(&o, &cost, &to, NULL, NULL, csv, &err))
                 fprintf(stderr, "wavepipe simulate: %s skipped: %s\n", wp_sched_kind_name((enum wp_sched_kind)kind),

@@ -1,4 +1,5 @@
-/* Parsing of the schedule options (see sched_cli.h). */
+/* Parsing of the schedule options, and the one place a command's schedule is
+ * made from them: generated, or read from a file (see sched_cli.h). */
 #include "sched_cli.h"
 
 #include <errno.h>
@@ -8,10 +9,11 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sched/schedule_file.h"
 
 enum {
     OPT_KIND = 1000, OPT_RANKS, OPT_MICRO, OPT_K, OPT_WAVES, OPT_CHUNKS, OPT_POLICY, OPT_MAX_INFLIGHT,
-    OPT_REPLICAS, OPT_STAGE_COSTS, OPT_FORMAT, OPT_VALIDATE, OPT_TF, OPT_TB, OPT_TW, OPT_TC
+    OPT_REPLICAS, OPT_STAGE_COSTS, OPT_FORMAT, OPT_VALIDATE, OPT_TF, OPT_TB, OPT_TW, OPT_TC, OPT_SCHEDULE_FILE
 };
 
 const struct option wp_sched_long_options[] = {
@@ -31,6 +33,7 @@ const struct option wp_sched_long_options[] = {
     {"tb", required_argument, NULL, OPT_TB},
     {"tw", required_argument, NULL, OPT_TW},
     {"tc", required_argument, NULL, OPT_TC},
+    {"schedule-file", required_argument, NULL, OPT_SCHEDULE_FILE},
 };
 const int wp_sched_long_option_count = sizeof wp_sched_long_options / sizeof wp_sched_long_options[0];
 
@@ -85,18 +88,59 @@ static int parse_list(const char *command, const char *option, const char *text,
     return 0;
 }
 
+static int conflict(const char *command, const struct wp_sched_cli *o)
+{
+    return wp_usage_error(command, "--schedule-file FILE and %s: the file fixes the ranks, stages, micro-batches "
+                                   "and order; the generator options (%s, --ranks, --micro-batches, --k, --waves, "
+                                   "--chunks, --policy, --max-inflight, --replicas, --stage-costs%s) do not go with it",
+                          o->generator_option, strcmp(command, "run") == 0 ? "--schedule" : "--kind",
+                          strcmp(command, "run") == 0 ? ", --stages" : "");
+}
+
+int wp_sched_cli_generator_option(const char *command, const char *option, struct wp_sched_cli *o)
+{
+    if (!o->generator_option)
+        o->generator_option = option;
+    return o->schedule_file ? conflict(command, o) : 0;
+}
+
+/* The generator options of this family, by option code. */
+static const char *generator_option_name(int opt)
+{
+    switch (opt) {
+    case OPT_KIND: return "--kind";
+    case OPT_RANKS: return "--ranks";
+    case OPT_MICRO: return "--micro-batches";
+    case OPT_K: return "--k";
+    case OPT_WAVES: return "--waves";
+    case OPT_CHUNKS: return "--chunks";
+    case OPT_POLICY: return "--policy";
+    case OPT_MAX_INFLIGHT: return "--max-inflight";
+    case OPT_REPLICAS: return "--replicas";
+    case OPT_STAGE_COSTS: return "--stage-costs";
+    default: return NULL;
+    }
+}
+
 int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp_sched_cli *o)
 {
     struct wp_sched_params *p = &o->params;
+    if (generator_option_name(opt) && wp_sched_cli_generator_option(command, generator_option_name(opt), o))
+        return 2;
     switch (opt) {
+    case OPT_SCHEDULE_FILE:
+        o->schedule_file = arg;
+        return o->generator_option ? conflict(command, o) : 0;
     case OPT_KIND:
         if (strcmp(arg, "all") == 0) {
             o->all_kinds = 1;
             return 0;
         }
-        if (wp_sched_kind_from_name(arg) < 0)
-            return wp_usage_error(command, "unknown --kind '%s' (" WP_SCHED_KIND_LIST "%s)",
-                                  arg, strcmp(command, "simulate") == 0 ? ", all" : "");
+        if (wp_sched_kind_from_name(arg) < 0 || !wp_sched_kind_generated(wp_sched_kind_from_name(arg)))
+            return wp_usage_error(command, "unknown --kind '%s' (" WP_SCHED_KIND_LIST "%s%s)",
+                                  arg, strcmp(command, "simulate") == 0 ? ", all" : "",
+                                  wp_sched_kind_from_name(arg) == WP_SCHED_FILE ? "; a schedule of kind file is read "
+                                                                                  "with --schedule-file FILE" : "");
         p->kind = (enum wp_sched_kind)wp_sched_kind_from_name(arg);
         return 0;
     case OPT_RANKS: return wp_parse_int_option(command, "--ranks", arg, 1, 1 << 20, &p->ranks) ? 2 : 0;
@@ -124,8 +168,10 @@ int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp
         p->stage_cost_scale = o->stage_costs;
         return 0;
     case OPT_FORMAT:
-        if (strcmp(arg, "text") != 0 && strcmp(arg, "csv") != 0)
-            return wp_usage_error(command, "--format must be text or csv");
+        if (strcmp(arg, "text") != 0 && strcmp(arg, "csv") != 0 &&
+            (strcmp(arg, "torch-csv") != 0 || strcmp(command, "schedule") != 0))
+            return wp_usage_error(command, "--format must be text or csv%s",
+                                  strcmp(command, "schedule") == 0 ? " or torch-csv" : "");
         o->format = arg;
         return 0;
     case OPT_VALIDATE: o->validate = 1; return 0;
@@ -158,9 +204,23 @@ void wp_sched_cli_help(void)
            "                          (list scheduling, and for one wave the V-shaped 1F1B): the\n"
            "                          one the simulator times fastest at --tc and costs wins\n"
            "  --tc TC                 seconds per point-to-point message (default 0)\n"
-           "  --format text|csv       output format\n"
+           "  --format text|csv       output format (wavepipe schedule: also torch-csv, the schedule in\n"
+           "                          the compute-only CSV of PyTorch's torch.distributed.pipelining)\n"
            "  --validate              check the schedule (see wavepipe schedule --help)\n"
+           "  --schedule-file FILE    read the schedule instead of generating it: wavepipe's CSV (as\n"
+           "                          --format csv writes it) or PyTorch's compute-only CSV (a row per\n"
+           "                          rank, cells like 0F3, 1B0, 1I0, 1W0); ranks, stages, micro-batches\n"
+           "                          and placement come from the file (not with --kind, --ranks,\n"
+           "                          --micro-batches or the other generator options), a list of compute\n"
+           "                          actions only gets its sends and receives, and it is validated\n"
            "Chimera needs an even P; interleaved needs M a multiple of P; dualpipev M >= 2P; the\n"
            "others take any M. zb-v and dualpipev cut the model into 2P stages in a V (stages r\n"
            "and 2P-1-r on rank r).\n");
+}
+
+int wp_sched_cli_make(const struct wp_sched_cli *o, struct wp_schedule *s, struct wp_err *err)
+{
+    if (o->schedule_file)
+        return wp_schedule_load(o->schedule_file, &o->params, s, err);
+    return wp_schedule_generate(&o->params, s, err);
 }

@@ -1,6 +1,7 @@
 /* Command-line options shared by the commands that make schedules
- * (`schedule`, `simulate`, later `run`): kind, ranks, micro-batches, k,
- * waves, chunks, policy, replicas, stage costs and the cost model. */
+ * (`schedule`, `simulate`, `run`): kind, ranks, micro-batches, k, waves,
+ * chunks, policy, replicas, stage costs, the cost model, or a schedule file
+ * instead of the generator options; and making the schedule they describe. */
 #ifndef WP_SCHED_CLI_H
 #define WP_SCHED_CLI_H
 
@@ -15,9 +16,11 @@ struct wp_sched_cli {
     int all_kinds;                     /* --kind all */
     int replicas[WP_SCHED_MAX_STAGES];
     double stage_costs[WP_SCHED_MAX_STAGES];
-    const char *format;                /* "text" or "csv" */
+    const char *format;                /* "text", "csv" or (schedule) "torch-csv" */
     int validate;
     int tc_given, tw_given, micro_given;
+    const char *schedule_file;         /* --schedule-file: read, not generated */
+    const char *generator_option;      /* the first generator option given, for the conflict */
 };
 
 /* The long options of the schedule family; index of the first free slot is
@@ -29,7 +32,14 @@ void wp_sched_cli_init(struct wp_sched_cli *o);
 /* Handles one option returned by getopt_long; returns 0 when handled, 1
  * when the option is not one of the shared ones, 2 after a usage error. */
 int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp_sched_cli *o);
+/* Records that a generator option (such as run's --schedule) was given: 2
+ * after a usage error when --schedule-file was given too, else 0. */
+int wp_sched_cli_generator_option(const char *command, const char *option, struct wp_sched_cli *o);
 /* The option help shared by the commands. */
 void wp_sched_cli_help(void);
+
+/* The schedule the options describe: read from --schedule-file (and
+ * validated), or generated. */
+int wp_sched_cli_make(const struct wp_sched_cli *o, struct wp_schedule *s, struct wp_err *err);
 
 #endif

@@ -30,6 +30,8 @@ static int check_params(const struct wp_sched_params *p, int *nstages, struct wp
 {
     const char *kind = wp_sched_kind_name(p->kind);
     int P = p->ranks, M = p->microbatches;
+    if (!wp_sched_kind_generated(p->kind))
+        return wp_errorf(err, "schedules of kind %s are read from a file (--schedule-file), not generated", kind);
     if (P < 1 || M < 1)
         return wp_errorf(err, "%s needs at least 1 rank and 1 micro-batch (got %d ranks, %d)", kind, P, M);
     if (P > WP_ACTION_FIELD_MAX || M > WP_ACTION_FIELD_MAX)

@@ -18,6 +18,10 @@ int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
 
 /* place.c: stage count, stage -> rank placement, micro-batch -> copy. */
 int wp_sched_place(struct wp_schedule *s, struct wp_err *err);
+/* place.c: room for ncopies x nreplicas ranks of one stage (place[stage].ranks,
+ * zeroed), and every stage's weight once all stages are placed. */
+int wp_sched_set_place(struct wp_schedule *s, int stage, int ncopies, int nreplicas, struct wp_err *err);
+void wp_sched_set_weights(struct wp_schedule *s);
 /* order_direct.c: gpipe, 1f1b and kfkb (grouped early backward), and
  * Megatron's interleaved 1F1B; writes compute-only lists. */
 int wp_sched_order_grouped(struct wp_schedule *s, struct wp_err *err);

@@ -2,12 +2,14 @@
  * replicated stages), Megatron's interleaved chunks (stage c*P + r on rank
  * r), Hanayo's waves (down the ranks, back up, W times; one wave is the V of
  * zb-v and dualpipev: stages r and 2P-1-r on rank r), and Chimera's two
- * pipelines in opposite directions (stage s on ranks s and P-1-s). */
+ * pipelines in opposite directions (stage s on ranks s and P-1-s); and the
+ * stage weights that follow from a placement (schedule files, whose
+ * placement is read, use both helpers too). */
 #include "sched/generate.h"
 
 #include <stdlib.h>
 
-static int set_place(struct wp_schedule *s, int stage, int ncopies, int nreplicas, struct wp_err *err)
+int wp_sched_set_place(struct wp_schedule *s, int stage, int ncopies, int nreplicas, struct wp_err *err)
 {
     struct wp_stage_place *pl = &s->place[stage];
     pl->ncopies = ncopies;
@@ -23,7 +25,7 @@ static int place(struct wp_schedule *s, struct wp_err *err)
     switch (p->kind) {
     case WP_SCHED_INTERLEAVED:
         for (int st = 0; st < s->nstages; st++) {
-            if (set_place(s, st, 1, 1, err))
+            if (wp_sched_set_place(s, st, 1, 1, err))
                 return -1;
             s->place[st].ranks[0] = st % P;
         }
@@ -32,7 +34,7 @@ static int place(struct wp_schedule *s, struct wp_err *err)
     case WP_SCHED_ZBV:
     case WP_SCHED_DUALPIPEV:
         for (int st = 0; st < s->nstages; st++) {
-            if (set_place(s, st, 1, 1, err))
+            if (wp_sched_set_place(s, st, 1, 1, err))
                 return -1;
             int j = st % (2 * P);
             s->place[st].ranks[0] = j < P ? j : 2 * P - 1 - j;
@@ -40,7 +42,7 @@ static int place(struct wp_schedule *s, struct wp_err *err)
         return 0;
     case WP_SCHED_CHIMERA:
         for (int st = 0; st < s->nstages; st++) {
-            if (set_place(s, st, 2, 1, err))
+            if (wp_sched_set_place(s, st, 2, 1, err))
                 return -1;
             s->place[st].ranks[0] = st;
             s->place[st].ranks[1] = P - 1 - st;
@@ -57,7 +59,7 @@ static int place(struct wp_schedule *s, struct wp_err *err)
         int next_rank = 0;
         for (int st = 0; st < s->nstages; st++) {
             int r = p->nreplicas ? p->replicas[st] : 1;
-            if (set_place(s, st, 1, r, err))
+            if (wp_sched_set_place(s, st, 1, r, err))
                 return -1;
             for (int j = 0; j < r; j++)
                 s->place[st].ranks[j] = next_rank++;
@@ -67,7 +69,7 @@ static int place(struct wp_schedule *s, struct wp_err *err)
     }
 }
 
-static void set_weights(struct wp_schedule *s)
+void wp_sched_set_weights(struct wp_schedule *s)
 {
     for (int st = 0; st < s->nstages; st++)
         s->stage_weight[st] =
@@ -78,6 +80,6 @@ int wp_sched_place(struct wp_schedule *s, struct wp_err *err)
 {
     if (place(s, err))
         return -1;
-    set_weights(s);
+    wp_sched_set_weights(s);
     return 0;
 }

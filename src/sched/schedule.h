@@ -16,6 +16,7 @@ enum wp_sched_kind {
     WP_SCHED_ZBH1,
     WP_SCHED_ZBV,
     WP_SCHED_DUALPIPEV,
+    WP_SCHED_FILE, /* read from a schedule file (schedule_file.h), never generated */
     WP_SCHED_KIND_COUNT
 };
 
@@ -24,6 +25,11 @@ enum wp_sched_kind {
 
 const char *wp_sched_kind_name(enum wp_sched_kind kind);
 int wp_sched_kind_from_name(const char *name); /* -1 when unknown */
+/* Whether a generator makes this kind (every kind but "file"). */
+static inline int wp_sched_kind_generated(enum wp_sched_kind kind)
+{
+    return (unsigned)kind < WP_SCHED_KIND_COUNT && kind != WP_SCHED_FILE;
+}
 
 /* Where one stage lives. A stage has ncopies independent copies of its
  * weights (2 in Chimera, whose two pipelines run in opposite directions,
