@@ -39,11 +39,17 @@ emulated)
 *) echo "usage: $0 WAVEPIPE SRCDIR [RANKS] [STEPS] [real|emulated]" >&2; exit 2 ;;
 esac
 printf '%-12s %10s %10s %10s %10s %10s\n' schedule "iter s" "sim s" overhead "bubble" "sim bubble"
-for spec in "gpipe:" "1f1b:" "kfkb:--k 2" "interleaved:--chunks 2" "chimera:" "hanayo:--waves $waves" "zb-h1:"; do
+for spec in "gpipe:" "1f1b:" "kfkb:--k 2" "interleaved:--chunks 2" "chimera:" "hanayo:--waves $waves" "zb-h1:" \
+    "zb-v:" "dualpipev:"; do
     kind=${spec%%:*} opts=${spec#*:}
+    M=$ranks batch=()
+    if [ "$kind" = dualpipev ]; then
+        M=$((2 * ranks)) # DualPipeV needs M >= 2P
+        [ "$mode" = real ] && [ "$M" -gt 8 ] && batch=(--global-batch "$M") # gpt-tiny's batch is 8
+    fi
     # shellcheck disable=SC2086
     line=$("$mpiexec" -n "$ranks" "$wavepipe" run "${model[@]}" --schedule "$kind" $opts --steps "$steps" \
-           --micro-batches "$ranks" 2>&1 | grep '^summary:')
+           --micro-batches "$M" "${batch[@]}" 2>&1 | grep '^summary:')
     echo "$line" | sed -E 's/.*bubble ratio measured ([0-9.]+) simulated ([0-9.]+), iteration measured ([0-9.]+) s simulated ([0-9.]+) s \(overhead ([0-9.]+)[^)]*\).*/\3 \4 \5 \1 \2/' |
         { read -r it sim ov bm bs; printf '%-12s %10s %10s %10s %10s %10s\n' "$kind" "$it" "$sim" "$ov" "$bm" "$bs"; }
 done
