@@ -237,6 +237,52 @@ static void test_hanayo_beats_1f1b(void)
     }
 }
 
+/* More waves at M <= 4P: every W beats 1F1B, and at M = 2P the makespan
+ * falls with W (what does not hold yet, W >= 2 at M = 8P, is in the README). */
+static void test_hanayo_waves_beyond_p(void)
+{
+    for (int P = 4; P <= 16; P *= 2) {
+        double f2 = 0, f4 = 0, prev = INFINITY;
+        struct wp_sched_params f = params(WP_SCHED_1F1B, P, 2 * P), g = params(WP_SCHED_1F1B, P, 4 * P);
+        f2 = makespan_of(&f);
+        f4 = makespan_of(&g);
+        for (int W = 1; W <= 4; W *= 2) {
+            struct wp_sched_params h2 = params(WP_SCHED_HANAYO, P, 2 * P), h4 = params(WP_SCHED_HANAYO, P, 4 * P);
+            h2.waves = h4.waves = W;
+            double t2 = makespan_of(&h2), t4 = makespan_of(&h4);
+            ok(t2 > 0 && t2 < prev && t2 < f2, "hanayo W=%d P=%d M=2P: makespan %g below W/2's %g and 1f1b's %g", W, P,
+               t2, prev, f2);
+            ok(t4 > 0 && t4 < f4, "hanayo W=%d P=%d M=4P: makespan %g below 1f1b's %g", W, P, t4, f4);
+            prev = t2;
+        }
+    }
+}
+
+/* Chimera: its bubble at M = P is the one Hanayo's figure 2 gives for it
+ * (T_C = 0: 2 K T_B / ((2P^2 - 2P) T_B + P^2 T_F), K = P^2/2 - P), and with
+ * the micro-batches split between its two pipelines it is no slower than
+ * 1F1B at any M (Chimera 3.4-3.5: units of P concatenated). */
+static void test_chimera(void)
+{
+    for (int P = 2; P <= 16; P *= 2) {
+        struct wp_sched_params c = params(WP_SCHED_CHIMERA, P, P);
+        struct wp_sim_result res;
+        if (run(&c, &res, NULL) == 0) {
+            double K = P * P / 2.0 - P, tf = c.tf, tb = c.tb;
+            double want = 2 * K * tb / ((2.0 * P * P - 2 * P) * tb + (double)P * P * tf);
+            is_near(res.bubble_ratio, want, 1e-9, "chimera P=%d M=P: bubble %.4f is Hanayo's figure 2's %.4f", P,
+                    res.bubble_ratio, want);
+            wp_sim_result_destroy(&res);
+        }
+        int ms[] = {P, 2 * P, 2 * P + 1, 4 * P, 8 * P};
+        for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+            struct wp_sched_params ch = params(WP_SCHED_CHIMERA, P, ms[i]), f = params(WP_SCHED_1F1B, P, ms[i]);
+            double tc = makespan_of(&ch), t1 = makespan_of(&f);
+            ok(tc > 0 && tc <= t1 + 1e-9, "chimera P=%d M=%d: makespan %g not above 1f1b's %g", P, ms[i], tc, t1);
+        }
+    }
+}
+
 /* An order built for a slow network is never slower on it than the order
  * built for none (the list-scheduled kinds keep the faster of the two; the
  * closed forms do not depend on tc). */
@@ -647,6 +693,8 @@ int main(void)
     test_zero_bubble();
     test_zero_bubble_v();
     test_hanayo_beats_1f1b();
+    test_hanayo_waves_beyond_p();
+    test_chimera();
     test_orders_hold_up_under_tc();
     test_peak_activations();
     test_hanayo_waves();
