@@ -121,11 +121,13 @@ int wp_sched_order_zbh1(struct wp_schedule *s, struct wp_err *err)
     return 0;
 }
 
-/* The two stages of rank r in a V of 2P stages. */
-static void v_stages(const struct wp_schedule *s, int r, int stage_of_chunk[2])
+/* Rank r's program on a V of 2P stages: chunk 0 is stage r, chunk 1 stage
+ * 2P-1-r (st keeps them for the program). */
+static int v_program_init(struct rank_program *pr, struct wp_schedule *s, int r, int st[2], struct wp_err *err)
 {
-    stage_of_chunk[0] = r;
-    stage_of_chunk[1] = 2 * s->nranks - 1 - r;
+    st[0] = r;
+    st[1] = 2 * s->nranks - 1 - r;
+    return program_init(pr, s, r, 2, st, err);
 }
 
 int wp_sched_order_zbv(struct wp_schedule *s, struct wp_err *err)
@@ -136,9 +138,8 @@ int wp_sched_order_zbv(struct wp_schedule *s, struct wp_err *err)
     int n = s->nmicro > 2 * P - 1 ? s->nmicro : 2 * P - 1;
     for (int r = 0; r < P; r++) {
         int st[2];
-        v_stages(s, r, st);
         struct rank_program pr;
-        if (program_init(&pr, s, r, 2, st, err))
+        if (v_program_init(&pr, s, r, st, err))
             return -1;
         for (int i = 0; i < 2 * (P - r) - 1; i++)
             emit(&pr, 0, WP_OP_F);
@@ -182,9 +183,8 @@ int wp_sched_order_dualpipev(struct wp_schedule *s, struct wp_err *err)
     int P = s->nranks, M = s->nmicro;
     for (int r = 0; r < P; r++) {
         int st[2];
-        v_stages(s, r, st);
         struct rank_program pr;
-        if (program_init(&pr, s, r, 2, st, err))
+        if (v_program_init(&pr, s, r, st, err))
             return -1;
         for (int i = 0; i < 2 * (P - r - 1); i++)
             emit(&pr, 0, WP_OP_F);
