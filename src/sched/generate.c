@@ -1,7 +1,8 @@
 /* The generator driver: checks what was asked, places stages, orders the
- * compute of every rank (closed form or list scheduling), adds the
- * communication, and records each rank's activation bound. Debug builds
- * (--enable-debug-checks) run the validator on every schedule made. */
+ * compute of every rank (closed form, or searched among candidate orders:
+ * order_search.c), adds the communication, and records each rank's
+ * activation bound. Debug builds (--enable-debug-checks) run the validator
+ * on every schedule made. */
 #include "sched/generate.h"
 
 #include <config.h>
@@ -9,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/simulate.h"
 #include "sched/validate.h"
 
 void wp_sched_params_default(struct wp_sched_params *p)
@@ -155,18 +155,8 @@ static void set_bounds(struct wp_schedule *s)
     }
 }
 
-/* How the compute order of a searched kind is made: list scheduling with
- * the given options, or (one Hanayo wave, a V) the zero-bubble paper's ZB-V
- * order with whole backwards. */
-struct order_variant {
-    int v_order;
-    struct wp_greedy_opts greedy;
-};
-
-/* One schedule of p's kind: placement, compute order, communication,
- * bounds. */
-static int generate_once(const struct wp_sched_params *p, int nstages, const struct order_variant *how,
-                         struct wp_schedule *s, struct wp_err *err)
+int wp_sched_generate_variant(const struct wp_sched_params *p, int nstages, const struct wp_order_variant *how,
+                              struct wp_schedule *s, struct wp_err *err)
 {
     if (wp_schedule_init(s, p, nstages, err))
         return -1;
@@ -205,115 +195,15 @@ static int generate_once(const struct wp_sched_params *p, int nstages, const str
     return rc;
 }
 
-/* Makespan and peak of s on the simulator with the costs it was made for. */
-static int simulate_at_params(const struct wp_schedule *s, double *makespan, int *within_bound,
-                              struct wp_err *err)
-{
-    struct wp_cost_model c;
-    wp_cost_model_default(&c);
-    c.tf = s->params.tf;
-    c.tb = s->params.tb;
-    c.tw = s->params.tw;
-    c.tc = s->params.tc;
-    struct wp_sim_result res;
-    if (wp_simulate(s, &c, &res, err))
-        return -1;
-    *makespan = res.makespan;
-    *within_bound = 1;
-    for (int r = 0; r < s->nranks; r++)
-        *within_bound &= res.peak_activations[r] <= s->activation_bound[r] + 1e-9;
-    wp_sim_result_destroy(&res);
-    return 0;
-}
-
-/* The kinds whose order is searched: list scheduling under both memory
- * rules, at the given tc and at tc = 0, and for one Hanayo wave the V-shaped
- * 1F1B in closed form; the candidate within the bound that the simulator
- * times fastest at the given costs (the first on a tie). So an order built
- * for a slow network is never slower on it than the one built for none. */
-static int generate_best(const struct wp_sched_params *p, int nstages, struct wp_schedule *best,
-                         struct wp_err *err)
-{
-    struct order_variant variants[16];
-    int nvariants = 0;
-    for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++) {
-        double tc = ti == 0 ? p->tc : 0;
-        for (int alternate = 0; alternate <= 1; alternate++) {
-            variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, tc, alternate, NULL}};
-            variants[nvariants++] = (struct order_variant){0, {WP_GREEDY_RESERVE_AT_ADMISSION, tc, alternate, NULL}};
-        }
-    }
-    if (p->kind == WP_SCHED_HANAYO && p->waves == 1 && p->max_inflight == 0)
-        variants[nvariants++] = (struct order_variant){1, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
-    int *caps = NULL;
-    if (p->kind == WP_SCHED_CHIMERA) {
-        /* two 1F1B pipelines sharing the ranks: stage s of either copy warms
-         * up with P - s micro-batches (its depth to the end), one fewer on
-         * the deeper of a rank's two stages so that a rank holds P */
-        int P = p->ranks;
-        caps = malloc((size_t)(2 * nstages) * sizeof *caps);
-        if (!caps)
-            return wp_errorf(err, "out of memory");
-        for (int st = 0; st < nstages; st++)
-            for (int c = 0; c < 2; c++) {
-                int r = c == 0 ? st : P - 1 - st, other = c == 0 ? P - 1 - r : r; /* the rank's other stage */
-                int mine = P - st, theirs = P - other;
-                caps[2 * st + c] = mine > theirs || (mine == theirs && c == 0) ? mine - 1 : mine;
-                if (caps[2 * st + c] < 1)
-                    caps[2 * st + c] = 1;
-            }
-        for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++)
-            for (int alternate = 0; alternate <= 1; alternate++)
-                variants[nvariants++] =
-                    (struct order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, ti == 0 ? p->tc : 0, alternate, caps}};
-    }
-    double best_makespan = INFINITY;
-    int have = 0;
-    struct wp_err first_err = {""};
-    for (int i = 0; i < nvariants; i++) {
-        struct wp_schedule cand;
-        struct wp_err cerr = {""};
-        double makespan;
-        int within;
-        if (generate_once(p, nstages, &variants[i], &cand, &cerr)) {
-            if (!first_err.msg[0])
-                first_err = cerr;
-            continue;
-        }
-        if (simulate_at_params(&cand, &makespan, &within, &cerr)) {
-            wp_schedule_destroy(&cand);
-            if (have)
-                wp_schedule_destroy(best);
-            free(caps);
-            *err = cerr;
-            return -1;
-        }
-        if (within && (!have || makespan < best_makespan - 1e-12 * (1 + makespan))) {
-            if (have)
-                wp_schedule_destroy(best);
-            *best = cand;
-            best_makespan = makespan;
-            have = 1;
-        } else {
-            wp_schedule_destroy(&cand);
-        }
-    }
-    free(caps);
-    if (!have && !first_err.msg[0])
-        wp_errorf(&first_err, "%s: no order within the memory bound", wp_sched_kind_name(p->kind));
-    if (!have)
-        *err = first_err;
-    return have ? 0 : -1;
-}
-
 int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s, struct wp_err *err)
 {
     int nstages = 0;
     if (check_params(p, &nstages, err))
         return -1;
     int searched = p->kind == WP_SCHED_CHIMERA || p->kind == WP_SCHED_HANAYO;
-    static const struct order_variant direct = {0, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
-    int rc = searched ? generate_best(p, nstages, s, err) : generate_once(p, nstages, &direct, s, err);
+    static const struct wp_order_variant direct = {0, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
+    int rc = searched ? wp_sched_search_order(p, nstages, s, err)
+                      : wp_sched_generate_variant(p, nstages, &direct, s, err);
 #ifdef WP_DEBUG_CHECKS
     if (rc == 0) {
         struct wp_validation v;

@@ -40,6 +40,21 @@ struct wp_greedy_opts {
                                 per stage copy) */
 };
 int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err);
+/* How generate.c makes one schedule of a searched kind: list scheduling
+ * with the given options, or (one Hanayo wave, a V) the zero-bubble paper's
+ * ZB-V order with whole backwards. */
+struct wp_order_variant {
+    int v_order;
+    struct wp_greedy_opts greedy;
+};
+/* generate.c: one schedule of p's kind with the order `how` (placement,
+ * compute order, communication, bounds). */
+int wp_sched_generate_variant(const struct wp_sched_params *p, int nstages, const struct wp_order_variant *how,
+                              struct wp_schedule *s, struct wp_err *err);
+/* order_search.c: the candidate orders of chimera and hanayo, the fastest
+ * within the memory bound on the simulator kept. */
+int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct wp_schedule *best,
+                          struct wp_err *err);
 /* order_zero_bubble.c: zb-h1, zb-v and dualpipev in closed form. */
 int wp_sched_order_zbh1(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_order_zbv(struct wp_schedule *s, struct wp_err *err);

@@ -1,0 +1,116 @@
+/* The order of Chimera and Hanayo, searched: the generator makes each
+ * candidate order in full (generate.c), the simulator times it at the costs
+ * the schedule is made for (tf, tb, tw and tc), and the fastest within the
+ * kind's memory bound is kept. So an order built for a slow network is never
+ * slower on it than the one built for none, and a rule that stalls (the
+ * list scheduler's headroom rule can with several waves) is simply not a
+ * candidate. */
+#include "sched/generate.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "sched/simulate.h"
+
+/* Makespan and peak of s on the simulator with the costs it was made for. */
+static int simulate_at_params(const struct wp_schedule *s, double *makespan, int *within_bound,
+                              struct wp_err *err)
+{
+    struct wp_cost_model c;
+    wp_cost_model_default(&c);
+    c.tf = s->params.tf;
+    c.tb = s->params.tb;
+    c.tw = s->params.tw;
+    c.tc = s->params.tc;
+    struct wp_sim_result res;
+    if (wp_simulate(s, &c, &res, err))
+        return -1;
+    *makespan = res.makespan;
+    *within_bound = 1;
+    for (int r = 0; r < s->nranks; r++)
+        *within_bound &= res.peak_activations[r] <= s->activation_bound[r] + 1e-9;
+    wp_sim_result_destroy(&res);
+    return 0;
+}
+
+/* Candidates: list scheduling under both memory rules, with and without
+ * alternation, at the given tc and at tc = 0; for Chimera also with 1F1B's
+ * warm-up caps per stage copy; for one Hanayo wave the V-shaped 1F1B in
+ * closed form. The winner is the candidate within the bound that the
+ * simulator times fastest at the given costs (the first on a tie). */
+int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct wp_schedule *best,
+                          struct wp_err *err)
+{
+    struct wp_order_variant variants[16];
+    int nvariants = 0;
+    for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++) {
+        double tc = ti == 0 ? p->tc : 0;
+        for (int alternate = 0; alternate <= 1; alternate++) {
+            variants[nvariants++] = (struct wp_order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, tc, alternate, NULL}};
+            variants[nvariants++] = (struct wp_order_variant){0, {WP_GREEDY_RESERVE_AT_ADMISSION, tc, alternate, NULL}};
+        }
+    }
+    if (p->kind == WP_SCHED_HANAYO && p->waves == 1 && p->max_inflight == 0)
+        variants[nvariants++] = (struct wp_order_variant){1, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
+    int *caps = NULL;
+    if (p->kind == WP_SCHED_CHIMERA) {
+        /* two 1F1B pipelines sharing the ranks: stage s of either copy warms
+         * up with P - s micro-batches (1F1B's, its distance to the end), one
+         * fewer on the rank's stage with the longer warm-up (copy 0's on a
+         * tie), so that a rank holds P */
+        int P = p->ranks;
+        caps = malloc((size_t)(2 * nstages) * sizeof *caps);
+        if (!caps)
+            return wp_errorf(err, "out of memory");
+        for (int st = 0; st < nstages; st++)
+            for (int c = 0; c < 2; c++) {
+                int r = c == 0 ? st : P - 1 - st, other = c == 0 ? P - 1 - r : r; /* the rank's other stage */
+                int mine = P - st, theirs = P - other;
+                caps[2 * st + c] = mine > theirs || (mine == theirs && c == 0) ? mine - 1 : mine;
+                if (caps[2 * st + c] < 1)
+                    caps[2 * st + c] = 1;
+            }
+        for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++)
+            for (int alternate = 0; alternate <= 1; alternate++)
+                variants[nvariants++] =
+                    (struct wp_order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, ti == 0 ? p->tc : 0, alternate, caps}};
+    }
+    double best_makespan = INFINITY;
+    int have = 0;
+    struct wp_err first_err = {""};
+    for (int i = 0; i < nvariants; i++) {
+        struct wp_schedule cand;
+        struct wp_err cerr = {""};
+        double makespan;
+        int within;
+        if (wp_sched_generate_variant(p, nstages, &variants[i], &cand, &cerr)) {
+            if (!first_err.msg[0])
+                first_err = cerr;
+            continue;
+        }
+        if (simulate_at_params(&cand, &makespan, &within, &cerr)) {
+            wp_schedule_destroy(&cand);
+            if (have)
+                wp_schedule_destroy(best);
+            free(caps);
+            *err = cerr;
+            return -1;
+        }
+        if (within && (!have || makespan < best_makespan - 1e-12 * (1 + makespan))) {
+            if (have)
+                wp_schedule_destroy(best);
+            *best = cand;
+            best_makespan = makespan;
+            have = 1;
+        } else {
+            wp_schedule_destroy(&cand);
+        }
+    }
+    free(caps);
+    if (!have && !first_err.msg[0])
+        wp_errorf(&first_err, "%s: no order within the memory bound", wp_sched_kind_name(p->kind));
+    if (!have)
+        *err = first_err;
+    return have ? 0 : -1;
+}
+
