@@ -146,36 +146,8 @@ for rate in $RATES; do
 done
 mv "$csv.tmp" "$csv"
 
-# --- the table -----------------------------------------------------------------------------
-{
-    echo "Simulator against measurement, compute emulated (each pass sleeps its layer table's time),"
-    echo "MPI over the tc-shaped veth links of a virtual Slurm cluster on one 2-core machine ($MPI_LINE)."
-    printf '%-34s %12s %12s %8s\n' case predicted_s measured_s error
-    awk -F, 'NR > 1 { printf "%-34s %12.4f %12.4f %+7.1f%%\n", $1, $8, $9, 100 * $10 }' "$csv"
-    awk -F, 'NR > 1 { e = $10 < 0 ? -$10 : $10; s += e; n++; if (e > m) { m = e; w = $1 } }
-        END { if (n) printf "%d cases: mean |error| %.2f %%, max |error| %.2f %% (%s); goal mean <= 3 %%, max <= 8 %%\n",
-                            n, 100 * s / n, 100 * m, w }' "$csv"
-    printf '%s' "$skipped" | sed 's/^/skipped: /'
-} | tee "$OUT/fidelity.txt"
-
-# --- predicted against measured, with y = x ---------------------------------------------
-if command -v gnuplot >/dev/null; then
-    for term in "svg size 720,640" "pngcairo size 720,640"; do
-        ext=${term%% *}
-        [ "$ext" = pngcairo ] && ext=png
-        gnuplot <<EOF 2>/dev/null
-set terminal $term
-set output "$OUT/fidelity.$ext"
-set datafile separator ","
-set title "wavepipe simulate vs measured iteration (emulated compute, virtual cluster)"
-set xlabel "predicted iteration (s)"
-set ylabel "measured iteration (s)"
-set logscale xy
-set key top left
-set grid
-plot "$csv" every ::1 using 8:9 with points pt 7 ps 0.8 title "cases", x with lines lw 1 title "y = x"
-EOF
-    done
-fi
+# --- the table and the plot ------------------------------------------------------------
+"$(dirname "$0")/fidelity_report.sh" "$csv" "$OUT" "$MPI_LINE"
+printf '%s' "$skipped" | sed 's/^/skipped: /' | tee -a "$OUT/fidelity.txt"
 [ "$missing" -eq 0 ] || { log "some cases ran without a measurement (skipped: lines above)"; exit 1; }
 exit 0

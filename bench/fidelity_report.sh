@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# fidelity_report.sh -- the table and the plot of a fidelity grid, from its
+# CSV (bench/fidelity.sh writes one per run; grids run at different times
+# are merged by appending their rows): one line per case (predicted,
+# measured, error = measured / predicted - 1), mean and max |error| against
+# the goal (mean <= 3 %, max <= 8 %), the same without Chimera and for 8
+# ranks on 2 nodes without Chimera (the cases the 2-core machine carries),
+# and predicted against measured with the line y = x (SVG and PNG, when
+# gnuplot is installed).
+# Usage: bench/fidelity_report.sh CSV OUTDIR MPI_LINE [NOTE_LINE...]
+#   writes OUTDIR/fidelity.txt (also printed) and OUTDIR/fidelity.{svg,png}
+set -u
+[ $# -ge 3 ] || { echo "usage: $0 CSV OUTDIR MPI_LINE [NOTE_LINE...]" >&2; exit 2; }
+csv=$1 out=$2 mpi=$3
+shift 3
+mkdir -p "$out"
+summary() { # summary LABEL AWK_FILTER: mean and max |error| of the rows the filter keeps
+    awk -F, -v label="$1" "NR > 1 && ($2)"' { e = $10 < 0 ? -$10 : $10; s += e; n++; if (e > m) { m = e; w = $1 } }
+        END { if (n) printf "%s%d cases: mean |error| %.2f %%, max |error| %.2f %% (%s); goal mean <= 3 %%, max <= 8 %%\n",
+                            label, n, 100 * s / n, 100 * m, w }' "$csv"
+}
+{
+    echo "Simulator against measurement, compute emulated (each pass sleeps its layer table's time),"
+    echo "MPI over the tc-shaped veth links of a virtual Slurm cluster on one 2-core machine ($mpi)."
+    for note in "$@"; do echo "$note"; done
+    printf '%-34s %12s %12s %8s\n' case predicted_s measured_s error
+    awk -F, 'NR > 1 { printf "%-34s %12.4f %12.4f %+7.1f%%\n", $1, $8, $9, 100 * $10 }' "$csv"
+    summary "" 1
+    summary "without chimera, " '$6 != "chimera"'
+    summary "8 ranks on 2 nodes without chimera, " '$6 != "chimera" && $4 == 8 && $5 == 2'
+} | tee "$out/fidelity.txt"
+
+if command -v gnuplot >/dev/null; then
+    for term in "svg size 720,640" "pngcairo size 720,640"; do
+        ext=${term%% *}
+        [ "$ext" = pngcairo ] && ext=png
+        gnuplot <<GNUPLOT 2>/dev/null
+set terminal $term
+set output "$out/fidelity.$ext"
+set datafile separator ","
+set title "wavepipe simulate vs measured iteration (emulated compute, virtual cluster)"
+set xlabel "predicted iteration (s)"
+set ylabel "measured iteration (s)"
+set logscale xy
+set key top left
+set grid
+plot "$csv" every ::1 using 8:9 with points pt 7 ps 0.8 title "cases", x with lines lw 1 title "y = x"
+GNUPLOT
+    done
+fi
