@@ -14,7 +14,12 @@
 # sequence_length x channels x 4 bytes x sequences per micro-batch, times
 # iterations. The control: the same job on Debian's MPICH (LD_LIBRARY_PATH
 # removed) keeps MPI in shared memory, so the counters grow by less than
-# that; it also trains to the same losses. Every step runs under a timeout.
+# that; it also trains to the same losses. Then the stage gradient sum across
+# nodes: 6 ranks (2+2+2) train one stage replicated 6 ways (data
+# parallelism), a group with the same number of ranks on every node, which
+# the runtime sums node-aware (reduce-scatter inside each node, allreduce
+# across nodes by column, allgather: src/run/comm_mpi.c); its losses must
+# equal a single rank's within float rounding. Every step runs under a timeout.
 # Skips (77) only where network namespaces cannot be made; the cluster lives
 # in the build tree (tests/vcluster.slurm_internode), torn down on exit.
 if [ -z "${WAVEPIPE:-}" ] && [ -n "${top_builddir:-}" ]; then
@@ -48,13 +53,14 @@ rm -rf "$rundir" && mkdir -p "$rundir"
 cat > "$rundir/job.sh" <<'EOF'
 #!/bin/bash
 # sbatch job of tests/slurm_internode.sh; WAVEPIPE, CONFIG, OUT, SCHEDULE,
-# MICRO_BATCHES, STEPS and STEP_TIMEOUT come from the submitting environment.
+# MICRO_BATCHES, STEPS, STEP_TIMEOUT and RUN_ARGS (more options of wavepipe
+# run, word-split) come from the submitting environment.
 # Every step is bounded so that the job always ends.
 echo "job $SLURM_JOB_ID on $SLURM_JOB_NODELIST ($SLURM_NTASKS tasks), batch host $(hostname)"
 timeout "$STEP_TIMEOUT" srun -l hostname | sort -n > "$OUT/ranks.txt"
 timeout "$STEP_TIMEOUT" srun -N 1 -n 1 "$WAVEPIPE" --version | grep '^  MPI'
 timeout -k 5 "$STEP_TIMEOUT" srun --mpi=pmi2 "$WAVEPIPE" run --config "$CONFIG" \
-    --schedule "$SCHEDULE" --micro-batches "$MICRO_BATCHES" --steps "$STEPS" --results "$OUT/run.csv"
+    --schedule "$SCHEDULE" --micro-batches "$MICRO_BATCHES" --steps "$STEPS" $RUN_ARGS --results "$OUT/run.csv"
 st=$?
 [ "$st" -eq 124 ] && echo "run step did not finish within $STEP_TIMEOUT s: stopped"
 echo "run step exit status $st"
@@ -67,16 +73,19 @@ link_rx_bytes() { timeout 10 bash "$vc" rx-bytes "$dir"; }
 
 # submit NAME [ENV-ARGS...]: the job, under `env ENV-ARGS`, writing into
 # $rundir/NAME; sets job_rc and job_bytes (link_rx_bytes grown over the job).
+# JOB_RANKS (default $ranks), JOB_PER_NODE (ranks on each node; default as
+# Slurm fills them) and RUN_ARGS change the job's ranks and run options.
 submit() {
-    local name=$1 out=$rundir/$1 t0 t1 rx0
+    local name=$1 out=$rundir/$1 t0 t1 rx0 job_ranks=${JOB_RANKS:-$ranks} per_node=()
+    [ -n "${JOB_PER_NODE:-}" ] && per_node=(--ntasks-per-node="$JOB_PER_NODE")
     shift
     mkdir -p "$out"
     rx0=$(link_rx_bytes)
     t0=$(now_ms)
     WAVEPIPE="$WAVEPIPE" CONFIG="$config" OUT="$out" SCHEDULE="$schedule" MICRO_BATCHES="$micro_batches" \
-        STEPS="$steps" STEP_TIMEOUT="$step_timeout" \
+        STEPS="$steps" STEP_TIMEOUT="$step_timeout" RUN_ARGS="${RUN_ARGS:-}" \
         run_bg timeout "$job_timeout" env "$@" sbatch --wait --parsable -J "internode-$name" -p wp \
-        -N "$nodes" -n "$ranks" -t 2 -D "$out" -o "$out/job.out" "$rundir/job.sh" > "$out/sbatch.txt" 2>&1
+        -N "$nodes" -n "$job_ranks" "${per_node[@]}" -t 2 -D "$out" -o "$out/job.out" "$rundir/job.sh" > "$out/sbatch.txt" 2>&1
     job_rc=$?
     t1=$(now_ms)
     job_bytes=$(($(link_rx_bytes) - rx0))
@@ -89,7 +98,7 @@ submit() {
     fi
     echo "---- job output ($out/job.out)"
     [ -r "$out/job.out" ] && sed 's/^/    | /' "$out/job.out"
-    expect_status 0 "$job_rc" "the $name job ($ranks ranks on $nodes nodes) ends 0 within its limit ($(secs "$t0" "$t1") s)"
+    expect_status 0 "$job_rc" "the $name job ($job_ranks ranks on $nodes nodes) ends 0 within its limit ($(secs "$t0" "$t1") s)"
     expect_contains "$out/job.out" "run step exit status 0" "$name: srun --mpi=pmi2 wavepipe run exits 0"
 }
 
@@ -160,6 +169,23 @@ if [ -n "$losses_mpich5" ] && [ "$losses_mpich5" = "$losses_debian" ]; then
     pass "both MPI libraries train to the same losses ($losses_mpich5)"
 else
     fail "both MPI libraries train to the same losses (MPICH 5: '$losses_mpich5', Debian: '$losses_debian')"
+fi
+
+# --- a stage summed across nodes, node-aware ---------------------------------------------
+# one stage on 6 ranks, 2 on each node; 2 micro-batches of 6 sequences (one a rank)
+dp_args="--replicas 6 --global-batch 12"
+JOB_RANKS=6 JOB_PER_NODE=2 RUN_ARGS="$dp_args" micro_batches=2 submit data-parallel
+"$WAVEPIPE" run --config "$config" --schedule "$schedule" --replicas 1 --global-batch 12 --micro-batches 2 \
+    --steps "$steps" --results "$rundir/single.csv" > "$rundir/single.log" 2>&1
+expect_status 0 $? "the same training on a single rank, for reference"
+dp_hosts=$(sed -n 's/^[0-9]*: //p' "$rundir/data-parallel/ranks.txt" 2>/dev/null | sort | uniq -c | awk '{print $1}' | paste -sd ' ')
+expect_status "2 2 2" "$dp_hosts" "the data-parallel job has 2 ranks on each of the 3 nodes (the node-aware sum's case)"
+if awk -F, 'NR == FNR { if (FNR > 1) ref[FNR] = $0; next } FNR == 1 { for (i = 1; i <= NF; i++) if ($i == "loss") c = i; next }
+        { split(ref[FNR], r, ","); d = $c - r[c]; if (d < 0) d = -d; if (!(d <= 1e-6 * r[c])) bad = 1; n++ }
+        END { exit bad || n != '"$steps"' }' "$rundir/single.csv" "$rundir/data-parallel/run.csv"; then
+    pass "a stage summed node-aware across 3 nodes trains to a single rank's losses within 1e-6 ($(csv_column "$rundir/data-parallel/run.csv" loss | paste -sd ' '))"
+else
+    fail "node-aware sum: losses $(csv_column "$rundir/data-parallel/run.csv" loss 2>/dev/null | paste -sd ' ') against a single rank's $(csv_column "$rundir/single.csv" loss | paste -sd ' ')"
 fi
 
 [ "$failures" -eq 0 ] || vcluster_show_logs "$dir"
