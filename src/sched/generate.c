@@ -172,6 +172,8 @@ static int generate_once(const struct wp_sched_params *p, int nstages, const str
         return -1;
     s->split_backward = p->kind == WP_SCHED_ZBH1 || p->kind == WP_SCHED_ZBV || p->kind == WP_SCHED_DUALPIPEV;
     int rc = wp_sched_place(s, err);
+    if (rc == 0)
+        rc = wp_sched_reserve_lists(s, err);
     if (rc == 0) {
         switch (p->kind) {
         case WP_SCHED_GPIPE:
@@ -197,7 +199,7 @@ static int generate_once(const struct wp_sched_params *p, int nstages, const str
         }
     }
     if (rc == 0)
-        rc = wp_sched_add_comm(s, err);
+        rc = wp_sched_finish_lists(s, err);
     if (rc == 0)
         set_bounds(s);
     if (rc)
