@@ -42,6 +42,7 @@ struct wp_action_list {
     struct wp_action *actions;
     int count;
     int capacity;
+    int in_store; /* actions lie in the schedule's action store (wp_schedule_reserve), not freed alone */
 };
 
 #endif

@@ -162,6 +162,8 @@ int wp_sched_generate_variant(const struct wp_sched_params *p, int nstages, cons
         return -1;
     s->split_backward = p->kind == WP_SCHED_ZBH1 || p->kind == WP_SCHED_ZBV || p->kind == WP_SCHED_DUALPIPEV;
     int rc = wp_sched_place(s, err);
+    if (rc == 0)
+        rc = wp_sched_reserve_lists(s, err);
     if (rc == 0) {
         switch (p->kind) {
         case WP_SCHED_GPIPE:
@@ -187,7 +189,7 @@ int wp_sched_generate_variant(const struct wp_sched_params *p, int nstages, cons
         }
     }
     if (rc == 0)
-        rc = wp_sched_add_comm(s, err);
+        rc = wp_sched_finish_lists(s, err);
     if (rc == 0)
         set_bounds(s);
     if (rc)

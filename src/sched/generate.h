@@ -1,6 +1,7 @@
 /* Schedule generators: one entry point that places stages on ranks, orders
- * each rank's compute, adds the communication every order implies, and
- * gives each rank its activation bound. */
+ * each rank's compute (emitting the communication each compute implies
+ * with it), ends the lists with ALLREDUCE and STEP, and gives each rank its
+ * activation bound. */
 #ifndef WP_SCHED_GENERATE_H
 #define WP_SCHED_GENERATE_H
 
@@ -23,7 +24,7 @@ int wp_sched_place(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_set_place(struct wp_schedule *s, int stage, int ncopies, int nreplicas, struct wp_err *err);
 void wp_sched_set_weights(struct wp_schedule *s);
 /* order_direct.c: gpipe, 1f1b and kfkb (grouped early backward), and
- * Megatron's interleaved 1F1B; writes compute-only lists. */
+ * Megatron's interleaved 1F1B. The orders emit through wp_sched_emit. */
 int wp_sched_order_grouped(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_order_looped(struct wp_schedule *s, int max_warmup, struct wp_err *err);
 /* order_greedy.c: list scheduling by priority for chimera and hanayo,
@@ -59,7 +60,14 @@ int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct w
 int wp_sched_order_zbh1(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_order_zbv(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_order_dualpipev(struct wp_schedule *s, struct wp_err *err);
-/* comm.c: turns compute-only lists into full action lists. */
+/* comm.c: what the orders write with. Room in every list for what its
+ * rank runs (after placement); each compute with the receives it needs
+ * before it and the sends after it (for an order, instead of a bare push);
+ * the ALLREDUCEs and STEPs that end every list; and the same for
+ * compute-only lists already written (schedule files). */
+int wp_sched_reserve_lists(struct wp_schedule *s, struct wp_err *err);
+int wp_sched_emit(struct wp_schedule *s, int rank, int op, int stage, int mb, struct wp_err *err);
+int wp_sched_finish_lists(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_add_comm(struct wp_schedule *s, struct wp_err *err);
 
 /* Work and activation weight of one (stage, micro-batch slice) relative to
@@ -74,6 +82,18 @@ static inline double wp_stage_weight(const struct wp_schedule *s, int stage)
 static inline int wp_slices_overlap(int i, int ri, int j, int rj)
 {
     return (long)i * rj < (long)(j + 1) * ri && (long)j * ri < (long)(i + 1) * rj;
+}
+
+/* How many slices of stage other overlap slice j of stage (0 past either
+ * end of the pipeline): what slice j receives from other, or sends to it. */
+static inline int wp_slices_overlapping(const struct wp_schedule *s, int stage, int j, int other)
+{
+    if (other < 0 || other >= s->nstages)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < s->place[other].nreplicas; i++)
+        n += wp_slices_overlap(i, s->place[other].nreplicas, j, s->place[stage].nreplicas);
+    return n;
 }
 
 #endif

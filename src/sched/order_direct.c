@@ -12,7 +12,7 @@ static int push_group(struct wp_schedule *s, int rank, int op, int stage, int gr
                       struct wp_err *err)
 {
     for (int m = group * k; m < (group + 1) * k && m < s->nmicro; m++)
-        if (wp_schedule_push(s, rank, op, stage, m, -1, err))
+        if (wp_sched_emit(s, rank, op, stage, m, err))
             return -1;
     return 0;
 }
@@ -87,8 +87,8 @@ int wp_sched_order_looped(struct wp_schedule *s, int max_warmup, struct wp_err *
         if (warmup > total)
             warmup = total;
         int remaining = total - warmup;
-#define FWD(u) wp_schedule_push(s, r, WP_OP_F, stage_of[unit_chunk[u]], unit_mb[u], -1, err)
-#define BWD(u) wp_schedule_push(s, r, WP_OP_B, stage_of[V - 1 - unit_chunk[u]], unit_mb[u], -1, err)
+#define FWD(u) wp_sched_emit(s, r, WP_OP_F, stage_of[unit_chunk[u]], unit_mb[u], err)
+#define BWD(u) wp_sched_emit(s, r, WP_OP_B, stage_of[V - 1 - unit_chunk[u]], unit_mb[u], err)
         for (int u = 0; u < warmup && rc == 0; u++)
             rc = FWD(u);
         for (int i = 0; i < remaining && rc == 0; i++)

@@ -368,7 +368,7 @@ int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o,
                 g.pending_stage[g.npending] = st;
                 g.pending_mb[g.npending++] = m;
             }
-            rc = wp_schedule_push(s, r, op, st, m, -1, err);
+            rc = wp_sched_emit(s, r, op, st, m, err);
             if (rc == 0 && (heap_push(&events, end) || heap_push(&events, end + tc)))
                 rc = wp_errorf(err, "out of memory");
         }

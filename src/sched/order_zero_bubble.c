@@ -47,13 +47,13 @@ static int program_init(struct rank_program *pr, struct wp_schedule *s, int rank
 
 /* Appends the next micro-batch of pass op on chunk c; returns 0 when
  * every micro-batch had it (the closed forms may ask for more than M). */
-static int emit(struct rank_program *pr, int c, int op)
+static inline int emit(struct rank_program *pr, int c, int op)
 {
     int m = pr->next[c][op];
     if (pr->failed || m >= pr->s->nmicro || (op == WP_OP_W && !pr->s->split_backward))
         return 0;
     pr->next[c][op]++;
-    if (wp_schedule_push(pr->s, pr->rank, op, pr->stage_of_chunk[c], m, -1, pr->err))
+    if (wp_sched_emit(pr->s, pr->rank, op, pr->stage_of_chunk[c], m, pr->err))
         pr->failed = 1;
     if (op == WP_OP_B && pr->s->split_backward)
         pr->w_queue[pr->w_tail++] = c;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/huge_pages.h"
+
 static const char *const op_names[WP_OP_COUNT] = {
     [WP_OP_F] = "F",
     [WP_OP_B] = "B",
@@ -89,7 +91,9 @@ void wp_schedule_destroy(struct wp_schedule *s)
     for (int i = 0; s->place && i < s->nstages; i++)
         free(s->place[i].ranks);
     for (int r = 0; s->lists && r < s->nranks; r++)
-        free(s->lists[r].actions);
+        if (!s->lists[r].in_store)
+            free(s->lists[r].actions);
+    wp_huge_free(s->action_store);
     free(s->place);
     free(s->mb_copy);
     free(s->lists);
@@ -100,19 +104,48 @@ void wp_schedule_destroy(struct wp_schedule *s)
     memset(s, 0, sizeof *s);
 }
 
-int wp_schedule_push(struct wp_schedule *s, int rank, int op, int stage, int mb, int peer,
-                     struct wp_err *err)
+int wp_schedule_reserve(struct wp_schedule *s, const long *capacity, struct wp_err *err)
+{
+    long total = 0;
+    for (int r = 0; r < s->nranks; r++) {
+        if (s->lists[r].count || capacity[r] < 0 || capacity[r] > INT32_MAX)
+            return wp_errorf(err, "rank %d: cannot reserve %ld actions for a list of %d", r, capacity[r],
+                             s->lists[r].count);
+        total += capacity[r];
+    }
+    struct wp_action *store = wp_huge_calloc((size_t)(total ? total : 1), sizeof *store);
+    if (!store)
+        return wp_errorf(err, "out of memory for %ld actions", total);
+    wp_huge_free(s->action_store);
+    s->action_store = store;
+    for (int r = 0; r < s->nranks; r++) {
+        if (!s->lists[r].in_store)
+            free(s->lists[r].actions);
+        s->lists[r] = (struct wp_action_list){store, 0, (int)capacity[r], 1};
+        store += capacity[r];
+    }
+    return 0;
+}
+
+int wp_schedule_push_grow(struct wp_schedule *s, int rank, int op, int stage, int mb, int peer,
+                          struct wp_err *err)
 {
     struct wp_action_list *l = &s->lists[rank];
     if (l->count == l->capacity) {
+        if (l->capacity > INT32_MAX / 2)
+            return wp_errorf(err, "the action list of rank %d is full (%d actions)", rank, l->count);
         int cap = l->capacity ? 2 * l->capacity : 64;
-        struct wp_action *grown = realloc(l->actions, (size_t)cap * sizeof *grown);
+        struct wp_action *grown = l->in_store ? malloc((size_t)cap * sizeof *grown)
+                                              : realloc(l->actions, (size_t)cap * sizeof *grown);
         if (!grown)
             return wp_errorf(err, "out of memory for the action list of rank %d", rank);
+        if (l->in_store && l->count)
+            memcpy(grown, l->actions, (size_t)l->count * sizeof *grown);
         l->actions = grown;
         l->capacity = cap;
+        l->in_store = 0;
     }
-    l->actions[l->count++] = (struct wp_action){op, stage, mb, peer};
+    l->actions[l->count++] = (struct wp_action){(uint64_t)op, stage, mb, peer};
     return 0;
 }
 

@@ -69,6 +69,7 @@ struct wp_schedule {
     int *replicas_store;       /* owned copy of params.replicas */
     double *stage_cost_store;  /* owned copy of params.stage_cost_scale */
     struct wp_action_list *lists; /* per rank */
+    struct wp_action *action_store; /* one block for every list reserved at once, or NULL */
     double *activation_bound;  /* per rank: the documented peak of held activations */
     double *stage_weight;      /* per stage, see wp_stage_weight (set after placement) */
 };
@@ -82,9 +83,24 @@ void wp_schedule_destroy(struct wp_schedule *s);
  * How a plan's devices land on the job's ranks (wavepipe run --plan). */
 int wp_schedule_rename_ranks(struct wp_schedule *s, const int *to, struct wp_err *err);
 
-/* Appends an action to a rank's list. */
-int wp_schedule_push(struct wp_schedule *s, int rank, int op, int stage, int mb, int peer,
-                     struct wp_err *err);
+/* Gives every list, all of them empty, room for capacity[r] actions, in
+ * one block on huge pages (util/huge_pages.h): generators know how long
+ * the lists get, and one block keeps the walks over them on few pages. */
+int wp_schedule_reserve(struct wp_schedule *s, const long *capacity, struct wp_err *err);
+
+/* Appends an action to a rank's list (beyond its room, the list moves to
+ * a block of its own that doubles as it grows). */
+int wp_schedule_push_grow(struct wp_schedule *s, int rank, int op, int stage, int mb, int peer,
+                          struct wp_err *err);
+static inline int wp_schedule_push(struct wp_schedule *s, int rank, int op, int stage, int mb, int peer,
+                                   struct wp_err *err)
+{
+    struct wp_action_list *l = &s->lists[rank];
+    if (l->count == l->capacity)
+        return wp_schedule_push_grow(s, rank, op, stage, mb, peer, err);
+    l->actions[l->count++] = (struct wp_action){(uint64_t)op, stage, mb, peer};
+    return 0;
+}
 
 /* The rank running (stage, micro-batch) in replica r (0 <= r < nreplicas). */
 static inline int wp_stage_rank(const struct wp_schedule *s, int stage, int mb, int replica)
@@ -96,8 +112,10 @@ static inline int wp_stage_rank(const struct wp_schedule *s, int stage, int mb, 
 /* Which replica of (stage, micro-batch) rank runs, or -1 when none. */
 static inline int wp_stage_replica_of(const struct wp_schedule *s, int stage, int mb, int rank)
 {
-    for (int j = 0; j < s->place[stage].nreplicas; j++)
-        if (wp_stage_rank(s, stage, mb, j) == rank)
+    const struct wp_stage_place *pl = &s->place[stage];
+    const int *ranks = pl->ranks + s->mb_copy[mb] * pl->nreplicas;
+    for (int j = 0; j < pl->nreplicas; j++)
+        if (ranks[j] == rank)
             return j;
     return -1;
 }

@@ -15,6 +15,7 @@
 #include "sched/generate.h"
 #include "sched/lanes.h"
 #include "sched/walk.h"
+#include "util/huge_pages.h"
 
 void wp_cost_model_default(struct wp_cost_model *c)
 {
@@ -27,13 +28,11 @@ void wp_cost_model_default(struct wp_cost_model *c)
 struct sim {
     const struct wp_schedule *s;
     const struct wp_cost_model *cost;
-    const struct wp_msg_match *mm;
     struct wp_sim_result *res;
     double *clock;     /* per rank */
     double *held;      /* per rank */
-    double *msg_time;  /* per global action id of a send: when its message arrives
-                          (prefetch), or when the send was posted (no prefetch) */
     double *link_free; /* per (src * P + dst) */
+    double *compute_s; /* per (op F, B, W) * stages + stage: seconds of one compute */
     int *node_of;      /* per rank, with a cluster: node index */
     int *type_of;      /* per rank, with a cluster: node type index */
     struct wp_lanes lanes; /* with a cluster: each node's network lanes (fabric NICs, at least 1) */
@@ -41,25 +40,23 @@ struct sim {
 };
 
 /* Activations held from F until the op that frees them (B, or W when the
- * backward is split), and each rank's peak. */
-static void hold_activations(const struct sim *sm, int rank, const struct wp_action *a)
+ * backward is split), and the peak of what a rank holds. */
+static inline void hold_activations(const struct sim *sm, int op, int stage, double *held, double *peak)
 {
-    double w = wp_stage_weight(sm->s, a->stage);
-    if (a->op == WP_OP_F) {
-        sm->held[rank] += w;
-        if (sm->held[rank] > sm->res->peak_activations[rank])
-            sm->res->peak_activations[rank] = sm->held[rank];
-    } else if (a->op == wp_sched_frees_op(sm->s)) {
-        sm->held[rank] -= w;
+    double w = wp_stage_weight(sm->s, stage);
+    if (op == WP_OP_F) {
+        *held += w;
+        if (*held > *peak)
+            *peak = *held;
+    } else if (op == wp_sched_frees_op(sm->s)) {
+        *held -= w;
     }
 }
 
-static int add_event(const struct sim *sm, int rank, int op, int stage, int mb, int peer, double start,
-                     double end, struct wp_err *err)
+static int record_event(const struct sim *sm, int rank, int op, int stage, int mb, int peer, double start,
+                        double end, struct wp_err *err)
 {
     struct wp_sim_result *res = sm->res;
-    if (!sm->cost->record_events)
-        return 0;
     if (res->nevents == res->cap_events) {
         long cap = res->cap_events ? 2 * res->cap_events : 1024;
         struct wp_sim_event *grown = realloc(res->events, (size_t)cap * sizeof *grown);
@@ -72,7 +69,13 @@ static int add_event(const struct sim *sm, int rank, int op, int stage, int mb, 
     return 0;
 }
 
-static double bandwidth_factor(const struct wp_cost_model *c, int src, int dst, double t)
+static inline int add_event(const struct sim *sm, int rank, int op, int stage, int mb, int peer, double start,
+                            double end, struct wp_err *err)
+{
+    return sm->cost->record_events ? record_event(sm, rank, op, stage, mb, peer, start, end, err) : 0;
+}
+
+static inline double bandwidth_factor(const struct wp_cost_model *c, int src, int dst, double t)
 {
     double f = 1;
     for (int i = 0; i < c->nchanges; i++) {
@@ -114,15 +117,20 @@ static void link_params(const struct sim *sm, int a, int b, double *alpha, doubl
  * source node's network: as many as the node type has fabric NICs (at least
  * one), the earliest free gap in time (lanes.h). Returns when the message
  * may start and books the lane until it ends (start + occupy). */
-static double nic_book(struct sim *sm, int src, int dst, double start, double occupy)
+static double nic_book_lane(struct sim *sm, int src, double start, double occupy)
 {
-    if (!sm->have_lanes || sm->node_of[src] == sm->node_of[dst])
-        return start;
     int lane = 0, node = sm->node_of[src];
     start = wp_lanes_earliest(&sm->lanes, node, start, occupy, &lane);
     if (wp_lanes_book(&sm->lanes, node, lane, start, occupy))
         sm->have_lanes = 0; /* no memory: lanes no longer modelled */
     return start;
+}
+
+static inline double nic_book(struct sim *sm, int src, int dst, double start, double occupy)
+{
+    if (!sm->have_lanes || sm->node_of[src] == sm->node_of[dst])
+        return start;
+    return nic_book_lane(sm, src, start, occupy);
 }
 
 /* With a cluster, an allreduce whose ranks span nodes also holds a lane of
@@ -164,8 +172,8 @@ static double nic_book_collective(struct sim *sm, const int *ranks, int n, doubl
 }
 
 /* Seconds a message occupies its link (bandwidth part) and its latency. */
-static void message_time(const struct sim *sm, int src, int dst, int boundary, double t, double *occupy,
-                         double *latency)
+static inline void message_time(const struct sim *sm, int src, int dst, int boundary, double t,
+                                double *occupy, double *latency)
 {
     const struct wp_cost_model *c = sm->cost;
     double f = bandwidth_factor(c, src, dst, t);
@@ -199,72 +207,109 @@ static double compute_cost(const struct sim *sm, int op, int stage)
     return t * wp_stage_weight(sm->s, stage);
 }
 
-static int sim_run(void *ctx, int rank, int step, const struct wp_action *a, struct wp_err *err)
+/* compute_cost of every op and stage, looked up per action (0 for an op
+ * whose measured times were not given: no list that runs it has them). */
+static double *compute_table(const struct sim *sm)
+{
+    const struct wp_cost_model *c = sm->cost;
+    int S = sm->s->nstages;
+    double *t = calloc((size_t)(3 * S), sizeof *t);
+    for (int op = WP_OP_F; t && op <= WP_OP_W; op++)
+        if (!c->stage_f || (op == WP_OP_F ? c->stage_f : op == WP_OP_B ? c->stage_b : c->stage_w))
+            for (int st = 0; st < S; st++)
+                t[op * S + st] = compute_cost(sm, op, st);
+    return t;
+}
+
+/* A send at time now: *msg is when its message arrives (prefetch: the
+ * transfer starts at the send, once the link is free), or when it was
+ * posted. */
+static inline int send_message(struct sim *sm, int rank, const struct wp_action *a, double now, double *msg,
+                               struct wp_err *err)
+{
+    if (!sm->cost->prefetch) {
+        *msg = now;
+        return 0;
+    }
+    double occupy, latency;
+    int peer = a->peer, stage = a->stage;
+    size_t link = (size_t)rank * (size_t)sm->s->nranks + (size_t)peer;
+    double start = now > sm->link_free[link] ? now : sm->link_free[link];
+    message_time(sm, rank, peer, a->op == WP_OP_SEND_ACT ? stage : stage - 1, start, &occupy, &latency);
+    start = nic_book(sm, rank, peer, start, occupy);
+    sm->link_free[link] = start + occupy;
+    *msg = start + occupy + latency;
+    return add_event(sm, rank, a->op, stage, a->microbatch, peer, start, *msg, err);
+}
+
+/* A receive, at time now, of the message that send_message gave msg:
+ * *arrival is when it is there (without prefetch the transfer starts only
+ * now, once both sides are there). */
+static int receive_posted(struct sim *sm, int rank, const struct wp_action *a, double now, double msg,
+                          double *arrival, struct wp_err *err)
+{
+    double occupy, latency;
+    int peer = a->peer, stage = a->stage;
+    size_t link = (size_t)peer * (size_t)sm->s->nranks + (size_t)rank;
+    double start = msg > now ? msg : now;
+    if (sm->link_free[link] > start)
+        start = sm->link_free[link];
+    message_time(sm, peer, rank, a->op == WP_OP_RECV_ACT ? stage - 1 : stage, start, &occupy, &latency);
+    start = nic_book(sm, peer, rank, start, occupy);
+    sm->link_free[link] = start + occupy;
+    *arrival = start + occupy + latency;
+    int send_op = a->op == WP_OP_RECV_ACT ? WP_OP_SEND_ACT : WP_OP_SEND_GRAD;
+    return add_event(sm, peer, send_op, stage, a->microbatch, rank, start, *arrival, err);
+}
+
+/* Plays a run of one rank's actions: computes advance its clock, a
+ * receive waits for its message. The rank's clock and tallies stay in
+ * registers for the run. */
+static int sim_run(void *ctx, int rank, int from, int to, double *msg, struct wp_err *err)
 {
     struct sim *sm = ctx;
     const struct wp_schedule *s = sm->s;
-    long gid = sm->mm->offset[rank] + step;
-    double now = sm->clock[rank];
-    switch (a->op) {
-    case WP_OP_F:
-    case WP_OP_B:
-    case WP_OP_W: {
-        double end = now + compute_cost(sm, a->op, a->stage);
-        sm->res->busy[rank] += end - now;
-        sm->clock[rank] = end;
-        hold_activations(sm, rank, a);
-        return add_event(sm, rank, a->op, a->stage, a->microbatch, -1, now, end, err);
-    }
-    case WP_OP_SEND_ACT:
-    case WP_OP_SEND_GRAD:
-        sm->msg_time[gid] = now;
-        if (sm->cost->prefetch) {
-            double occupy, latency;
-            size_t link = (size_t)rank * (size_t)s->nranks + (size_t)a->peer;
-            double start = now > sm->link_free[link] ? now : sm->link_free[link];
-            message_time(sm, rank, a->peer, a->op == WP_OP_SEND_ACT ? a->stage : a->stage - 1, start, &occupy,
-                         &latency);
-            start = nic_book(sm, rank, a->peer, start, occupy);
-            sm->link_free[link] = start + occupy;
-            sm->msg_time[gid] = start + occupy + latency;
-            return add_event(sm, rank, a->op, a->stage, a->microbatch, a->peer, start, sm->msg_time[gid], err);
-        }
-        return 0;
-    case WP_OP_RECV_ACT:
-    case WP_OP_RECV_GRAD: {
-        long send = sm->mm->partner[gid];
-        double arrival;
-        if (sm->cost->prefetch) {
-            arrival = sm->msg_time[send];
+    const struct wp_action *a = s->lists[rank].actions + from, *end = s->lists[rank].actions + to;
+    const double *compute_s = sm->compute_s;
+    const int S = s->nstages, events = sm->cost->record_events, prefetch = sm->cost->prefetch;
+    double now = sm->clock[rank], busy = sm->res->busy[rank];
+    double held = sm->held[rank], peak = sm->res->peak_activations[rank];
+    int rc = 0;
+    for (; a < end; a++) {
+        int op = a->op;
+        if (op <= WP_OP_W) { /* F, B, W */
+            int stage = a->stage;
+            double done = now + compute_s[op * S + stage];
+            busy += done - now;
+            if (events)
+                rc = add_event(sm, rank, op, stage, a->microbatch, -1, now, done, err);
+            now = done;
+            hold_activations(sm, op, stage, &held, &peak);
+        } else if (op == WP_OP_RECV_ACT || op == WP_OP_RECV_GRAD) {
+            double arrival = *msg++;
+            if (!prefetch)
+                rc = receive_posted(sm, rank, a, now, arrival, &arrival, err);
+            if (arrival > now)
+                now = arrival;
+        } else if (op == WP_OP_SEND_ACT || op == WP_OP_SEND_GRAD) {
+            rc = send_message(sm, rank, a, now, msg++, err);
+        } else if (op == WP_OP_STEP) {
+            double step_s = sm->cost->stage_step_s ? sm->cost->stage_step_s[a->stage] : 0;
+            if (step_s > 0) {
+                rc = add_event(sm, rank, op, a->stage, -1, -1, now, now + step_s, err);
+                now += step_s;
+            }
         } else {
-            /* posted only now: the transfer starts when both sides are there */
-            double occupy, latency;
-            size_t link = (size_t)a->peer * (size_t)s->nranks + (size_t)rank;
-            double start = sm->msg_time[send] > now ? sm->msg_time[send] : now;
-            if (sm->link_free[link] > start)
-                start = sm->link_free[link];
-            message_time(sm, a->peer, rank, a->op == WP_OP_RECV_ACT ? a->stage - 1 : a->stage, start, &occupy,
-                         &latency);
-            start = nic_book(sm, a->peer, rank, start, occupy);
-            sm->link_free[link] = start + occupy;
-            arrival = start + occupy + latency;
-            int send_op = a->op == WP_OP_RECV_ACT ? WP_OP_SEND_ACT : WP_OP_SEND_GRAD;
-            if (add_event(sm, a->peer, send_op, a->stage, a->microbatch, rank, start, arrival, err))
-                return -1;
+            rc = wp_errorf(err, "rank %d step %ld: unexpected action", rank, (long)(a - s->lists[rank].actions));
         }
-        if (arrival > now)
-            sm->clock[rank] = arrival;
-        return 0;
+        if (rc)
+            break;
     }
-    case WP_OP_STEP:
-        if (sm->cost->stage_step_s && sm->cost->stage_step_s[a->stage] > 0) {
-            sm->clock[rank] = now + sm->cost->stage_step_s[a->stage];
-            return add_event(sm, rank, a->op, a->stage, -1, -1, now, sm->clock[rank], err);
-        }
-        return 0;
-    default:
-        return wp_errorf(err, "rank %d step %d: unexpected action", rank, step);
-    }
+    sm->clock[rank] = now;
+    sm->res->busy[rank] = busy;
+    sm->held[rank] = held;
+    sm->res->peak_activations[rank] = peak;
+    return rc;
 }
 
 /* Seconds of a stage's gradient allreduce over its n ranks. */
@@ -343,21 +388,28 @@ static int sim_collective(void *ctx, int stage, int n, const int *ranks, const i
 static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
 {
     const struct wp_schedule *s = sm->s;
-    const struct wp_msg_match *mm = sm->mm;
+    struct wp_msg_match match;
+    if (wp_match_messages(s, &match, err))
+        return -1;
+    const struct wp_msg_match *mm = &match;
     int P = s->nranks;
     int *pc = calloc((size_t)P, sizeof *pc), *arrived = calloc((size_t)s->nstages, sizeof *arrived);
     int *at_collective = calloc((size_t)P, sizeof *at_collective);
     double *remaining = malloc((size_t)P * sizeof *remaining), *started = calloc((size_t)P, sizeof *started);
     double *wait_until = calloc((size_t)P, sizeof *wait_until);
     int *ranks = malloc((size_t)P * sizeof *ranks);
-    if (!pc || !arrived || !at_collective || !remaining || !started || !wait_until || !ranks) {
+    /* per global action id of a send: when its message arrives */
+    double *msg_time = malloc((size_t)(mm->total ? mm->total : 1) * sizeof *msg_time);
+    if (!pc || !arrived || !at_collective || !remaining || !started || !wait_until || !ranks || !msg_time) {
         free(pc); free(arrived); free(at_collective); free(remaining); free(started); free(wait_until); free(ranks);
+        free(msg_time);
+        wp_match_destroy(&match);
         return wp_errorf(err, "out of memory");
     }
     for (int r = 0; r < P; r++)
         remaining[r] = -1;
     for (long g = 0; g < mm->total; g++)
-        sm->msg_time[g] = -1;
+        msg_time[g] = -1;
     double now = 0;
     int rc = 0;
     for (;;) {
@@ -379,9 +431,9 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
                         double occupy, latency;
                         message_time(sm, r, a->peer, a->op == WP_OP_SEND_ACT ? a->stage : a->stage - 1, now,
                                      &occupy, &latency);
-                        sm->msg_time[gid] = nic_book(sm, r, a->peer, now, occupy) + occupy + latency;
+                        msg_time[gid] = nic_book(sm, r, a->peer, now, occupy) + occupy + latency;
                     } else if (wp_op_is_recv(a->op)) {
-                        double arrival = sm->msg_time[mm->partner[gid]];
+                        double arrival = msg_time[mm->partner[gid]];
                         if (arrival < 0 || arrival > now)
                             break;
                     } else if (a->op == WP_OP_STEP && sm->cost->stage_step_s && sm->cost->stage_step_s[a->stage] > 0) {
@@ -423,7 +475,7 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
             if (wait_until[r] > now && wait_until[r] < next)
                 next = wait_until[r];
             if (remaining[r] < 0 && pc[r] < s->lists[r].count && wp_op_is_recv(s->lists[r].actions[pc[r]].op)) {
-                double arrival = sm->msg_time[mm->partner[mm->offset[r] + pc[r]]];
+                double arrival = msg_time[mm->partner[mm->offset[r] + pc[r]]];
                 if (arrival > now && arrival < next)
                     next = arrival;
             }
@@ -448,7 +500,7 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
             if (remaining[r] > 1e-12 * (1 + now))
                 continue;
             const struct wp_action *a = &s->lists[r].actions[pc[r]];
-            hold_activations(sm, r, a);
+            hold_activations(sm, a->op, a->stage, &sm->held[r], &sm->res->peak_activations[r]);
             rc |= add_event(sm, r, a->op, a->stage, a->microbatch, -1, started[r], now, err);
             remaining[r] = -1;
             pc[r]++;
@@ -457,6 +509,8 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
     for (int r = 0; r < P; r++)
         sm->clock[r] = now;
     free(pc); free(arrived); free(at_collective); free(remaining); free(started); free(wait_until); free(ranks);
+    free(msg_time);
+    wp_match_destroy(&match);
     return rc;
 }
 
@@ -476,21 +530,16 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     res->nranks = P;
     res->busy = calloc((size_t)P, sizeof *res->busy);
     res->peak_activations = calloc((size_t)P, sizeof *res->peak_activations);
-    struct sim sm = {s, cost, NULL, res, NULL, NULL, NULL, NULL, NULL, NULL, {0, NULL, NULL}, 0};
-    struct wp_msg_match mm;
-    int rc = res->busy && res->peak_activations ? wp_match_messages(s, &mm, err) : wp_errorf(err, "out of memory");
-    if (rc) {
-        wp_sim_result_destroy(res);
-        return -1;
-    }
-    sm.mm = &mm;
+    struct sim sm = {s, cost, res, NULL, NULL, NULL, NULL, NULL, NULL, {0, NULL, NULL}, 0};
     sm.clock = calloc((size_t)P, sizeof *sm.clock);
     sm.held = calloc((size_t)P, sizeof *sm.held);
-    sm.msg_time = malloc((size_t)(mm.total ? mm.total : 1) * sizeof *sm.msg_time);
-    sm.link_free = calloc((size_t)P * (size_t)P, sizeof *sm.link_free);
+    sm.link_free = wp_huge_calloc((size_t)P * (size_t)P, sizeof *sm.link_free);
+    sm.compute_s = compute_table(&sm);
     sm.node_of = calloc((size_t)P, sizeof *sm.node_of);
     sm.type_of = calloc((size_t)P, sizeof *sm.type_of);
-    if (!sm.clock || !sm.held || !sm.msg_time || !sm.link_free || !sm.node_of || !sm.type_of)
+    int rc = 0;
+    if (!res->busy || !res->peak_activations || !sm.clock || !sm.held || !sm.link_free || !sm.compute_s ||
+        !sm.node_of || !sm.type_of)
         rc = wp_errorf(err, "out of memory");
     if (rc == 0 && cost->cluster) {
         /* ranks fill nodes in order: the job's own rank list when it has one,
@@ -553,8 +602,8 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     if (rc == 0 && cost->cores > 0 && cost->cores < P) {
         rc = simulate_shared_cores(&sm, err);
     } else if (rc == 0) {
-        struct wp_walk_visitor v = {&sm, sim_run, sim_collective};
-        rc = wp_walk(s, &mm, &v, err);
+        struct wp_walk_visitor v = {&sm, sim_run, sim_collective, NULL};
+        rc = wp_walk(s, &v, NULL, err);
     }
     if (rc == 0) {
         double busy = 0;
@@ -567,11 +616,10 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
         }
         res->bubble_ratio = res->makespan > 0 ? 1.0 - busy / (P * res->makespan) : 0;
     }
-    wp_match_destroy(&mm);
     free(sm.clock);
     free(sm.held);
-    free(sm.msg_time);
-    free(sm.link_free);
+    wp_huge_free(sm.link_free);
+    free(sm.compute_s);
     free(sm.node_of);
     free(sm.type_of);
     if (sm.lanes.lanes)

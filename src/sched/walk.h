@@ -9,7 +9,11 @@
 #include "sched/schedule.h"
 
 /* Which send each receive gets. A channel is (sender, receiver, kind,
- * stage boundary): messages on it must be received in the order sent. */
+ * stage boundary): messages on it must be received in the order sent, so
+ * the k-th receive on a channel gets its k-th send. The walk pairs them as
+ * it goes; this table pairs them all up front, for the simulator of shared
+ * cores (which plays the lists in time order, not by a walk) and to name
+ * the first channel whose sends and receives do not pair up. */
 struct wp_msg_match {
     long *offset;     /* per rank: global id of its first action */
     long total;
@@ -24,16 +28,27 @@ void wp_match_locate(const struct wp_msg_match *mm, int nranks, long gid, int *r
 
 struct wp_walk_visitor {
     void *ctx;
-    /* Every action but ALLREDUCE, when it runs. */
-    int (*run)(void *ctx, int rank, int step, const struct wp_action *a, struct wp_err *err);
+    /* Rank ran steps [from, to) of its list, in order, none of them an
+     * ALLREDUCE (a run of actions is handed over at once, so that the
+     * visitor loops over them without a call per action). msg[i] belongs
+     * to the i-th send or receive among them: a receive finds there what
+     * its matching send carried, the visitor writes there what a send
+     * carries (the simulator: when it arrives). */
+    int (*run)(void *ctx, int rank, int from, int to, double *msg, struct wp_err *err);
     /* An ALLREDUCE once all n holders arrived: ranks[i] at steps[i]. */
     int (*collective)(void *ctx, int stage, int n, const int *ranks, const int *steps, struct wp_err *err);
+    /* Optional: rank will run a few visits from now, from step on; the
+     * visitor may fetch into cache what it will read then. */
+    void (*upcoming)(void *ctx, int rank, int step);
 };
 
-/* Runs every list to the end; a deadlock is an error naming each blocked
- * rank, its step and the action it waits at. */
-int wp_walk(const struct wp_schedule *s, const struct wp_msg_match *mm, const struct wp_walk_visitor *v,
-            struct wp_err *err);
+/* Runs every list to the end, each receive taking the oldest message not
+ * yet received on its channel; *delivered counts the messages. The first
+ * error of wp_match_messages comes before any other (a schedule whose
+ * messages do not pair up is reported as such, whatever else is wrong with
+ * it), then the visitor's, then a deadlock naming each blocked rank, its
+ * step and the action it waits at. */
+int wp_walk(const struct wp_schedule *s, const struct wp_walk_visitor *v, long *delivered, struct wp_err *err);
 
 /* "RECV_ACT stage 3 micro-batch 5 from rank 2" */
 void wp_action_describe(const struct wp_action *a, char *buf, size_t len);
