@@ -1,6 +1,7 @@
-/* Benchmark (not a test): generate, validate and simulate a 1f1b schedule
- * of 1,024 ranks and 4,096 micro-batches (goal: under 1 s in all on the
- * 2-core development machine), phase by phase, best of several runs.
+/* Benchmark (not a test): generate, validate and simulate a schedule of
+ * 1,024 ranks and 4,096 micro-batches (goals on the 2-core development
+ * machine: 1f1b under 1 s in all, zb-v under 1.5 s), phase by phase, best of
+ * several runs.
  * Usage: bench_schedule [P M KIND REPEATS] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,9 @@ int main(int argc, char **argv)
     }
     printf("%s P=%d M=%d: %ld actions; makespan %.6g, bubble %.6f\n", wp_sched_kind_name(p.kind), p.ranks,
            p.microbatches, actions, makespan, bubble);
-    printf("best of %d: generate %.3f s, validate %.3f s, simulate %.3f s, total %.3f s (goal < 1 s)\n", repeats,
-           best[0], best[1], best[2], best[3]);
+    /* issue 11's goals: 1f1b under 1 s, zb-v (twice the stages, W passes) under 1.5 s */
+    double goal_s = p.kind == WP_SCHED_ZBV ? 1.5 : 1.0;
+    printf("best of %d: generate %.3f s, validate %.3f s, simulate %.3f s, total %.3f s (goal < %g s: %s)\n",
+           repeats, best[0], best[1], best[2], best[3], goal_s, best[3] < goal_s ? "met" : "not met");
     return 0;
 }
