@@ -172,7 +172,7 @@ int wp_sched_generate_variant(const struct wp_sched_params *p, int nstages, cons
             rc = wp_sched_order_grouped(s, err);
             break;
         case WP_SCHED_INTERLEAVED:
-            rc = wp_sched_order_looped(s, 0, err);
+            rc = wp_sched_order_interleaved(s, err);
             break;
         case WP_SCHED_ZBH1:
             rc = wp_sched_order_zbh1(s, err);

@@ -26,7 +26,7 @@ void wp_sched_set_weights(struct wp_schedule *s);
 /* order_direct.c: gpipe, 1f1b and kfkb (grouped early backward), and
  * Megatron's interleaved 1F1B. The orders emit through wp_sched_emit. */
 int wp_sched_order_grouped(struct wp_schedule *s, struct wp_err *err);
-int wp_sched_order_looped(struct wp_schedule *s, int max_warmup, struct wp_err *err);
+int wp_sched_order_interleaved(struct wp_schedule *s, struct wp_err *err);
 /* order_greedy.c: list scheduling by priority for chimera and hanayo,
  * under one of two memory rules, with messages costing tc while ordering. */
 enum wp_greedy_memory { WP_GREEDY_HOLD_WITH_HEADROOM, WP_GREEDY_RESERVE_AT_ADMISSION };

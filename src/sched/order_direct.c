@@ -52,15 +52,13 @@ int wp_sched_order_grouped(struct wp_schedule *s, struct wp_err *err)
     return 0;
 }
 
-/* Megatron-LM's order, for any placement of V chunks per rank (chunk c of
- * a rank is the c-th lowest stage it holds: stage cP + r when interleaved,
- * the zigzag of Hanayo's waves) and any M: micro-batches go in groups of P
- * (the last may be smaller); forward unit u of a rank runs chunk c of every
- * micro-batch of a group before chunk c + 1, backward units run the chunks
- * in reverse; warm-up (P - r - 1) * 2 + (V - 1) * P units (Megatron's),
- * capped at max_warmup when it is > 0, then one forward and one backward
- * per step, then the remaining backwards. */
-int wp_sched_order_looped(struct wp_schedule *s, int max_warmup, struct wp_err *err)
+/* Megatron-LM's interleaved order over V chunks per rank (chunk c of a rank
+ * is the c-th lowest stage it holds, stage cP + r): micro-batches go in
+ * groups of P; forward unit u of a rank runs chunk c of every micro-batch
+ * of a group before chunk c + 1, backward units run the chunks in reverse;
+ * warm-up (P - r - 1) * 2 + (V - 1) * P units, then one forward and one
+ * backward per step, then the remaining backwards. */
+int wp_sched_order_interleaved(struct wp_schedule *s, struct wp_err *err)
 {
     int P = s->nranks, M = s->nmicro, V = s->nstages / P;
     int total = M * V;
@@ -82,8 +80,6 @@ int wp_sched_order_looped(struct wp_schedule *s, int max_warmup, struct wp_err *
             if (s->place[st].ranks[0] == r && c < V)
                 stage_of[c++] = st;
         int warmup = (P - r - 1) * 2 + (V - 1) * P;
-        if (max_warmup > 0 && warmup > max_warmup)
-            warmup = max_warmup;
         if (warmup > total)
             warmup = total;
         int remaining = total - warmup;
