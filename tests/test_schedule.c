@@ -11,17 +11,9 @@
 #include "sched/generate.h"
 #include "sched/simulate.h"
 #include "sched/validate.h"
+#include "sched_params.h"
 #include "tap.h"
 
-static struct wp_sched_params params(enum wp_sched_kind kind, int P, int M)
-{
-    struct wp_sched_params p;
-    wp_sched_params_default(&p);
-    p.kind = kind;
-    p.ranks = P;
-    p.microbatches = M;
-    return p;
-}
 
 /* Generates, validates and simulates; returns 0 on success. */
 static int run(const struct wp_sched_params *p, struct wp_sim_result *res, struct wp_validation *v)

@@ -12,6 +12,7 @@
 #include "sched/schedule_file.h"
 #include "sched/simulate.h"
 #include "sched/validate.h"
+#include "sched_params.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/wp-schedule-file-XXXXXX";
@@ -49,13 +50,11 @@ static int write_schedule(const char *name, const struct wp_schedule *s, int tor
     return rc;
 }
 
-static struct wp_sched_params params(enum wp_sched_kind kind, int P, int M)
+/* Settings that give every kind something to vary: groups of 2, 2 waves,
+ * 2 chunks, a W pass. */
+static struct wp_sched_params file_params(enum wp_sched_kind kind, int P, int M)
 {
-    struct wp_sched_params p;
-    wp_sched_params_default(&p);
-    p.kind = kind;
-    p.ranks = P;
-    p.microbatches = M;
+    struct wp_sched_params p = params(kind, P, M);
     p.k = 2;
     p.waves = 2;
     p.chunks = 2;
@@ -140,7 +139,7 @@ static void test_wavepipe_round_trips(void)
     for (int kind = 0; kind < WP_SCHED_KIND_COUNT; kind++) {
         if (!wp_sched_kind_generated((enum wp_sched_kind)kind))
             continue;
-        struct wp_sched_params p = params(kind, 4, 8);
+        struct wp_sched_params p = file_params(kind, 4, 8);
         struct wp_schedule g, f;
         struct wp_err err = {""};
         const char *name = wp_sched_kind_name((enum wp_sched_kind)kind);
@@ -166,7 +165,7 @@ static void test_torch_round_trips(void)
     static const enum wp_sched_kind kinds[] = {WP_SCHED_GPIPE, WP_SCHED_1F1B, WP_SCHED_KFKB, WP_SCHED_INTERLEAVED,
                                                WP_SCHED_HANAYO, WP_SCHED_ZBH1,  WP_SCHED_ZBV,  WP_SCHED_DUALPIPEV};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        struct wp_sched_params p = params(kinds[i], 4, 8);
+        struct wp_sched_params p = file_params(kinds[i], 4, 8);
         struct wp_schedule g, f;
         struct wp_err err = {""};
         const char *name = wp_sched_kind_name(kinds[i]);
@@ -189,7 +188,7 @@ static void test_torch_round_trips(void)
     }
 
     /* the lock-step grid PipelineScheduleMulti runs: 1F1B on 2 ranks */
-    struct wp_sched_params p = params(WP_SCHED_1F1B, 2, 4);
+    struct wp_sched_params p = file_params(WP_SCHED_1F1B, 2, 4);
     struct wp_schedule g;
     struct wp_err err = {""};
     char text[256] = "";
@@ -201,7 +200,7 @@ static void test_torch_round_trips(void)
                "each action one step after what it needs from the other rank, empty cells between");
         wp_schedule_destroy(&g);
     }
-    p = params(WP_SCHED_CHIMERA, 4, 8);
+    p = file_params(WP_SCHED_CHIMERA, 4, 8);
     if (wp_schedule_generate(&p, &g, &err) == 0) {
         ok(write_schedule("c.csv", &g, 1, &err) == -1, "chimera (each stage on 2 ranks) is not written as PyTorch CSV");
         has_substr(err.msg, "PyTorch's schedules run each stage on one rank; this chimera schedule has stage 0 on 2 "
@@ -314,7 +313,7 @@ static void test_errors(void)
     expect_error("an empty file", "", "bad.csv: empty file");
 
     /* a replicated stage (DAPPLE) cannot be read back */
-    struct wp_sched_params p = params(WP_SCHED_1F1B, 3, 4);
+    struct wp_sched_params p = file_params(WP_SCHED_1F1B, 3, 4);
     static const int replicas[] = {2, 1};
     p.nreplicas = 2;
     p.replicas = replicas;
@@ -330,7 +329,7 @@ static void test_errors(void)
 
     /* Chimera with one micro-batch (it goes down): the second copy of every
      * stage runs none */
-    p = params(WP_SCHED_CHIMERA, 4, 1);
+    p = file_params(WP_SCHED_CHIMERA, 4, 1);
     if (wp_schedule_generate(&p, &g, &err) == 0) {
         write_schedule("rep.csv", &g, 0, &err);
         ok(wp_schedule_load(path_of("rep.csv"), &p, &s, &err) == -1, "rejected: a copy of a stage without compute");
