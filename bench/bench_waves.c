@@ -94,6 +94,17 @@ static double steady_state(struct study *st)
     return worst;
 }
 
+static struct wp_sched_params params_of(enum wp_sched_kind kind, int P, int M, int W)
+{
+    struct wp_sched_params p;
+    wp_sched_params_default(&p);
+    p.kind = kind;
+    p.ranks = P;
+    p.microbatches = M;
+    p.waves = W;
+    return p;
+}
+
 struct pass {
     long t;
     int op, stage, mb;
@@ -111,12 +122,7 @@ static int by_time(const void *a, const void *b)
  * and simulated; INFINITY when it is not a valid schedule. */
 static double compacted(const struct study *st, double *peak)
 {
-    struct wp_sched_params p;
-    wp_sched_params_default(&p);
-    p.kind = WP_SCHED_HANAYO;
-    p.ranks = st->P;
-    p.microbatches = st->M;
-    p.waves = st->W;
+    struct wp_sched_params p = params_of(WP_SCHED_HANAYO, st->P, st->M, st->W);
     struct wp_schedule s;
     struct wp_err err = {""};
     double makespan = INFINITY;
@@ -272,12 +278,7 @@ static double uniform(struct study *st, double *peak_out)
 
 static double generated(enum wp_sched_kind kind, int P, int M, int W, double *peak)
 {
-    struct wp_sched_params p;
-    wp_sched_params_default(&p);
-    p.kind = kind;
-    p.ranks = P;
-    p.microbatches = M;
-    p.waves = W;
+    struct wp_sched_params p = params_of(kind, P, M, W);
     struct wp_schedule s;
     struct wp_err err = {""};
     if (wp_schedule_generate(&p, &s, &err))
