@@ -184,7 +184,19 @@ int wp_sched_generate_variant(const struct wp_sched_params *p, int nstages, cons
             rc = wp_sched_order_dualpipev(s, err);
             break;
         default:
-            rc = how->v_order ? wp_sched_order_zbv(s, err) : wp_sched_order_greedy(s, &how->greedy, err);
+            if (how->v_order) {
+                rc = wp_sched_order_zbv(s, err);
+            } else if (how->steady && how->cycle) {
+                rc = wp_sched_order_steady(s, how->cycle, err);
+            } else if (how->steady) {
+                struct wp_steady_cycle uniform;
+                rc = wp_steady_uniform(s, how->stagger, &uniform, err);
+                if (rc == 0)
+                    rc = wp_sched_order_steady(s, &uniform, err);
+                wp_steady_cycle_free(&uniform);
+            } else {
+                rc = wp_sched_order_greedy(s, &how->greedy, err);
+            }
             break;
         }
     }
@@ -203,7 +215,7 @@ int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
     if (check_params(p, &nstages, err))
         return -1;
     int searched = p->kind == WP_SCHED_CHIMERA || p->kind == WP_SCHED_HANAYO;
-    static const struct wp_order_variant direct = {0, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
+    static const struct wp_order_variant direct = {.greedy = {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
     int rc = searched ? wp_sched_search_order(p, nstages, s, err)
                       : wp_sched_generate_variant(p, nstages, &direct, s, err);
 #ifdef WP_DEBUG_CHECKS

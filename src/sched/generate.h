@@ -41,12 +41,36 @@ struct wp_greedy_opts {
                                 per stage copy) */
 };
 int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err);
+/* order_steady.c: a steady state of one period, compacted. Per rank the
+ * cyclic order of its passes, order[r * stride + k] = 2c + (0 F, 1 B) for
+ * its c-th stage (ascending), from phase_s[r]; one period for all ranks, at
+ * least each rank's busy time in it. One copy of each stage, on one rank,
+ * backward whole. */
+struct wp_steady_cycle {
+    const int *order;
+    int stride;
+    const double *phase_s;
+    double period_s;
+};
+int wp_steady_check(const struct wp_schedule *s, struct wp_err *err);
+/* Start of micro-batch 0's F and B of every stage in the steady state. */
+int wp_steady_times(const struct wp_schedule *s, const struct wp_steady_cycle *cy, double *start_f,
+                    double *start_b, struct wp_err *err);
+int wp_sched_order_steady(struct wp_schedule *s, const struct wp_steady_cycle *cy, struct wp_err *err);
+/* The uniform cycle: F and B of each stage in turn, rank r from phase
+ * r * stagger periods, the period the busiest rank's work (free with
+ * wp_steady_cycle_free). */
+int wp_steady_uniform(const struct wp_schedule *s, double stagger, struct wp_steady_cycle *cy, struct wp_err *err);
+void wp_steady_cycle_free(struct wp_steady_cycle *cy);
 /* How generate.c makes one schedule of a searched kind: list scheduling
- * with the given options, or (one Hanayo wave, a V) the zero-bubble paper's
- * ZB-V order with whole backwards. */
+ * with the given options, (one Hanayo wave, a V) the zero-bubble paper's
+ * ZB-V order with whole backwards, or a steady state compacted. */
 struct wp_order_variant {
     int v_order;
     struct wp_greedy_opts greedy;
+    int steady;      /* a steady state compacted: */
+    const struct wp_steady_cycle *cycle; /* this cycle, or when NULL */
+    double stagger;  /* the uniform cycle with this stagger per rank, in periods */
 };
 /* generate.c: one schedule of p's kind with the order `how` (placement,
  * compute order, communication, bounds). */

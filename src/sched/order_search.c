@@ -13,7 +13,7 @@
 #include "sched/simulate.h"
 
 /* Makespan and peak of s on the simulator with the costs it was made for. */
-static int simulate_at_params(const struct wp_schedule *s, double *makespan, int *within_bound,
+static int simulate_at_params(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,
                               struct wp_err *err)
 {
     struct wp_cost_model c;
@@ -26,6 +26,7 @@ static int simulate_at_params(const struct wp_schedule *s, double *makespan, int
     if (wp_simulate(s, &c, &res, err))
         return -1;
     *makespan = res.makespan;
+    *peak = res.peak_max;
     *within_bound = 1;
     for (int r = 0; r < s->nranks; r++)
         *within_bound &= res.peak_activations[r] <= s->activation_bound[r] + 1e-9;
@@ -33,11 +34,57 @@ static int simulate_at_params(const struct wp_schedule *s, double *makespan, int
     return 0;
 }
 
+/* The fastest candidate so far within the bound, and the first error of a
+ * candidate that could not be made. */
+struct search {
+    struct wp_schedule *best;
+    double makespan, peak;
+    int have;
+    struct wp_err first_err;
+};
+
+/* Makes the candidate `how` and keeps it when it is within the bound and
+ * faster than the best, or as fast with a lower peak (the first on a
+ * tie); -1 only when the simulator fails. */
+static int consider(const struct wp_sched_params *p, int nstages, const struct wp_order_variant *how,
+                    struct search *sr, struct wp_err *err)
+{
+    struct wp_schedule cand;
+    struct wp_err cerr = {""};
+    double makespan, peak;
+    int within;
+    if (wp_sched_generate_variant(p, nstages, how, &cand, &cerr)) {
+        if (!sr->first_err.msg[0])
+            sr->first_err = cerr;
+        return 0;
+    }
+    if (simulate_at_params(&cand, &makespan, &peak, &within, err)) {
+        wp_schedule_destroy(&cand);
+        return -1;
+    }
+    double tie = 1e-12 * (1 + makespan);
+    if (within && (!sr->have || makespan < sr->makespan - tie ||
+                   (makespan <= sr->makespan + tie && peak < sr->peak - 1e-12))) {
+        if (sr->have)
+            wp_schedule_destroy(sr->best);
+        *sr->best = cand;
+        sr->makespan = makespan;
+        sr->peak = peak;
+        sr->have = 1;
+    } else {
+        wp_schedule_destroy(&cand);
+    }
+    return 0;
+}
+
 /* Candidates: list scheduling under both memory rules, with and without
  * alternation, at the given tc and at tc = 0; for Chimera also with 1F1B's
  * warm-up caps per stage copy; for one Hanayo wave the V-shaped 1F1B in
- * closed form. The winner is the candidate within the bound that the
- * simulator times fastest at the given costs (the first on a tie). */
+ * closed form; for Hanayo given more memory than P (--max-inflight) the
+ * uniform steady state at every stagger of a chunk's F (order_steady.c),
+ * which reaches the interleaved bound where it fits. The winner is the
+ * candidate within the bound that the simulator times fastest at the given
+ * costs, the one of lower peak among equally fast (the first on a tie). */
 int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct wp_schedule *best,
                           struct wp_err *err)
 {
@@ -46,12 +93,12 @@ int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct w
     for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++) {
         double tc = ti == 0 ? p->tc : 0;
         for (int alternate = 0; alternate <= 1; alternate++) {
-            variants[nvariants++] = (struct wp_order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, tc, alternate, NULL}};
-            variants[nvariants++] = (struct wp_order_variant){0, {WP_GREEDY_RESERVE_AT_ADMISSION, tc, alternate, NULL}};
+            variants[nvariants++] = (struct wp_order_variant){.greedy = {WP_GREEDY_HOLD_WITH_HEADROOM, tc, alternate, NULL}};
+            variants[nvariants++] = (struct wp_order_variant){.greedy = {WP_GREEDY_RESERVE_AT_ADMISSION, tc, alternate, NULL}};
         }
     }
     if (p->kind == WP_SCHED_HANAYO && p->waves == 1 && p->max_inflight == 0)
-        variants[nvariants++] = (struct wp_order_variant){1, {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};
+        variants[nvariants++] = (struct wp_order_variant){.v_order = 1};
     int *caps = NULL;
     if (p->kind == WP_SCHED_CHIMERA) {
         /* two 1F1B pipelines sharing the ranks: stage s of either copy warms
@@ -73,44 +120,28 @@ int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct w
         for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++)
             for (int alternate = 0; alternate <= 1; alternate++)
                 variants[nvariants++] =
-                    (struct wp_order_variant){0, {WP_GREEDY_HOLD_WITH_HEADROOM, ti == 0 ? p->tc : 0, alternate, caps}};
+                    (struct wp_order_variant){.greedy = {WP_GREEDY_HOLD_WITH_HEADROOM, ti == 0 ? p->tc : 0, alternate, caps}};
     }
-    double best_makespan = INFINITY;
-    int have = 0;
-    struct wp_err first_err = {""};
-    for (int i = 0; i < nvariants; i++) {
-        struct wp_schedule cand;
-        struct wp_err cerr = {""};
-        double makespan;
-        int within;
-        if (wp_sched_generate_variant(p, nstages, &variants[i], &cand, &cerr)) {
-            if (!first_err.msg[0])
-                first_err = cerr;
-            continue;
-        }
-        if (simulate_at_params(&cand, &makespan, &within, &cerr)) {
-            wp_schedule_destroy(&cand);
-            if (have)
-                wp_schedule_destroy(best);
-            free(caps);
-            *err = cerr;
-            return -1;
-        }
-        if (within && (!have || makespan < best_makespan - 1e-12 * (1 + makespan))) {
-            if (have)
-                wp_schedule_destroy(best);
-            *best = cand;
-            best_makespan = makespan;
-            have = 1;
-        } else {
-            wp_schedule_destroy(&cand);
-        }
+    struct search sr = {best, INFINITY, INFINITY, 0, {""}};
+    int rc = 0;
+    for (int i = 0; i < nvariants && rc == 0; i++)
+        rc = consider(p, nstages, &variants[i], &sr, err);
+    /* staggers of 0, 1, ... 6W - 1 sixths of a period over W: a chunk's F
+     * at tb = 2 tf */
+    int staggers = p->kind == WP_SCHED_HANAYO && p->max_inflight > p->ranks ? 6 * p->waves : 0;
+    for (int j = 0; j < staggers && rc == 0; j++) {
+        struct wp_order_variant steady = {.steady = 1, .stagger = (double)j / staggers};
+        rc = consider(p, nstages, &steady, &sr, err);
     }
     free(caps);
-    if (!have && !first_err.msg[0])
-        wp_errorf(&first_err, "%s: no order within the memory bound", wp_sched_kind_name(p->kind));
-    if (!have)
-        *err = first_err;
-    return have ? 0 : -1;
+    if (rc) {
+        if (sr.have)
+            wp_schedule_destroy(best);
+        return -1;
+    }
+    if (!sr.have && !sr.first_err.msg[0])
+        wp_errorf(&sr.first_err, "%s: no order within the memory bound", wp_sched_kind_name(p->kind));
+    if (!sr.have)
+        *err = sr.first_err;
+    return sr.have ? 0 : -1;
 }
-
