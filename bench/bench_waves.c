@@ -1,17 +1,14 @@
 /* Wave orders studied: how close can a Hanayo pipeline of W waves (stage
  * r and 2P-1-r of every wave on rank r) come to the interleaved bound
  * M (tf+tb) + (P-1)(tf+tb)/(2W) within a memory bound D (micro-batches
- * through a rank's share of the model, held from F until B)? Beside what
- * the generator makes, it searches orders of another family: a steady
- * state of period tf+tb in which every rank runs each of its 2W chunks'
- * F and B once, in a cyclic order of its own from a phase of its own
- * (each pass taking the first slot of its kind at or after its input is
- * ready), compacted into a finite schedule by sorting every rank's passes
- * by their steady-state times and playing them as soon as they can run.
- * Simulated annealing (seeded, so reproducible) first looks for a steady
- * state within D, then for the compacted schedule of least makespan
- * within D. The uniform steady state (F0 B0 F1 B1 ... on every rank) is
- * shown with the memory it needs. Units: tf = 1, tb = 2, tc = 0.
+ * through a rank's share of the model, held from F until B)? Beside the
+ * generator's order (within P) it shows steady-state orders compacted
+ * into M micro-batches (src/sched/order_steady.c): the uniform cycle at
+ * its best stagger, with the memory it needs, and cycles searched by
+ * simulated annealing (seeded, so reproducible): each rank's cyclic order
+ * of its passes and its phase, first for a steady state within D, then
+ * for the compacted schedule of least makespan within D. tf = 1, tb = 2,
+ * tc = 0.
  *
  *   bench/bench_waves P M W [D] [ITERATIONS] [SEED]                       */
 #include <config.h>
@@ -24,77 +21,19 @@
 
 #include "sched/generate.h"
 #include "sched/simulate.h"
-#include "sched/validate.h"
 
-/* A steady state: per rank the cyclic order of its 4W passes (id 2c + op,
- * op 0 = F of chunk c, 1 = B) and a phase, in units of one chunk's F. */
 struct study {
-    int P, M, W, S, C, K, period; /* period = tf + tb = 6W units */
-    double D;
-    int *order, *phase, *slot;    /* slot[r * K + id]: start within the period */
-    long *start_f, *start_b;      /* per stage: steady-state start of micro-batch 0 */
+    struct wp_sched_params params; /* hanayo, P, M, W, memory unbounded */
+    struct wp_schedule placed;     /* its placement, for the steady-state times */
+    int P, W, S, K;                /* K = 4W passes a rank */
+    double D, unit;                /* unit = one chunk's F; a period is 6W units */
+    int *order;
+    double *phase;
+    struct wp_steady_cycle cycle;
+    double *start_f, *start_b;
 };
 
-static int rank_of(const struct study *st, int s)
-{
-    int j = s % (2 * st->P);
-    return j < st->P ? j : 2 * st->P - 1 - j;
-}
-
-static int stage_of(const struct study *st, int r, int c)
-{
-    return c * st->P + (c % 2 == 0 ? r : st->P - 1 - r);
-}
-
-/* The first time at or after `earliest` that is `offset` modulo the period. */
-static long next_slot(const struct study *st, long earliest, int offset)
-{
-    long q = earliest - offset, T = st->period;
-    long k = q >= 0 ? (q + T - 1) / T : -((-q) / T);
-    return offset + k * T;
-}
-
-/* Start times of micro-batch 0 of every stage's F and B, and the steady
- * state's peak of held activations over the ranks. */
-static double steady_state(struct study *st)
-{
-    int P = st->P, K = st->K, T = st->period;
-    for (int r = 0; r < P; r++) {
-        int t = st->phase[r];
-        for (int k = 0; k < K; k++) {
-            int id = st->order[r * K + k];
-            st->slot[r * K + id] = t % T;
-            t += id & 1 ? 2 : 1; /* B takes tb = 2 units, F one */
-        }
-    }
-    long end = 0;
-    for (int s = 0; s < st->S; s++) {
-        int r = rank_of(st, s), c = s / P;
-        st->start_f[s] = s == 0 ? st->slot[r * K] : next_slot(st, end, st->slot[r * K + 2 * c]);
-        end = st->start_f[s] + 1;
-    }
-    for (int s = st->S - 1; s >= 0; s--) {
-        int r = rank_of(st, s), c = s / P;
-        st->start_b[s] = next_slot(st, end, st->slot[r * K + 2 * c + 1]);
-        end = st->start_b[s] + 2;
-    }
-    double worst = 0;
-    for (int r = 0; r < P; r++)
-        for (int t = 0; t < T; t++) {
-            double held = 0;
-            for (int c = 0; c < st->C; c++) {
-                int s = stage_of(st, r, c);
-                /* micro-batches m with start_f + mT <= t' < start_b + 2 + mT, t' = t far into the steady state */
-                long from = st->start_f[s], to = st->start_b[s] + 2, tt = t + 1000000L * T;
-                long newest = (tt - from) / T, oldest = tt - to < 0 ? 0 : (tt - to) / T + 1;
-                held += (double)(newest - oldest + 1) / st->C;
-            }
-            worst = held > worst ? held : worst;
-        }
-    return worst;
-}
-
-static struct wp_sched_params params_of(enum wp_sched_kind kind, int P, int M, int W)
+static struct wp_sched_params params_of(enum wp_sched_kind kind, int P, int M, int W, int max_inflight)
 {
     struct wp_sched_params p;
     wp_sched_params_default(&p);
@@ -102,66 +41,62 @@ static struct wp_sched_params params_of(enum wp_sched_kind kind, int P, int M, i
     p.ranks = P;
     p.microbatches = M;
     p.waves = W;
+    p.max_inflight = max_inflight;
     return p;
 }
 
-struct pass {
-    long t;
-    int op, stage, mb;
-};
-
-static int by_time(const void *a, const void *b)
+/* Makespan and peak of a schedule made as `how` asks; INFINITY when it
+ * cannot be made. */
+static double timed(const struct wp_sched_params *p, int nstages, const struct wp_order_variant *how, double *peak)
 {
-    const struct pass *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
-    return x->mb != y->mb ? x->mb - y->mb : x->stage - y->stage;
-}
-
-/* The steady state compacted into a schedule of M micro-batches, validated
- * and simulated; INFINITY when it is not a valid schedule. */
-static double compacted(const struct study *st, double *peak)
-{
-    struct wp_sched_params p = params_of(WP_SCHED_HANAYO, st->P, st->M, st->W);
     struct wp_schedule s;
     struct wp_err err = {""};
-    double makespan = INFINITY;
-    if (wp_schedule_init(&s, &p, st->S, &err))
+    int made = how ? wp_sched_generate_variant(p, nstages, how, &s, &err) == 0
+                   : wp_schedule_generate(p, &s, &err) == 0;
+    if (!made)
         return INFINITY;
-    struct pass *passes = malloc((size_t)2 * st->C * st->M * sizeof *passes);
-    int rc = !passes || wp_sched_place(&s, &err) || wp_sched_reserve_lists(&s, &err);
-    for (int r = 0; r < st->P && rc == 0; r++) {
-        int n = 0;
-        for (int c = 0; c < st->C; c++) {
-            int stage = stage_of(st, r, c);
-            for (int m = 0; m < st->M; m++) {
-                passes[n++] = (struct pass){st->start_f[stage] + (long)m * st->period, WP_OP_F, stage, m};
-                passes[n++] = (struct pass){st->start_b[stage] + (long)m * st->period, WP_OP_B, stage, m};
-            }
-        }
-        qsort(passes, (size_t)n, sizeof *passes, by_time);
-        for (int i = 0; i < n && rc == 0; i++)
-            rc = wp_sched_emit(&s, r, passes[i].op, passes[i].stage, passes[i].mb, &err);
-    }
-    free(passes);
-    if (rc == 0)
-        rc = wp_sched_finish_lists(&s, &err);
-    for (int r = 0; r < st->P; r++)
-        s.activation_bound[r] = INFINITY; /* measured here, not promised */
-    struct wp_validation v;
-    if (rc == 0 && wp_schedule_validate(&s, &v, &err) == 0) {
-        wp_validation_destroy(&v);
-        struct wp_cost_model cost;
-        wp_cost_model_default(&cost);
-        struct wp_sim_result res;
-        if (wp_simulate(&s, &cost, &res, &err) == 0) {
-            makespan = res.makespan;
-            *peak = res.peak_max;
-            wp_sim_result_destroy(&res);
-        }
+    struct wp_cost_model cost;
+    wp_cost_model_default(&cost);
+    struct wp_sim_result res;
+    double makespan = INFINITY;
+    if (wp_simulate(&s, &cost, &res, &err) == 0) {
+        makespan = res.makespan;
+        *peak = res.peak_max;
+        wp_sim_result_destroy(&res);
     }
     wp_schedule_destroy(&s);
     return makespan;
+}
+
+/* The steady state's peak of held activations over the ranks (at each F's
+ * start, where a rank's count peaks), INFINITY when the cycle is invalid. */
+static double steady_peak(struct study *st)
+{
+    struct wp_err err = {""};
+    if (wp_steady_times(&st->placed, &st->cycle, st->start_f, st->start_b, &err))
+        return INFINITY;
+    double T = st->cycle.period_s, worst = 0, w = 1.0 / (2 * st->W), eps = 1e-9;
+    for (int r = 0; r < st->P; r++)
+        for (int a = 0; a < st->S; a++) {
+            if (st->placed.place[a].ranks[0] != r)
+                continue;
+            double t = st->start_f[a] + 1e6 * T, held = 0;
+            for (int s = 0; s < st->S; s++) {
+                if (st->placed.place[s].ranks[0] != r)
+                    continue;
+                double from = st->start_f[s], to = st->start_b[s] + 2 * st->unit;
+                double newest = floor((t - from) / T + eps), oldest = floor((t - to) / T + eps) + 1;
+                held += w * (newest - oldest + 1);
+            }
+            worst = held > worst ? held : worst;
+        }
+    return worst;
+}
+
+static double compacted(struct study *st, double *peak)
+{
+    struct wp_order_variant how = {.steady = 1, .cycle = &st->cycle};
+    return timed(&st->params, st->S, &how, peak);
 }
 
 static uint64_t rng_state;
@@ -174,19 +109,20 @@ static uint64_t rng(void)
 }
 
 /* One move: two passes of a rank swap places in its cycle, or the rank
- * takes another phase. undo() puts it back. */
+ * takes another phase (a whole number of units); undo() puts it back. */
 struct move {
-    int r, i, j, phase;
+    int r, i, j;
+    double phase;
 };
 
 static struct move propose(struct study *st)
 {
-    struct move mv = {(int)(rng() % (uint64_t)st->P), (int)(rng() % (uint64_t)st->K), (int)(rng() % (uint64_t)st->K),
-                      -1};
+    struct move mv = {(int)(rng() % (uint64_t)st->P), (int)(rng() % (uint64_t)st->K),
+                      (int)(rng() % (uint64_t)st->K), -1};
     int *o = st->order + mv.r * st->K;
     if (rng() % 3 == 0) {
         mv.phase = st->phase[mv.r];
-        st->phase[mv.r] = (int)(rng() % (uint64_t)st->period);
+        st->phase[mv.r] = (double)(rng() % (uint64_t)(6 * st->W)) * st->unit;
     } else {
         int t = o[mv.i];
         o[mv.i] = o[mv.j];
@@ -216,22 +152,23 @@ static int accept(double now, double cand, double temperature)
  * within D; the best found is left in st. */
 static double search(struct study *st, long iterations, double *best_peak)
 {
-    double now = steady_state(st);
+    double now = steady_peak(st);
     for (long it = 0; it < 20 * iterations && now > st->D - 1e-9; it++) {
         struct move mv = propose(st);
-        double cand = steady_state(st);
+        double cand = steady_peak(st);
         if (accept(now, cand, 0.5 * (1 - (double)it / (20.0 * iterations)) + 0.01))
             now = cand;
         else
             undo(st, mv);
     }
     size_t bytes = (size_t)(st->P * st->K) * sizeof(int);
-    int *keep_order = malloc(bytes), *keep_phase = malloc((size_t)st->P * sizeof(int));
-    double best = INFINITY, peak = 0;
+    int *keep_order = malloc(bytes);
+    double *keep_phase = malloc((size_t)st->P * sizeof(double));
+    double best = INFINITY;
     now = INFINITY;
     for (long it = 0; it < iterations && keep_order && keep_phase; it++) {
         struct move mv = propose(st);
-        double cand = steady_state(st) > st->D + 1e-9 ? INFINITY : compacted(st, &peak);
+        double peak = INFINITY, cand = steady_peak(st) > st->D + 1e-9 ? INFINITY : compacted(st, &peak);
         if (peak > st->D + 1e-9)
             cand = INFINITY;
         if (isfinite(cand) && accept(now, cand, 1.0 * (1 - (double)it / iterations) + 0.02)) {
@@ -240,7 +177,7 @@ static double search(struct study *st, long iterations, double *best_peak)
                 best = cand;
                 *best_peak = peak;
                 memcpy(keep_order, st->order, bytes);
-                memcpy(keep_phase, st->phase, (size_t)st->P * sizeof(int));
+                memcpy(keep_phase, st->phase, (size_t)st->P * sizeof(double));
             }
         } else {
             undo(st, mv);
@@ -248,52 +185,27 @@ static double search(struct study *st, long iterations, double *best_peak)
     }
     if (isfinite(best)) {
         memcpy(st->order, keep_order, bytes);
-        memcpy(st->phase, keep_phase, (size_t)st->P * sizeof(int));
+        memcpy(st->phase, keep_phase, (size_t)st->P * sizeof(double));
     }
     free(keep_order);
     free(keep_phase);
     return best;
 }
 
-/* F0 B0 F1 B1 ... on every rank, rank r from phase r * stagger: the best
- * makespan over the staggers, with the peak it needs. */
+/* The uniform cycle at every stagger of a whole number of units: the best
+ * makespan, and the least peak that reaches it. */
 static double uniform(struct study *st, double *peak_out)
 {
     double best = INFINITY;
-    for (int stagger = 0; stagger < st->period; stagger++) {
-        for (int r = 0; r < st->P; r++) {
-            for (int k = 0; k < st->K; k++)
-                st->order[r * st->K + k] = k;
-            st->phase[r] = (r * stagger) % st->period;
-        }
-        steady_state(st);
-        double peak = 0, m = compacted(st, &peak);
-        if (m < best || (m == best && peak < *peak_out)) {
+    for (int j = 0; j < 6 * st->W; j++) {
+        struct wp_order_variant how = {.steady = 1, .stagger = (double)j / (6 * st->W)};
+        double peak = 0, m = timed(&st->params, st->S, &how, &peak);
+        if (m < best - 1e-12 || (m <= best + 1e-12 && peak < *peak_out)) {
             best = m;
             *peak_out = peak;
         }
     }
     return best;
-}
-
-static double generated(enum wp_sched_kind kind, int P, int M, int W, double *peak)
-{
-    struct wp_sched_params p = params_of(kind, P, M, W);
-    struct wp_schedule s;
-    struct wp_err err = {""};
-    if (wp_schedule_generate(&p, &s, &err))
-        return INFINITY;
-    struct wp_cost_model cost;
-    wp_cost_model_default(&cost);
-    struct wp_sim_result res;
-    double m = INFINITY;
-    if (wp_simulate(&s, &cost, &res, &err) == 0) {
-        m = res.makespan;
-        *peak = res.peak_max;
-        wp_sim_result_destroy(&res);
-    }
-    wp_schedule_destroy(&s);
-    return m;
 }
 
 int main(int argc, char **argv)
@@ -302,35 +214,41 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s P M W [D (default P)] [ITERATIONS (default 20000)] [SEED (default 1)]\n", argv[0]);
         return 2;
     }
-    struct study st = {atoi(argv[1]), atoi(argv[2]), atoi(argv[3]), 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL};
-    if (st.P < 2 || st.M < 1 || st.W < 1 || st.P > 64 || st.W > 8) {
-        fprintf(stderr, "%s: need 2 <= P <= 64, M >= 1, 1 <= W <= 8\n", argv[0]);
+    int P = atoi(argv[1]), M = atoi(argv[2]), W = atoi(argv[3]);
+    if (P < 2 || M < 1 || W < 1 || P > 64 || W > 8 || M > 4096) {
+        fprintf(stderr, "%s: need 2 <= P <= 64, 1 <= M <= 4096, 1 <= W <= 8\n", argv[0]);
         return 2;
     }
-    st.D = argc > 4 ? atof(argv[4]) : st.P;
+    struct study st = {.params = params_of(WP_SCHED_HANAYO, P, M, W, M), .P = P, .W = W, .S = 2 * W * P, .K = 4 * W};
+    st.D = argc > 4 ? atof(argv[4]) : P;
     long iterations = argc > 5 ? atol(argv[5]) : 20000;
     rng_state = argc > 6 ? strtoull(argv[6], NULL, 10) * 2654435761ULL + 1 : 88172645463325252ULL;
-    st.C = 2 * st.W;
-    st.S = st.C * st.P;
-    st.K = 2 * st.C;
-    st.period = 3 * st.C;
-    st.order = malloc((size_t)(st.P * st.K) * sizeof(int));
-    st.phase = malloc((size_t)st.P * sizeof(int));
-    st.slot = malloc((size_t)(st.P * st.K) * sizeof(int));
-    st.start_f = malloc((size_t)st.S * sizeof(long));
-    st.start_b = malloc((size_t)st.S * sizeof(long));
-    if (!st.order || !st.phase || !st.slot || !st.start_f || !st.start_b)
+    st.unit = st.params.tf / (2 * W);
+    struct wp_err err = {""};
+    st.order = malloc((size_t)(P * st.K) * sizeof(int));
+    st.phase = malloc((size_t)P * sizeof(double));
+    st.start_f = malloc((size_t)st.S * sizeof(double));
+    st.start_b = malloc((size_t)st.S * sizeof(double));
+    if (!st.order || !st.phase || !st.start_f || !st.start_b ||
+        wp_schedule_init(&st.placed, &st.params, st.S, &err) || wp_sched_place(&st.placed, &err)) {
+        fprintf(stderr, "%s: %s\n", argv[0], err.msg[0] ? err.msg : "out of memory");
         return 1;
+    }
+    /* the search starts from the uniform cycle, a stagger of two units */
+    for (int r = 0; r < P; r++) {
+        for (int k = 0; k < st.K; k++)
+            st.order[r * st.K + k] = k;
+        st.phase[r] = fmod(2.0 * r, 6.0 * W) * st.unit;
+    }
+    st.cycle = (struct wp_steady_cycle){st.order, st.K, st.phase, st.params.tf + st.params.tb};
+    struct wp_sched_params f1b = params_of(WP_SCHED_1F1B, P, M, 1, 0), gen = params_of(WP_SCHED_HANAYO, P, M, W, 0);
     double pk_1f1b = 0, pk_gen = 0, pk_uniform = 0, pk_search = 0;
-    double t_1f1b = generated(WP_SCHED_1F1B, st.P, st.M, 1, &pk_1f1b);
-    double t_gen = generated(WP_SCHED_HANAYO, st.P, st.M, st.W, &pk_gen);
+    double t_1f1b = timed(&f1b, P, NULL, &pk_1f1b);
+    double t_gen = timed(&gen, st.S, NULL, &pk_gen);
     double t_uniform = uniform(&st, &pk_uniform);
-    for (int r = 0; r < st.P; r++) /* the search starts from the uniform order, stagger 2 */
-        st.phase[r] = (2 * r) % st.period;
     double t_search = search(&st, iterations, &pk_search);
-    double bound = 3.0 * st.M + 3.0 * (st.P - 1) / st.C;
-    printf("P=%d M=%d W=%d, tf=1 tb=2 tc=0, memory bound D=%g (micro-batches of a rank's share)\n", st.P, st.M,
-           st.W, st.D);
+    double bound = 3.0 * M + 3.0 * (P - 1) / (2 * W);
+    printf("P=%d M=%d W=%d, tf=1 tb=2 tc=0, memory bound D=%g (micro-batches of a rank's share)\n", P, M, W, st.D);
     printf("  %-46s %10s %8s\n", "order", "makespan", "peak");
     printf("  %-46s %10g %8.3g\n", "1f1b", t_1f1b, pk_1f1b);
     printf("  %-46s %10g %8.3g\n", "hanayo, the generator's (within P)", t_gen, pk_gen);
@@ -339,17 +257,17 @@ int main(int argc, char **argv)
            pk_search, iterations);
     printf("  %-46s %10g\n", "interleaved bound M T + (P-1) T / 2W", bound);
     if (isfinite(t_search)) {
-        printf("  searched cycles (phase: passes):\n");
-        for (int r = 0; r < st.P; r++) {
-            printf("    rank %2d (%2d):", r, st.phase[r]);
+        printf("  searched cycles (phase in units of a chunk's F: passes):\n");
+        for (int r = 0; r < P; r++) {
+            printf("    rank %2d (%2g):", r, st.phase[r] / st.unit);
             for (int k = 0; k < st.K; k++)
                 printf(" %c%d", st.order[r * st.K + k] & 1 ? 'B' : 'F', st.order[r * st.K + k] >> 1);
             printf("\n");
         }
     }
+    wp_schedule_destroy(&st.placed);
     free(st.order);
     free(st.phase);
-    free(st.slot);
     free(st.start_f);
     free(st.start_b);
     return 0;
