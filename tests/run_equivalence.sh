@@ -67,6 +67,8 @@ for P in ${EQUIV_RANKS:-1 2 4 8}; do
     [ "$P" -le 4 ] && check "dualpipev.$P" "$P" exact --schedule dualpipev
     if [ "$P" -le 4 ]; then
         check "hanayo-2.$P" "$P" exact --schedule hanayo --waves 2
+        # given 2WP of memory: a steady-state order (order_steady.c)
+        check "hanayo-2-steady.$P" "$P" exact --schedule hanayo --waves 2 --max-inflight $((4 * P))
     else
         check "hanayo-1.$P" "$P" exact --schedule hanayo --waves 1
     fi
