@@ -122,6 +122,7 @@ for rate in $RATES; do
                 for kind in $runnable; do
                     echo "srun --mpi=pmi2 \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --schedule $kind" \
                          "$(kind_args "$kind") --micro-batches $P --steps $STEPS --results \"$case_dir/$kind.csv\"" \
+                         "--measure \"$case_dir/$kind.measure.csv\"" \
                          "> \"$case_dir/$kind.log\" 2>&1 || echo \"$kind failed: \$?\""
                 done
             } > "$script"

@@ -3,8 +3,6 @@
  * iteration, a measured timeline on request. */
 #include <config.h>
 #include <cblas.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <mpi.h>
@@ -24,6 +22,7 @@
 #include "cli.h"
 #include "run/checkpoint.h"
 #include "run/interpreter.h"
+#include "run/measure.h"
 #include "run/plan_ranks.h"
 #include "run/stage_emulated.h"
 #include "run/stage_gpt2.h"
@@ -32,6 +31,7 @@
 #include "sched/simulate.h"
 #include "sched/trace.h"
 #include "sched_cli.h"
+#include "util/csv_append.h"
 #include "util/stats.h"
 #include "util/strutil.h"
 
@@ -39,7 +39,7 @@
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
        OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_PLAN,
-       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_PROGRESS_US };
+       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_PROGRESS_US, OPT_MEASURE };
 
 static void usage(void)
 {
@@ -84,6 +84,18 @@ static void usage(void)
            "                         (node:gpu) go to the ranks found there (the job's hosts in the order\n"
            "                         of their lowest rank, node-local rank = GPU)\n"
            "  --results FILE.csv     append one row per iteration (header on the first line)\n"
+           "  --measure FILE.csv     append what every iteration measured, agreed over the ranks: per\n"
+           "                         stage F, B, W and allreduce seconds; per stage boundary and\n"
+           "                         direction (activation, gradient) the messages, their bytes, and\n"
+           "                         the time from the send's post to the receive seen complete of\n"
+           "                         those whose receive was posted first (timed; the others arrived\n"
+           "                         unasked, their transfer hidden), on one timeline (clock offsets\n"
+           "                         to rank 0 by ping-pong), and the bandwidth that gives. Columns\n"
+           "                         " WP_MEASURE_CSV_HEADER "\n"
+           "                         (a message's stage is its boundary's upper stage). A receive is\n"
+           "                         seen complete during an emulated pass within --progress-us, and\n"
+           "                         otherwise when the rank next looks: between real passes, the\n"
+           "                         time includes what the receiver was computing\n"
            "  --trace FILE.json      the measured timeline of the last iteration (Chrome trace)\n"
            "  --svg FILE.svg         the same timeline as SVG, one row per rank\n"
            "  --device cpu|cuda      CPU kernels over MPI (default), or CUDA kernels over NCCL with one\n"
@@ -116,7 +128,7 @@ static void usage(void)
 struct run_options {
     struct wp_sched_cli sched;
     const char *config, *data, *results, *trace, *svg, *partition, *save, *resume, *device, *plan_path;
-    const char *layers_path, *slowdown_path;
+    const char *layers_path, *slowdown_path, *measure;
     int emulated, progress_us;
     struct wp_layer_table table; /* emulated: the layer table */
     struct wp_plan plan;
@@ -149,6 +161,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"layers", required_argument, NULL, OPT_LAYERS},
         {"slowdown-file", required_argument, NULL, OPT_SLOWDOWN},
         {"progress-us", required_argument, NULL, OPT_PROGRESS_US},
+        {"measure", required_argument, NULL, OPT_MEASURE},
         {"help", no_argument, NULL, 'h'},
     };
     struct option longopts[64];
@@ -226,6 +239,7 @@ static int parse(int argc, char **argv, struct run_options *o)
             break;
         case OPT_LAYERS: o->layers_path = optarg; break;
         case OPT_SLOWDOWN: o->slowdown_path = optarg; break;
+        case OPT_MEASURE: o->measure = optarg; break;
         case OPT_PROGRESS_US:
             if (wp_parse_int_option(CMD, "--progress-us", optarg, 1, 1000000, &o->progress_us))
                 return 2;
@@ -347,51 +361,15 @@ static int partition(const char *spec, int L, int S, int *first, int *end, struc
 /* emulated rows add how compute was done and the layer table */
 #define RESULTS_HEADER_EMULATED RESULTS_HEADER ",compute,layer_table"
 
-/* Rows of real and emulated compute do not share a file: a results file
- * that has rows must have this kind's header. */
-static int check_header(int fd, const char *path, int emulated, struct wp_err *err)
+/* Rows of real and emulated compute do not share a file. */
+static const char *results_header(int emulated)
 {
-    char first[256] = "";
-    ssize_t got = pread(fd, first, sizeof first - 1, 0);
-    if (got <= 0)
-        return 0;
-    first[got] = '\0';
-    first[strcspn(first, "\n")] = '\0';
-    if (strcmp(first, emulated ? RESULTS_HEADER_EMULATED : RESULTS_HEADER) == 0)
-        return 0;
-    return wp_errorf(err, "%s:1: its header is not that of %s compute rows; give --results another file", path,
-                     emulated ? "emulated" : "real");
+    return emulated ? RESULTS_HEADER_EMULATED : RESULTS_HEADER;
 }
 
-/* Before training: the results file can take this run's rows. */
-static int check_results_file(const char *path, int emulated, struct wp_err *err)
+static const char *results_kind(int emulated)
 {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return 0; /* made at the first row */
-    int rc = check_header(fd, path, emulated, err);
-    close(fd);
-    return rc;
-}
-
-static int append_row(const char *path, const char *row, int emulated, struct wp_err *err)
-{
-    const char *header = emulated ? RESULTS_HEADER_EMULATED : RESULTS_HEADER;
-    int fd = open(path, O_RDWR | O_CREAT | O_APPEND, 0644);
-    if (fd < 0)
-        return wp_errorf(err, "cannot append to %s: %s", path, strerror(errno));
-    off_t size = lseek(fd, 0, SEEK_END);
-    if (size > 0 && check_header(fd, path, emulated, err)) {
-        close(fd);
-        return -1;
-    }
-    char buf[2048];
-    int len = snprintf(buf, sizeof buf, "%s%s%s", size == 0 ? header : "", size == 0 ? "\n" : "", row);
-    /* one write of whole rows: a crash never leaves half a row */
-    ssize_t w = write(fd, buf, (size_t)len);
-    int saved = errno;
-    close(fd);
-    return w == len ? 0 : wp_errorf(err, "cannot append to %s: %s", path, strerror(saved));
+    return emulated ? "emulated compute rows" : "real compute rows";
 }
 
 static int count_nodes(void)
@@ -592,8 +570,10 @@ int wp_cmd_run(int argc, char **argv)
     /* Everything that can be wrong with the settings is found before any
      * rank computes, identically on every rank. */
     int status = setup(&o, &cfg, P, &s, &err);
+    if (status == 0 && o.measure)
+        status = wp_csv_check_header(o.measure, WP_MEASURE_CSV_HEADER, "measurement rows", "--measure", &err);
     if (status == 0 && o.results)
-        status = check_results_file(o.results, o.emulated, &err);
+        status = wp_csv_check_header(o.results, results_header(o.emulated), results_kind(o.emulated), "--results", &err);
     if (status == 0 && !o.sched.schedule_file)
         status = wp_sched_cli_make(&o.sched, &s, &err);
     if (status == 0 && o.sched.schedule_file && rank == 0)
@@ -695,6 +675,17 @@ int wp_cmd_run(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     in.record_events = 1; /* the last step's timeline feeds the summary's simulation */
+    /* every iteration measures (measure.h): one timeline for message times */
+    struct wp_clock clock;
+    struct wp_measure measure = {0};
+    if (wp_clock_estimate(&clock, MPI_COMM_WORLD, 8) || wp_measure_init(&measure, s.nstages, &err)) {
+        wp_err_print(CMD, err.msg[0] ? &err : &(struct wp_err){"estimating the ranks' clock offsets failed"});
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    in.measure = &measure;
+    in.clock = &clock;
+    size_t measure_cap = (size_t)(6 * s.nstages + 1) * 128;
+    char *measure_rows = rank == 0 && o.measure ? malloc(measure_cap) : NULL;
     long first_step = 0;
     if (o.resume) {
         status = wp_checkpoint_load(&in, o.resume, &first_step, &err);
@@ -743,13 +734,24 @@ int wp_cmd_run(int argc, char **argv)
     }
     long nsteps = cfg.train.steps > first_step ? cfg.train.steps - first_step : 0;
     double *iters = calloc((size_t)(nsteps ? nsteps : 1), sizeof *iters);
+    double *measure_s = calloc((size_t)(nsteps ? nsteps : 1), sizeof *measure_s); /* pairing and agreeing */
     for (long step = first_step; step < cfg.train.steps && status == 0; step++) {
         double loss_sum = 0;
+        wp_measure_reset(&measure);
         status = wp_interp_step(&in, step, &loss_sum, &err);
         double sums[3] = {loss_sum, in.timing.busy_s, 0};
         double iter = in.timing.iter_s;
         MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         MPI_Allreduce(MPI_IN_PLACE, &iter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        /* after the ranks met above, so that its time is its own */
+        double measure_t0 = MPI_Wtime();
+        if ((wp_measure_messages(&measure, &s, rank, in.msg_posted_s, in.msg_done_s, in.msg_bytes,
+                                 status ? NULL : &err) ||
+             wp_measure_agree(&measure, cops, comm, status ? NULL : &err)) &&
+            status == 0)
+            status = -1;
+        if (measure_s)
+            measure_s[step - first_step] = MPI_Wtime() - measure_t0;
         double loss = o.emulated ? NAN : sums[0] / ((double)cfg.train.global_batch * cfg.model.sequence_length);
         in.last_loss = loss;
         if (iters)
@@ -775,8 +777,15 @@ int wp_cmd_run(int argc, char **argv)
             else
                 printf("step %ld: loss %.9g, %.3f s, bubble %.3f\n", step, loss, iter, bubble);
             fflush(stdout);
-            if (o.results && append_row(o.results, row, o.emulated, &err))
+            if (o.results && wp_csv_append(o.results, results_header(o.emulated), results_kind(o.emulated), "--results",
+                                             row, strlen(row), &err))
                 status = -1; /* said at the end */
+            if (status == 0 && o.measure) {
+                int len = measure_rows ? wp_measure_csv_rows(&measure, step, measure_rows, measure_cap) : -1;
+                if (len < 0 || wp_csv_append(o.measure, WP_MEASURE_CSV_HEADER, "measurement rows", "--measure",
+                                             measure_rows, (size_t)len, &err))
+                    status = len < 0 ? wp_errorf(&err, "the measurement rows of step %ld do not fit", step) : -1;
+            }
         }
         MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (status == 0 && o.save && o.save_every && (step + 1) % o.save_every == 0 && step + 1 < cfg.train.steps)
@@ -796,6 +805,12 @@ int wp_cmd_run(int argc, char **argv)
         struct run_summary rs = {P, rank, shared_cores, peak_bytes, median, o.emulated ? &table_costs : NULL,
                                  o.layers_path};
         summarize(&in, &s, &rs);
+        if (rank == 0 && measure_s && n > 0 && median > 0) {
+            double cost = wp_stat3_sorted(measure_s + 1, (size_t)n).median;
+            printf("measuring: %.3f ms per iteration to pair the messages' times and agree the sums (median, "
+                   "%.2f %% of the iteration; a rank the machine holds back shows here)\n",
+                   1e3 * cost, 100 * cost / median);
+        }
     }
     if (status == 0 && (o.trace || o.svg)) {
         /* gather every rank's events of the last step into rank 0's timeline */
@@ -850,6 +865,9 @@ int wp_cmd_run(int argc, char **argv)
         free(displs);
     }
     free(iters);
+    free(measure_rows);
+    free(measure_s);
+    wp_measure_destroy(&measure);
     wp_layer_stage_arrays_free(&table_costs);
     if (status && rank == 0 && err.msg[0])
         wp_err_print(CMD, &err);

@@ -125,15 +125,22 @@ static int assign_slots(struct wp_interp *in, int *nslots, struct wp_err *err)
 
 /* ---- setup ---------------------------------------------------------------------------- */
 
+static void received(struct wp_interp *in, int i);
+
 /* Tests every request this rank has in flight (posted receives, sends
- * from slot buffers): MPI moves messages only when asked. */
+ * from slot buffers): MPI moves messages only when asked. A receive seen
+ * complete here is measured complete now. */
 static int poll_requests(void *ctx)
 {
     struct wp_interp *in = ctx;
     int pending = 0;
     for (int i = 0; i < in->s->lists[in->rank].count; i++)
-        if (in->reqs[i].impl)
-            pending += !in->cops->test(in->comm, &in->reqs[i]);
+        if (in->reqs[i].impl) {
+            if (in->cops->test(in->comm, &in->reqs[i]))
+                received(in, i);
+            else
+                pending++;
+        }
     for (int h = 0; h < in->nheld; h++)
         for (int sl = 0; sl < 2 * in->held[h].exec.nslots; sl++)
             if (in->held[h].slot_sends[sl].impl)
@@ -157,8 +164,12 @@ int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, 
     in->progress = (struct wp_progress){poll_requests, in};
     in->local_of_stage = malloc((size_t)s->nstages * sizeof *in->local_of_stage);
     in->held = calloc((size_t)s->nstages, sizeof *in->held);
-    in->reqs = calloc((size_t)(s->lists[rank].count ? s->lists[rank].count : 1), sizeof *in->reqs);
-    if (!in->local_of_stage || !in->held || !in->reqs)
+    size_t nactions = (size_t)(s->lists[rank].count ? s->lists[rank].count : 1);
+    in->reqs = calloc(nactions, sizeof *in->reqs);
+    in->msg_posted_s = calloc(3 * nactions, sizeof *in->msg_posted_s);
+    in->msg_done_s = in->msg_posted_s ? in->msg_posted_s + nactions : NULL;
+    in->msg_bytes = in->msg_posted_s ? in->msg_posted_s + 2 * nactions : NULL;
+    if (!in->local_of_stage || !in->held || !in->reqs || !in->msg_posted_s)
         return wp_errorf(err, "out of memory");
     for (int st = 0; st < s->nstages; st++) {
         in->local_of_stage[st] = -1;
@@ -213,6 +224,7 @@ void wp_interp_destroy(struct wp_interp *in)
     free(in->held);
     free(in->local_of_stage);
     free(in->reqs);
+    free(in->msg_posted_s);
     free(in->timing.events);
     memset(in, 0, sizeof *in);
 }
@@ -276,6 +288,19 @@ static void local_handoff(struct wp_interp *in, int stage, int mb, int backward)
     in->k->accumulate(dst, src, (size_t)(hi - lo) * seq);
 }
 
+/* Receive i of this rank's list completed now: its time and bytes. */
+static void received(struct wp_interp *in, int i)
+{
+    if (!in->measure)
+        return;
+    char *buf;
+    size_t bytes = 0;
+    if (message_buffer(in, &in->s->lists[in->rank].actions[i], &buf, &bytes))
+        bytes = 0;
+    in->msg_done_s[i] = wp_clock_now(in->clock);
+    in->msg_bytes[i] = (double)bytes;
+}
+
 static int post_recv(struct wp_interp *in, int i, struct wp_err *err)
 {
     const struct wp_action *a = &in->s->lists[in->rank].actions[i];
@@ -284,6 +309,8 @@ static int post_recv(struct wp_interp *in, int i, struct wp_err *err)
     if (message_buffer(in, a, &buf, &bytes))
         return wp_errorf(err, "rank %d step %d: no buffer for the receive", in->rank, i);
     int boundary = a->op == WP_OP_RECV_ACT ? a->stage - 1 : a->stage + 1;
+    if (in->measure)
+        in->msg_posted_s[i] = wp_clock_now(in->clock);
     if (in->cops->irecv(in->comm, buf, bytes, a->peer, tag_of(a->op == WP_OP_RECV_GRAD, boundary), &in->reqs[i]))
         return wp_errorf(err, "rank %d: posting a receive from rank %d failed", in->rank, a->peer);
     return 0;
@@ -306,6 +333,8 @@ static void record(struct wp_interp *in, int op, int stage, int mb, double start
 {
     struct wp_interp_timing *t = &in->timing;
     t->busy_s += end - start;
+    if (in->measure)
+        wp_measure_compute(in->measure, op, stage, end - start);
     if (!in->record_events)
         return;
     if (t->nevents == t->cap) {
@@ -436,7 +465,10 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
                 break;
             if (i > posted)
                 posted = i;
-            wp_comm_wait(in->cops, in->comm, &in->reqs[i]);
+            if (in->reqs[i].impl) { /* else a poll saw it complete */
+                wp_comm_wait(in->cops, in->comm, &in->reqs[i]);
+                received(in, i);
+            }
             break;
         case WP_OP_SEND_ACT:
         case WP_OP_SEND_GRAD: {
@@ -450,6 +482,10 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
             struct wp_comm_request *r = &hs->slot_sends[2 * slot + grad];
             settle_slot(in, hs, slot, grad); /* one pending send per slot buffer and kind */
             k->synchronize();
+            /* stamped before: an eager send over TCP may return only once
+             * much of the message is on its way */
+            if (in->measure)
+                in->msg_posted_s[i] = wp_clock_now(in->clock);
             if (in->cops->isend(in->comm, buf, bytes, a->peer, tag_of(grad, a->stage), r))
                 rc = wp_errorf(err, "rank %d: send to rank %d failed", in->rank, a->peer);
             break;

@@ -8,7 +8,9 @@
 #define WP_RUN_INTERPRETER_H
 
 #include "kernels/kernels.h"
+#include "run/clock_offset.h"
 #include "run/comm.h"
+#include "run/measure.h"
 #include "run/gpt2_config.h"
 #include "run/stage_exec.h"
 #include "sched/schedule.h"
@@ -49,6 +51,13 @@ struct wp_interp {
     int record_events;
     struct wp_interp_timing timing;
     double last_loss;    /* mean loss of the last step (set by the caller) */
+    /* optional: passes' seconds are added to measure (the caller resets
+     * and agrees it); per action of this rank's list, on clock's timeline,
+     * when a send or receive was posted and when a receive was seen
+     * complete, and its bytes (measure.h pairs them up) */
+    struct wp_measure *measure;
+    const struct wp_clock *clock;
+    double *msg_posted_s, *msg_done_s, *msg_bytes;
 };
 
 /* make builds each held stage's executor (stage_gpt2.h, stage_emulated.h);
