@@ -68,12 +68,12 @@ expect_contains "$out/fidelity.txt" "2 cases: mean |error|" "the table closes wi
 
 # what the runs measured of the links (wavepipe run --measure): the
 # activations that cross nodes (blocks of 3 ranks: into stages 3 and 6) at
-# 0.5-1.05 of the 1 Gbit/s shaping, those inside a node faster than it,
-# after the first iteration
+# 0.5-1.05 of the 1 Gbit/s shaping, those inside a node faster than it; the
+# best iteration after the first (a busy machine only ever slows one down)
 measure=$out/runs/1gbit-gpt2-small-deep-8r3n/1f1b.measure.csv
-links=$(awk -F, '$1 > 0 && $2 == "activation" && $7 > 0 { bw[$3] += $8; n[$3]++ }
-    END { for (s in bw) printf "%d %.0f\n", s, bw[s] / n[s] }' "$measure" 2>/dev/null | sort -n)
-echo "$links" | sed 's/^/    activation into stage, mean bandwidth B\/s: /'
+links=$(awk -F, '$1 > 0 && $2 == "activation" && $7 > 0 && $8 > bw[$3] { bw[$3] = $8 }
+    END { for (s in bw) printf "%d %.0f\n", s, bw[s] }' "$measure" 2>/dev/null | sort -n)
+echo "$links" | sed 's/^/    activation into stage, best bandwidth B\/s: /'
 if [ -n "$links" ] && echo "$links" | awk -v rate=125000000 '{ cross = ($1 == 3 || $1 == 6)
         if (cross && ($2 < 0.5 * rate || $2 > 1.05 * rate)) bad = 1
         if (!cross && $2 < 1.5 * rate) bad = 1 }
