@@ -25,6 +25,15 @@ void wp_cost_model_default(struct wp_cost_model *c)
     c->prefetch = 1;
 }
 
+/* What one compute does to its rank: the seconds it takes, and the
+ * activations it takes hold of (F: the stage's weight) or frees (the op
+ * that frees them: minus the weight), so that a compute is played without
+ * a branch on its op. */
+struct compute_step {
+    double seconds;
+    double held_delta;
+};
+
 struct sim {
     const struct wp_schedule *s;
     const struct wp_cost_model *cost;
@@ -32,7 +41,7 @@ struct sim {
     double *clock;     /* per rank */
     double *held;      /* per rank */
     double *link_free; /* per (src * P + dst) */
-    double *compute_s; /* per (op F, B, W) * stages + stage: seconds of one compute */
+    struct compute_step *compute; /* per (op F, B, W) * stages + stage */
     int *node_of;      /* per rank, with a cluster: node index */
     int *type_of;      /* per rank, with a cluster: node type index */
     struct wp_lanes lanes; /* with a cluster: each node's network lanes (fabric NICs, at least 1) */
@@ -40,17 +49,14 @@ struct sim {
 };
 
 /* Activations held from F until the op that frees them (B, or W when the
- * backward is split), and the peak of what a rank holds. */
-static inline void hold_activations(const struct sim *sm, int op, int stage, double *held, double *peak)
+ * backward is split), and the peak of what a rank holds. The same
+ * additions as a branch per op: x + -w is x - w, x + 0 is x, and with
+ * positive stage weights only an F can take held past its peak. */
+static inline void hold_activations(const struct compute_step *step, double *held, double *peak)
 {
-    double w = wp_stage_weight(sm->s, stage);
-    if (op == WP_OP_F) {
-        *held += w;
-        if (*held > *peak)
-            *peak = *held;
-    } else if (op == wp_sched_frees_op(sm->s)) {
-        *held -= w;
-    }
+    *held += step->held_delta;
+    if (*held > *peak)
+        *peak = *held;
 }
 
 static int record_event(const struct sim *sm, int rank, int op, int stage, int mb, int peer, double start,
@@ -207,17 +213,21 @@ static double compute_cost(const struct sim *sm, int op, int stage)
     return t * wp_stage_weight(sm->s, stage);
 }
 
-/* compute_cost of every op and stage, looked up per action (0 for an op
- * whose measured times were not given: no list that runs it has them). */
-static double *compute_table(const struct sim *sm)
+/* The compute_step of every op F, B, W and stage, looked up per action
+ * (seconds 0 for an op whose measured times were not given: no list that
+ * runs it has them). */
+static struct compute_step *compute_table(const struct sim *sm)
 {
     const struct wp_cost_model *c = sm->cost;
     int S = sm->s->nstages;
-    double *t = calloc((size_t)(3 * S), sizeof *t);
+    struct compute_step *t = calloc((size_t)(3 * S), sizeof *t);
     for (int op = WP_OP_F; t && op <= WP_OP_W; op++)
-        if (!c->stage_f || (op == WP_OP_F ? c->stage_f : op == WP_OP_B ? c->stage_b : c->stage_w))
-            for (int st = 0; st < S; st++)
-                t[op * S + st] = compute_cost(sm, op, st);
+        for (int st = 0; st < S; st++) {
+            if (!c->stage_f || (op == WP_OP_F ? c->stage_f : op == WP_OP_B ? c->stage_b : c->stage_w))
+                t[op * S + st].seconds = compute_cost(sm, op, st);
+            double w = wp_stage_weight(sm->s, st);
+            t[op * S + st].held_delta = op == WP_OP_F ? w : op == wp_sched_frees_op(sm->s) ? -w : 0;
+        }
     return t;
 }
 
@@ -270,7 +280,7 @@ static int sim_run(void *ctx, int rank, int from, int to, double *msg, struct wp
     struct sim *sm = ctx;
     const struct wp_schedule *s = sm->s;
     const struct wp_action *a = s->lists[rank].actions + from, *end = s->lists[rank].actions + to;
-    const double *compute_s = sm->compute_s;
+    const struct compute_step *compute = sm->compute;
     const int S = s->nstages, events = sm->cost->record_events, prefetch = sm->cost->prefetch;
     double now = sm->clock[rank], busy = sm->res->busy[rank];
     double held = sm->held[rank], peak = sm->res->peak_activations[rank];
@@ -278,13 +288,13 @@ static int sim_run(void *ctx, int rank, int from, int to, double *msg, struct wp
     for (; a < end; a++) {
         int op = a->op;
         if (op <= WP_OP_W) { /* F, B, W */
-            int stage = a->stage;
-            double done = now + compute_s[op * S + stage];
+            const struct compute_step *step = &compute[op * S + a->stage];
+            double done = now + step->seconds;
             busy += done - now;
             if (events)
-                rc = add_event(sm, rank, op, stage, a->microbatch, -1, now, done, err);
+                rc = add_event(sm, rank, op, a->stage, a->microbatch, -1, now, done, err);
             now = done;
-            hold_activations(sm, op, stage, &held, &peak);
+            hold_activations(step, &held, &peak);
         } else if (op == WP_OP_RECV_ACT || op == WP_OP_RECV_GRAD) {
             double arrival = *msg++;
             if (!prefetch)
@@ -500,7 +510,8 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
             if (remaining[r] > 1e-12 * (1 + now))
                 continue;
             const struct wp_action *a = &s->lists[r].actions[pc[r]];
-            hold_activations(sm, a->op, a->stage, &sm->held[r], &sm->res->peak_activations[r]);
+            hold_activations(&sm->compute[a->op * s->nstages + a->stage], &sm->held[r],
+                             &sm->res->peak_activations[r]);
             rc |= add_event(sm, r, a->op, a->stage, a->microbatch, -1, started[r], now, err);
             remaining[r] = -1;
             pc[r]++;
@@ -534,11 +545,11 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     sm.clock = calloc((size_t)P, sizeof *sm.clock);
     sm.held = calloc((size_t)P, sizeof *sm.held);
     sm.link_free = wp_huge_calloc((size_t)P * (size_t)P, sizeof *sm.link_free);
-    sm.compute_s = compute_table(&sm);
+    sm.compute = compute_table(&sm);
     sm.node_of = calloc((size_t)P, sizeof *sm.node_of);
     sm.type_of = calloc((size_t)P, sizeof *sm.type_of);
     int rc = 0;
-    if (!res->busy || !res->peak_activations || !sm.clock || !sm.held || !sm.link_free || !sm.compute_s ||
+    if (!res->busy || !res->peak_activations || !sm.clock || !sm.held || !sm.link_free || !sm.compute ||
         !sm.node_of || !sm.type_of)
         rc = wp_errorf(err, "out of memory");
     if (rc == 0 && cost->cluster) {
@@ -619,7 +630,7 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
     free(sm.clock);
     free(sm.held);
     wp_huge_free(sm.link_free);
-    free(sm.compute_s);
+    free(sm.compute);
     free(sm.node_of);
     free(sm.type_of);
     if (sm.lanes.lanes)
