@@ -2,7 +2,10 @@
 # Benchmarks of the training runtime (by hand: make bench-runtime), each a
 # ratio taken within one run, as the machines are shared:
 #  (a) overhead = measured iteration time / simulated time;
-#  (b) measured against simulated bubble ratio, for every schedule.
+#  (b) measured against simulated bubble ratio, for every schedule;
+#  (c) what measuring costs (pairing the messages' times and agreeing the
+#      sums at each iteration's end, wavepipe run's "measuring:" line): its
+#      share of the iteration. Goal: at most 1 %.
 # Two modes:
 #  real      the demo GPT computed by the CPU kernels; the simulator replays
 #            the run's own measured per-stage F/B/W times (CPU time of each
@@ -38,7 +41,7 @@ emulated)
     ;;
 *) echo "usage: $0 WAVEPIPE SRCDIR [RANKS] [STEPS] [real|emulated]" >&2; exit 2 ;;
 esac
-printf '%-12s %10s %10s %10s %10s %10s\n' schedule "iter s" "sim s" overhead "bubble" "sim bubble"
+printf '%-12s %10s %10s %10s %10s %10s %10s\n' schedule "iter s" "sim s" overhead "bubble" "sim bubble" "measure %"
 for spec in "gpipe:" "1f1b:" "kfkb:--k 2" "interleaved:--chunks 2" "chimera:" "hanayo:--waves $waves" "zb-h1:" \
     "zb-v:" "dualpipev:"; do
     kind=${spec%%:*} opts=${spec#*:}
@@ -48,8 +51,10 @@ for spec in "gpipe:" "1f1b:" "kfkb:--k 2" "interleaved:--chunks 2" "chimera:" "h
         [ "$mode" = real ] && [ "$M" -gt 8 ] && batch=(--global-batch "$M") # gpt-tiny's batch is 8
     fi
     # shellcheck disable=SC2086
-    line=$("$mpiexec" -n "$ranks" "$wavepipe" run "${model[@]}" --schedule "$kind" $opts --steps "$steps" \
-           --micro-batches "$M" "${batch[@]}" 2>&1 | grep '^summary:')
-    echo "$line" | sed -E 's/.*bubble ratio measured ([0-9.]+) simulated ([0-9.]+), iteration measured ([0-9.]+) s simulated ([0-9.]+) s \(overhead ([0-9.]+)[^)]*\).*/\3 \4 \5 \1 \2/' |
-        { read -r it sim ov bm bs; printf '%-12s %10s %10s %10s %10s %10s\n' "$kind" "$it" "$sim" "$ov" "$bm" "$bs"; }
+    out=$("$mpiexec" -n "$ranks" "$wavepipe" run "${model[@]}" --schedule "$kind" $opts --steps "$steps" \
+           --micro-batches "$M" "${batch[@]}" 2>&1)
+    share=$(echo "$out" | sed -n 's/^measuring: .*(median, \([0-9.]*\) %.*/\1/p')
+    echo "$out" | grep '^summary:' |
+        sed -E 's/.*bubble ratio measured ([0-9.]+) simulated ([0-9.]+), iteration measured ([0-9.]+) s simulated ([0-9.]+) s \(overhead ([0-9.]+)[^)]*\).*/\3 \4 \5 \1 \2/' |
+        { read -r it sim ov bm bs; printf '%-12s %10s %10s %10s %10s %10s %10s\n' "$kind" "$it" "$sim" "$ov" "$bm" "$bs" "${share:-?}"; }
 done

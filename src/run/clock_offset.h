@@ -1,8 +1,10 @@
 /* One timeline for the ranks of a job: each rank's MPI_Wtime less its
- * offset to rank 0's, estimated once by ping-pong (Cristian's method: of
- * several round trips the shortest, its midpoint against the time rank 0
- * replied), so message times taken on two ranks can be subtracted. On one
- * machine the clocks agree and the estimate is within a round trip of 0. */
+ * offset to rank 0's, so message times taken on two ranks can be
+ * subtracted. The ranks of a node share its clock: rank 0's node has
+ * offset 0, and each other node's first rank estimates the node's offset
+ * once by ping-pong with rank 0 (Cristian's method: of several round trips
+ * the shortest, its midpoint against the time rank 0 replied; the error is
+ * within half that round trip). */
 #ifndef WP_RUN_CLOCK_OFFSET_H
 #define WP_RUN_CLOCK_OFFSET_H
 
@@ -11,7 +13,7 @@
 struct wp_clock {
     double offset_s; /* this rank's clock minus rank 0's */
     double origin_s; /* rank 0's clock at the estimate: times count from it */
-    double rtt_s;    /* the shortest round trip to rank 0 (0 on rank 0) */
+    double rtt_s;    /* the node's shortest round trip to rank 0 (0 on rank 0's node) */
 };
 
 /* Collective over comm; rounds round trips per rank. */

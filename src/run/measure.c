@@ -5,7 +5,8 @@
  * so that one allreduce agrees everything. */
 #include "run/measure.h"
 
-#include <mpi.h>
+#include "run/comm_mpi.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,8 +136,11 @@ int wp_measure_messages(struct wp_measure *m, const struct wp_schedule *s, int r
         if (wp_op_is_send(a->op))
             out[sdispl[a->peer] + fill[a->peer]++] = posted_s[i];
     }
-    if (rc == 0 && MPI_Alltoallv(out, scount, sdispl, MPI_DOUBLE, in, rcount, rdispl, MPI_DOUBLE, MPI_COMM_WORLD) !=
-                       MPI_SUCCESS)
+    MPI_Request req;
+    if (rc == 0 &&
+        wp_comm_mpi_wait(MPI_Ialltoallv(out, scount, sdispl, MPI_DOUBLE, in, rcount, rdispl, MPI_DOUBLE,
+                                        MPI_COMM_WORLD, &req),
+                         &req))
         rc = wp_errorf(err, "exchanging the messages' send times failed");
     for (int p = 0; rc == 0 && p < P; p++)
         if (rcount[p])
@@ -150,9 +154,11 @@ int wp_measure_messages(struct wp_measure *m, const struct wp_schedule *s, int r
     return rc;
 }
 
-int wp_measure_agree(struct wp_measure *m, const struct wp_comm_ops *cops, struct wp_comm *comm, struct wp_err *err)
+int wp_measure_agree(struct wp_measure *m, struct wp_err *err)
 {
-    if (cops->allreduce_double(comm, m->sums, m->nsums))
+    MPI_Request req;
+    if (wp_comm_mpi_wait(MPI_Iallreduce(MPI_IN_PLACE, m->sums, m->nsums, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req),
+                         &req))
         return wp_errorf(err, "the allreduce of the iteration's measurements failed");
     return 0;
 }

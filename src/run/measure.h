@@ -11,14 +11,14 @@
  * Each rank adds what it saw into sums; at the iteration's end every rank
  * sends its sends' post times to their receivers (one all-to-all of a
  * double per message), which pair them with their receives in channel
- * order, and one allreduce of a few doubles per stage agrees the sums.
+ * order, and one allreduce of a few doubles per stage agrees the sums;
+ * both over MPI, waited for as messages are (polling and sleeping).
  * Message times are on one timeline (clock_offset.h). A receive is seen
  * complete during an emulated pass within --progress-us, otherwise when
  * the rank next looks. */
 #ifndef WP_RUN_MEASURE_H
 #define WP_RUN_MEASURE_H
 
-#include "run/comm.h"
 #include "sched/schedule.h"
 #include "util/error.h"
 
@@ -45,8 +45,9 @@ void wp_measure_compute(struct wp_measure *m, int op, int stage, double seconds)
 int wp_measure_messages(struct wp_measure *m, const struct wp_schedule *s, int rank, const double *posted_s,
                         const double *done_s, const double *bytes, struct wp_err *err);
 
-/* Sums over every rank (every rank calls it at the same boundary). */
-int wp_measure_agree(struct wp_measure *m, const struct wp_comm_ops *cops, struct wp_comm *comm, struct wp_err *err);
+/* Sums over every rank (every rank calls it at the same boundary; MPI,
+ * waiting without spinning). */
+int wp_measure_agree(struct wp_measure *m, struct wp_err *err);
 
 /* After agreeing: the means. Counts are 0 where nothing ran. */
 struct wp_measure_pass {
