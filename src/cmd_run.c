@@ -96,7 +96,9 @@ static void usage(void)
            "                         seen complete during an emulated pass within --progress-us, and\n"
            "                         otherwise when the rank next looks: between real passes, the\n"
            "                         time includes what the receiver was computing\n"
-           "  --trace FILE.json      the measured timeline of the last iteration (Chrome trace)\n"
+           "  --trace FILE.json      the measured timeline of the last iteration (Chrome trace): every\n"
+           "                         rank's passes, and its messages from the send's post to the receive\n"
+           "                         seen complete, on one timeline (--measure's clock offsets)\n"
            "  --svg FILE.svg         the same timeline as SVG, one row per rank\n"
            "  --device cpu|cuda      CPU kernels over MPI (default), or CUDA kernels over NCCL with one\n"
            "                         GPU per local rank (CUDA build)\n"
@@ -685,6 +687,8 @@ int wp_cmd_run(int argc, char **argv)
     in.measure = &measure;
     in.clock = &clock;
     size_t measure_cap = (size_t)(6 * s.nstages + 1) * 128;
+    /* per action: the send time paired with each receive (the trace's transfers) */
+    double *msg_sent_s = calloc((size_t)(s.lists[rank].count ? s.lists[rank].count : 1), sizeof *msg_sent_s);
     char *measure_rows = rank == 0 && o.measure ? malloc(measure_cap) : NULL;
     long first_step = 0;
     if (o.resume) {
@@ -745,7 +749,7 @@ int wp_cmd_run(int argc, char **argv)
         MPI_Allreduce(MPI_IN_PLACE, &iter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         /* after the ranks met above, so that its time is its own */
         double measure_t0 = MPI_Wtime();
-        if ((wp_measure_messages(&measure, &s, rank, in.msg_posted_s, in.msg_done_s, in.msg_bytes,
+        if ((wp_measure_messages(&measure, &s, rank, in.msg_posted_s, in.msg_done_s, in.msg_bytes, msg_sent_s,
                                  status ? NULL : &err) ||
              wp_measure_agree(&measure, status ? NULL : &err)) &&
             status == 0)
@@ -813,17 +817,42 @@ int wp_cmd_run(int argc, char **argv)
         }
     }
     if (status == 0 && (o.trace || o.svg)) {
-        /* gather every rank's events of the last step into rank 0's timeline */
-        long n = in.timing.nevents;
-        double *mine = malloc((size_t)(n ? n : 1) * 5 * sizeof *mine);
-        for (long i = 0; mine && i < n; i++) {
-            mine[5 * i] = in.timing.events[i].op;
-            mine[5 * i + 1] = in.timing.events[i].stage;
-            mine[5 * i + 2] = in.timing.events[i].mb;
-            mine[5 * i + 3] = in.timing.events[i].start;
-            mine[5 * i + 4] = in.timing.events[i].end;
+        /* gather every rank's events of the last step into rank 0's
+         * timeline, on the common clock: its computes, and the messages it
+         * received, from the send's post to the receive seen complete (as
+         * the sender's, the way the simulator draws transfers) */
+        enum { FIELDS = 7 }; /* rank, op, stage, mb, peer, start, end */
+        const struct wp_action_list *l = &s.lists[rank];
+        long n = in.timing.nevents, nmsg = 0;
+        for (int i = 0; msg_sent_s && i < l->count; i++)
+            nmsg += wp_op_is_recv(l->actions[i].op);
+        double *mine = malloc((size_t)(n + nmsg + 1) * FIELDS * sizeof *mine);
+        long nev = 0;
+        for (long i = 0; mine && i < n; i++, nev++) {
+            double *e = mine + FIELDS * nev;
+            e[0] = rank;
+            e[1] = in.timing.events[i].op;
+            e[2] = in.timing.events[i].stage;
+            e[3] = in.timing.events[i].mb;
+            e[4] = -1;
+            e[5] = in.timing.start_s + in.timing.events[i].start;
+            e[6] = in.timing.start_s + in.timing.events[i].end;
         }
-        int count = (int)(5 * n), *counts = NULL, *displs = NULL;
+        for (int i = 0; mine && msg_sent_s && i < l->count; i++) {
+            const struct wp_action *a = &l->actions[i];
+            if (!wp_op_is_recv(a->op))
+                continue;
+            int act = a->op == WP_OP_RECV_ACT;
+            double *e = mine + FIELDS * nev++;
+            e[0] = a->peer;
+            e[1] = act ? WP_OP_SEND_ACT : WP_OP_SEND_GRAD;
+            e[2] = act ? a->stage - 1 : a->stage + 1;
+            e[3] = a->microbatch;
+            e[4] = rank;
+            e[5] = msg_sent_s[i];
+            e[6] = in.msg_done_s[i];
+        }
+        int count = (int)(FIELDS * nev), *counts = NULL, *displs = NULL;
         double *all = NULL;
         if (rank == 0) {
             counts = calloc((size_t)P, sizeof *counts);
@@ -843,15 +872,17 @@ int wp_cmd_run(int argc, char **argv)
             struct wp_sim_result res;
             memset(&res, 0, sizeof res);
             res.nranks = P;
-            res.events = calloc((size_t)(total / 5 + 1), sizeof *res.events);
-            for (int r = 0; res.events && r < P; r++)
-                for (int i = displs[r]; i < displs[r] + counts[r]; i += 5) {
-                    struct wp_sim_event *e = &res.events[res.nevents++];
-                    *e = (struct wp_sim_event){r, (int8_t)all[i], (int)all[i + 1], (int)all[i + 2], -1, all[i + 3],
-                                               all[i + 4]};
-                    if (e->end > res.makespan)
-                        res.makespan = e->end;
-                }
+            res.events = calloc((size_t)(total / FIELDS + 1), sizeof *res.events);
+            double origin = INFINITY; /* the first event starts the timeline */
+            for (int i = 0; i + FIELDS <= total; i += FIELDS)
+                origin = all[i + 5] < origin ? all[i + 5] : origin;
+            for (int i = 0; res.events && i + FIELDS <= total; i += FIELDS) {
+                struct wp_sim_event *e = &res.events[res.nevents++];
+                *e = (struct wp_sim_event){(int)all[i], (int8_t)all[i + 1], (int)all[i + 2], (int)all[i + 3],
+                                           (int)all[i + 4], all[i + 5] - origin, all[i + 6] - origin};
+                if (e->end > res.makespan)
+                    res.makespan = e->end;
+            }
             char title[128];
             snprintf(title, sizeof title, "%s, P=%d, M=%d (measured)", wp_sched_kind_name(p->kind), P, s.nmicro);
             if ((o.trace && wp_trace_write_json(o.trace, &res, title, &err)) ||
@@ -866,6 +897,7 @@ int wp_cmd_run(int argc, char **argv)
     }
     free(iters);
     free(measure_rows);
+    free(msg_sent_s);
     free(measure_s);
     wp_measure_destroy(&measure);
     wp_layer_stage_arrays_free(&table_costs);

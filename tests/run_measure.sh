@@ -7,8 +7,9 @@
 # positive; a
 # slowdown file that makes rank 2 twice as slow shows as stage 2's passes
 # taking twice as long, and only those; a replicated stage's allreduce is
-# measured on both of its holders (real compute); rows go only into a file
-# with the measurement header, and a refused file is left as it was.
+# measured on both of its holders (real compute); the trace shows every
+# message on the ranks' common timeline; rows go only into a file with the
+# measurement header, and a refused file is left as it was.
 . "$(dirname "$0")/lib.sh"
 out=$(scratch_dir)
 bert="$WP_SRCDIR/profiles/dapple-v100/bert-48-pbs-2.txt"
@@ -40,6 +41,28 @@ if [ $? -eq 0 ]; then
     pass "F and B of 4 stages and both directions of 3 boundaries, 4 each per iteration, sizes equal both ways, some timed"
 else
     fail "measurement rows: $(cat "$out/plain.check")"
+fi
+
+# the measured trace draws every message of the last iteration, from its
+# send's post to its receive seen complete, after the pass that made it
+# (one timeline)
+run_emu traced --trace "$out/traced.json"
+expect_status 0 $? "with --trace"
+if python3 - "$out/traced.json" <<'PY'
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
+f_end = {(e["args"]["stage"], e["args"]["microbatch"]): e["ts"] + e["dur"] for e in ev if e["cat"] == "F"}
+acts = [e for e in ev if e["cat"] == "SEND_ACT"]
+grads = [e for e in ev if e["cat"] == "SEND_GRAD"]
+ok = len(acts) == 12 and len(grads) == 12 and all(e["dur"] >= 0 for e in acts + grads)
+# an activation leaves after its forward (clock readings 1 us apart at most)
+ok = ok and all(e["ts"] >= f_end[(e["args"]["stage"], e["args"]["microbatch"])] - 1 for e in acts)
+sys.exit(0 if ok else 1)
+PY
+then
+    pass "the trace has the 12 activations and 12 gradients, each after the forward that made it"
+else
+    fail "messages in the measured trace"
 fi
 
 # stage 2 (rank 2) twice as slow: its F and B means double, the others' stay

@@ -440,6 +440,7 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
     in->timing.nevents = 0;
     *loss_sum = 0;
     double t0 = MPI_Wtime();
+    in->timing.start_s = in->clock ? wp_clock_now(in->clock) : 0;
     int posted = -1, tied_done = 0, rc = 0;
     for (int i = 0; i < l->count && rc == 0; i++) {
         const struct wp_action *a = &l->actions[i];

@@ -25,6 +25,7 @@ struct wp_held_stage {
 struct wp_interp_timing {
     double busy_s;       /* compute and allreduce time of this rank in the step */
     double iter_s;
+    double start_s;      /* the step's start on the common timeline (with a clock; events count from it) */
     long nevents;
     /* when recording: wall-clock start and end, and the CPU time the rank's
      * thread spent (the work alone, whatever else shared the core) */

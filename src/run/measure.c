@@ -73,8 +73,8 @@ static int channel_of(const struct wp_action *a)
  * channel the k-th send pairs with the k-th receive (MPI's order).
  * ch_of has room for n, cursor for every channel. */
 static void pair_with(struct wp_measure *m, const struct wp_schedule *s, int rank, int peer, const double *theirs,
-                      int n, const double *posted_s, const double *done_s, const double *bytes, int *ch_of,
-                      int *cursor)
+                      int n, const double *posted_s, const double *done_s, const double *bytes, double *sent_s,
+                      int *ch_of, int *cursor)
 {
     const struct wp_action_list *mine = &s->lists[rank], *them = &s->lists[peer];
     int k = 0;
@@ -93,6 +93,8 @@ static void pair_with(struct wp_measure *m, const struct wp_schedule *s, int ran
         if (cursor[ch] == n)
             continue; /* no send pairs with it: not a schedule that ran */
         double sent = theirs[cursor[ch]++];
+        if (sent_s)
+            sent_s[i] = sent;
         double *l = link_sums(m, ch / 2, ch % 2);
         l[L_COUNT] += 1;
         l[L_BYTES] += bytes[i];
@@ -104,7 +106,7 @@ static void pair_with(struct wp_measure *m, const struct wp_schedule *s, int ran
 }
 
 int wp_measure_messages(struct wp_measure *m, const struct wp_schedule *s, int rank, const double *posted_s,
-                        const double *done_s, const double *bytes, struct wp_err *err)
+                        const double *done_s, const double *bytes, double *sent_s, struct wp_err *err)
 {
     int P = s->nranks;
     const struct wp_action_list *l = &s->lists[rank];
@@ -144,7 +146,7 @@ int wp_measure_messages(struct wp_measure *m, const struct wp_schedule *s, int r
         rc = wp_errorf(err, "exchanging the messages' send times failed");
     for (int p = 0; rc == 0 && p < P; p++)
         if (rcount[p])
-            pair_with(m, s, rank, p, in + rdispl[p], rcount[p], posted_s, done_s, bytes, ch_of, cursor);
+            pair_with(m, s, rank, p, in + rdispl[p], rcount[p], posted_s, done_s, bytes, sent_s, ch_of, cursor);
     free(counts);
     free(out);
     free(in);

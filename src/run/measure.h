@@ -41,9 +41,10 @@ void wp_measure_compute(struct wp_measure *m, int op, int stage, double seconds)
 /* The iteration's messages of rank's list: per action, when the send or
  * receive was posted, when a receive was seen complete, a receive's bytes
  * (common timeline). Collective over MPI_COMM_WORLD: the post times of the
- * sends go to their receivers, which add every message into the sums. */
+ * sends go to their receivers, which add every message into the sums and,
+ * when sent_s is given, write there per receive its send's post time. */
 int wp_measure_messages(struct wp_measure *m, const struct wp_schedule *s, int rank, const double *posted_s,
-                        const double *done_s, const double *bytes, struct wp_err *err);
+                        const double *done_s, const double *bytes, double *sent_s, struct wp_err *err);
 
 /* Sums over every rank (every rank calls it at the same boundary; MPI,
  * waiting without spinning). */
