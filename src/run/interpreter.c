@@ -288,17 +288,11 @@ static void local_handoff(struct wp_interp *in, int stage, int mb, int backward)
     in->k->accumulate(dst, src, (size_t)(hi - lo) * seq);
 }
 
-/* Receive i of this rank's list completed now: its time and bytes. */
+/* Receive i of this rank's list completed now. */
 static void received(struct wp_interp *in, int i)
 {
-    if (!in->measure)
-        return;
-    char *buf;
-    size_t bytes = 0;
-    if (message_buffer(in, &in->s->lists[in->rank].actions[i], &buf, &bytes))
-        bytes = 0;
-    in->msg_done_s[i] = wp_clock_now(in->clock);
-    in->msg_bytes[i] = (double)bytes;
+    if (in->measure)
+        in->msg_done_s[i] = wp_clock_now(in->clock);
 }
 
 static int post_recv(struct wp_interp *in, int i, struct wp_err *err)
@@ -309,8 +303,10 @@ static int post_recv(struct wp_interp *in, int i, struct wp_err *err)
     if (message_buffer(in, a, &buf, &bytes))
         return wp_errorf(err, "rank %d step %d: no buffer for the receive", in->rank, i);
     int boundary = a->op == WP_OP_RECV_ACT ? a->stage - 1 : a->stage + 1;
-    if (in->measure)
+    if (in->measure) {
         in->msg_posted_s[i] = wp_clock_now(in->clock);
+        in->msg_bytes[i] = (double)bytes;
+    }
     if (in->cops->irecv(in->comm, buf, bytes, a->peer, tag_of(a->op == WP_OP_RECV_GRAD, boundary), &in->reqs[i]))
         return wp_errorf(err, "rank %d: posting a receive from rank %d failed", in->rank, a->peer);
     return 0;
