@@ -550,6 +550,90 @@ static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct
     return wp_run_config_check(cfg, err);
 }
 
+/* The measured timeline of the last step, gathered into rank 0's trace
+ * and SVG on the common clock: every rank's computes, and the messages it
+ * received, from the send's post (sent_s, per action) to the receive seen
+ * complete, drawn as the sender's, the way the simulator draws transfers. */
+static void write_measured_trace(const struct wp_interp *pin, const struct wp_schedule *sched, const double *msg_sent_s,
+                                 const struct run_options *o, int rank, int P)
+{
+    struct wp_err err = {""};
+    enum { FIELDS = 7 }; /* rank, op, stage, mb, peer, start, end */
+    const struct wp_action_list *l = &sched->lists[rank];
+    long n = pin->timing.nevents, nmsg = 0;
+    for (int i = 0; msg_sent_s && i < l->count; i++)
+        nmsg += wp_op_is_recv(l->actions[i].op);
+    double *mine = malloc((size_t)(n + nmsg + 1) * FIELDS * sizeof *mine);
+    long nev = 0;
+    for (long i = 0; mine && i < n; i++, nev++) {
+        double *e = mine + FIELDS * nev;
+        e[0] = rank;
+        e[1] = pin->timing.events[i].op;
+        e[2] = pin->timing.events[i].stage;
+        e[3] = pin->timing.events[i].mb;
+        e[4] = -1;
+        e[5] = pin->timing.start_s + pin->timing.events[i].start;
+        e[6] = pin->timing.start_s + pin->timing.events[i].end;
+    }
+    for (int i = 0; mine && msg_sent_s && i < l->count; i++) {
+        const struct wp_action *a = &l->actions[i];
+        if (!wp_op_is_recv(a->op))
+            continue;
+        int act = a->op == WP_OP_RECV_ACT;
+        double *e = mine + FIELDS * nev++;
+        e[0] = a->peer;
+        e[1] = act ? WP_OP_SEND_ACT : WP_OP_SEND_GRAD;
+        e[2] = act ? a->stage - 1 : a->stage + 1;
+        e[3] = a->microbatch;
+        e[4] = rank;
+        e[5] = msg_sent_s[i];
+        e[6] = pin->msg_done_s[i];
+    }
+    int count = (int)(FIELDS * nev), *counts = NULL, *displs = NULL;
+    double *all = NULL;
+    if (rank == 0) {
+        counts = calloc((size_t)P, sizeof *counts);
+        displs = calloc((size_t)P, sizeof *displs);
+    }
+    MPI_Gather(&count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int total = 0;
+    if (rank == 0) {
+        for (int r = 0; r < P; r++) {
+            displs[r] = total;
+            total += counts[r];
+        }
+        all = malloc((size_t)(total ? total : 1) * sizeof *all);
+    }
+    MPI_Gatherv(mine, count, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        struct wp_sim_result res;
+        memset(&res, 0, sizeof res);
+        res.nranks = P;
+        res.events = calloc((size_t)(total / FIELDS + 1), sizeof *res.events);
+        double origin = INFINITY; /* the first event starts the timeline */
+        for (int i = 0; i + FIELDS <= total; i += FIELDS)
+            origin = all[i + 5] < origin ? all[i + 5] : origin;
+        for (int i = 0; res.events && i + FIELDS <= total; i += FIELDS) {
+            struct wp_sim_event *e = &res.events[res.nevents++];
+            *e = (struct wp_sim_event){(int)all[i], (int8_t)all[i + 1], (int)all[i + 2], (int)all[i + 3],
+                                       (int)all[i + 4], all[i + 5] - origin, all[i + 6] - origin};
+            if (e->end > res.makespan)
+                res.makespan = e->end;
+        }
+        char title[128];
+        snprintf(title, sizeof title, "%s, P=%d, M=%d (measured)", wp_sched_kind_name(sched->params.kind), P,
+                 sched->nmicro);
+        if ((o->trace && wp_trace_write_json(o->trace, &res, title, &err)) ||
+            (o->svg && wp_trace_write_svg(o->svg, &res, title, &err)))
+            wp_err_print(CMD, &err);
+        free(res.events);
+    }
+    free(mine);
+    free(all);
+    free(counts);
+    free(displs);
+}
+
 int wp_cmd_run(int argc, char **argv)
 {
     struct run_options o;
@@ -816,85 +900,8 @@ int wp_cmd_run(int argc, char **argv)
                    1e3 * cost, 100 * cost / median);
         }
     }
-    if (status == 0 && (o.trace || o.svg)) {
-        /* gather every rank's events of the last step into rank 0's
-         * timeline, on the common clock: its computes, and the messages it
-         * received, from the send's post to the receive seen complete (as
-         * the sender's, the way the simulator draws transfers) */
-        enum { FIELDS = 7 }; /* rank, op, stage, mb, peer, start, end */
-        const struct wp_action_list *l = &s.lists[rank];
-        long n = in.timing.nevents, nmsg = 0;
-        for (int i = 0; msg_sent_s && i < l->count; i++)
-            nmsg += wp_op_is_recv(l->actions[i].op);
-        double *mine = malloc((size_t)(n + nmsg + 1) * FIELDS * sizeof *mine);
-        long nev = 0;
-        for (long i = 0; mine && i < n; i++, nev++) {
-            double *e = mine + FIELDS * nev;
-            e[0] = rank;
-            e[1] = in.timing.events[i].op;
-            e[2] = in.timing.events[i].stage;
-            e[3] = in.timing.events[i].mb;
-            e[4] = -1;
-            e[5] = in.timing.start_s + in.timing.events[i].start;
-            e[6] = in.timing.start_s + in.timing.events[i].end;
-        }
-        for (int i = 0; mine && msg_sent_s && i < l->count; i++) {
-            const struct wp_action *a = &l->actions[i];
-            if (!wp_op_is_recv(a->op))
-                continue;
-            int act = a->op == WP_OP_RECV_ACT;
-            double *e = mine + FIELDS * nev++;
-            e[0] = a->peer;
-            e[1] = act ? WP_OP_SEND_ACT : WP_OP_SEND_GRAD;
-            e[2] = act ? a->stage - 1 : a->stage + 1;
-            e[3] = a->microbatch;
-            e[4] = rank;
-            e[5] = msg_sent_s[i];
-            e[6] = in.msg_done_s[i];
-        }
-        int count = (int)(FIELDS * nev), *counts = NULL, *displs = NULL;
-        double *all = NULL;
-        if (rank == 0) {
-            counts = calloc((size_t)P, sizeof *counts);
-            displs = calloc((size_t)P, sizeof *displs);
-        }
-        MPI_Gather(&count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        int total = 0;
-        if (rank == 0) {
-            for (int r = 0; r < P; r++) {
-                displs[r] = total;
-                total += counts[r];
-            }
-            all = malloc((size_t)(total ? total : 1) * sizeof *all);
-        }
-        MPI_Gatherv(mine, count, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-        if (rank == 0) {
-            struct wp_sim_result res;
-            memset(&res, 0, sizeof res);
-            res.nranks = P;
-            res.events = calloc((size_t)(total / FIELDS + 1), sizeof *res.events);
-            double origin = INFINITY; /* the first event starts the timeline */
-            for (int i = 0; i + FIELDS <= total; i += FIELDS)
-                origin = all[i + 5] < origin ? all[i + 5] : origin;
-            for (int i = 0; res.events && i + FIELDS <= total; i += FIELDS) {
-                struct wp_sim_event *e = &res.events[res.nevents++];
-                *e = (struct wp_sim_event){(int)all[i], (int8_t)all[i + 1], (int)all[i + 2], (int)all[i + 3],
-                                           (int)all[i + 4], all[i + 5] - origin, all[i + 6] - origin};
-                if (e->end > res.makespan)
-                    res.makespan = e->end;
-            }
-            char title[128];
-            snprintf(title, sizeof title, "%s, P=%d, M=%d (measured)", wp_sched_kind_name(p->kind), P, s.nmicro);
-            if ((o.trace && wp_trace_write_json(o.trace, &res, title, &err)) ||
-                (o.svg && wp_trace_write_svg(o.svg, &res, title, &err)))
-                wp_err_print(CMD, &err);
-            free(res.events);
-        }
-        free(mine);
-        free(all);
-        free(counts);
-        free(displs);
-    }
+    if (status == 0 && (o.trace || o.svg))
+        write_measured_trace(&in, &s, msg_sent_s, &o, rank, P);
     free(iters);
     free(measure_rows);
     free(msg_sent_s);
