@@ -20,6 +20,7 @@
 #endif
 
 #include "cli.h"
+#include "run/adapt.h"
 #include "run/checkpoint.h"
 #include "run/interpreter.h"
 #include "run/measure.h"
@@ -39,7 +40,8 @@
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
        OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_PLAN,
-       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_PROGRESS_US, OPT_MEASURE };
+       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_PROGRESS_US, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
+       OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY };
 
 static void usage(void)
 {
@@ -48,6 +50,7 @@ static void usage(void)
            "         [--global-batch G] [--steps N] [--seed N] [--data FILE] [--synthetic-data]\n"
            "         [--partition n0,n1,...] [--results FILE.csv] [--trace FILE.json]\n"
            "         [--save DIR [--save-every N]] [--resume DIR]\n"
+           "         [--adapt k [--adapt-every N] [--adapt-max-k K] [--adapt-log FILE.csv]]\n"
            "       mpiexec -n P wavepipe run --config FILE --plan PLAN.cfg [--steps N] [...]\n"
            "       mpiexec -n P wavepipe run --config FILE --schedule-file SCHEDULE.csv [...]\n"
            "       mpiexec -n P wavepipe run --compute emulated --layers TABLE [--schedule KIND] [...]\n\n"
@@ -118,6 +121,27 @@ static void usage(void)
            "                         file changes (lines 'RANK FACTOR' or '* FACTOR'): a contended GPU\n"
            "  --progress-us N        emulated: while a pass waits and messages are in flight, wake every N\n"
            "                         microseconds to move them (default 200)\n"
+           "  --adapt none|k         k: Ada-Grouper's online tuning (1f1b or kfkb runs). The candidates are\n"
+           "                         kFkB plans for k = 1 .. --adapt-max-k (default 8), each with the\n"
+           "                         largest micro-batch size that divides the global batch and holds\n"
+           "                         on no rank more sequences' activations at once than the schedule\n"
+           "                         the run starts with (the memory-limit curve). Every iteration's\n"
+           "                         measurements (--measure) update the running plan's F, B, W and\n"
+           "                         allreduce times per stage (moving average) and each link's time\n"
+           "                         per sequence as measured now; every N iterations the simulator\n"
+           "                         predicts each plan (a plan never run: compute scaled per sequence\n"
+           "                         from the measured plan of the nearest micro-batch size, messages\n"
+           "                         by their size) and the run switches, on every rank after the same\n"
+           "                         iteration, to the fastest when it beats the running plan by more\n"
+           "                         than 5 %%. The global batch never changes: a switch changes no\n"
+           "                         parameter, and the losses are the static run's up to summation\n"
+           "                         order. Each decision is a line 'adapt k after iteration I: ...'\n"
+           "                         with every plan's prediction (* never measured)\n"
+           "  --adapt-every N        decide every N iterations (default 10)\n"
+           "  --adapt-log FILE.csv   append each decision: " WP_ADAPT_LOG_HEADER "\n"
+           "  --adapt-replay FILE.csv\n"
+           "                         make the switches of a decision log after the same iterations\n"
+           "                         instead of tuning (to reproduce an adaptive run exactly)\n"
            "  --save DIR             checkpoint at the end (and every N steps with --save-every N):\n"
            "                         DIR/model.safetensors with Hugging Face GPT-2 names, config.json,\n"
            "                         optimizer.safetensors (AdamW moments); --steps 0 saves the initial\n"
@@ -131,6 +155,7 @@ struct run_options {
     struct wp_sched_cli sched;
     const char *config, *data, *results, *trace, *svg, *partition, *save, *resume, *device, *plan_path;
     const char *layers_path, *slowdown_path, *measure;
+    struct wp_adapt_options adapt;
     int emulated, progress_us;
     struct wp_layer_table table; /* emulated: the layer table */
     struct wp_plan plan;
@@ -164,6 +189,11 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"slowdown-file", required_argument, NULL, OPT_SLOWDOWN},
         {"progress-us", required_argument, NULL, OPT_PROGRESS_US},
         {"measure", required_argument, NULL, OPT_MEASURE},
+        {"adapt", required_argument, NULL, OPT_ADAPT},
+        {"adapt-every", required_argument, NULL, OPT_ADAPT_EVERY},
+        {"adapt-max-k", required_argument, NULL, OPT_ADAPT_MAX_K},
+        {"adapt-log", required_argument, NULL, OPT_ADAPT_LOG},
+        {"adapt-replay", required_argument, NULL, OPT_ADAPT_REPLAY},
         {"help", no_argument, NULL, 'h'},
     };
     struct option longopts[64];
@@ -179,6 +209,8 @@ static int parse(int argc, char **argv, struct run_options *o)
     o->global_batch = o->steps = -1;
     o->seed = -1;
     o->progress_us = 200;
+    o->adapt.every = 10;
+    o->adapt.max_k = 8;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -242,6 +274,21 @@ static int parse(int argc, char **argv, struct run_options *o)
         case OPT_LAYERS: o->layers_path = optarg; break;
         case OPT_SLOWDOWN: o->slowdown_path = optarg; break;
         case OPT_MEASURE: o->measure = optarg; break;
+        case OPT_ADAPT:
+            if (strcmp(optarg, "none") != 0 && strcmp(optarg, "k") != 0)
+                return wp_usage_error(CMD, "--adapt must be none or k");
+            o->adapt.k = strcmp(optarg, "k") == 0;
+            break;
+        case OPT_ADAPT_EVERY:
+            if (wp_parse_int_option(CMD, "--adapt-every", optarg, 1, 1 << 30, &o->adapt.every))
+                return 2;
+            break;
+        case OPT_ADAPT_MAX_K:
+            if (wp_parse_int_option(CMD, "--adapt-max-k", optarg, 1, 64, &o->adapt.max_k))
+                return 2;
+            break;
+        case OPT_ADAPT_LOG: o->adapt.log_path = optarg; break;
+        case OPT_ADAPT_REPLAY: o->adapt.replay_path = optarg; break;
         case OPT_PROGRESS_US:
             if (wp_parse_int_option(CMD, "--progress-us", optarg, 1, 1000000, &o->progress_us))
                 return 2;
@@ -271,6 +318,13 @@ static int parse(int argc, char **argv, struct run_options *o)
         return wp_usage_error(CMD, "--config FILE is required (e.g. jobs/models/gpt-tiny.cfg)");
     if (o->save_every && !o->save)
         return wp_usage_error(CMD, "--save-every needs --save DIR");
+    if (!o->adapt.k && (o->adapt.log_path || o->adapt.replay_path))
+        return wp_usage_error(CMD, "--adapt-log and --adapt-replay go with --adapt k");
+    if (o->adapt.k && o->sched.schedule_file)
+        return wp_usage_error(CMD, "--adapt k makes kFkB plans: not with --schedule-file");
+    if (o->adapt.k && o->kind_given && o->sched.params.kind != WP_SCHED_1F1B && o->sched.params.kind != WP_SCHED_KFKB)
+        return wp_usage_error(CMD, "--adapt k tunes 1f1b and kfkb runs, not %s",
+                              wp_sched_kind_name(o->sched.params.kind));
     if (o->plan_path && o->sched.schedule_file)
         return wp_usage_error(CMD, "--plan and --schedule-file both give the schedule: give one");
     if (o->plan_path && (o->kind_given || o->partition || o->stages || o->sched.params.nreplicas ||
@@ -634,6 +688,37 @@ static void write_measured_trace(const struct wp_interp *pin, const struct wp_sc
     free(displs);
 }
 
+/* The tuner's plans: the run's schedule settings with another k and
+ * micro-batch count, on the ranks the run's schedule uses. */
+struct plan_maker {
+    struct wp_sched_params params;
+    const int *rank_map; /* --plan: its devices' ranks, or NULL */
+};
+
+static int make_plan(void *ctx, int k, int nmicro, struct wp_schedule *out, struct wp_err *err)
+{
+    const struct plan_maker *pm = ctx;
+    struct wp_sched_params p = pm->params;
+    p.kind = k > 1 ? WP_SCHED_KFKB : WP_SCHED_1F1B;
+    p.k = k;
+    p.microbatches = nmicro;
+    if (wp_schedule_generate(&p, out, err))
+        return -1;
+    return pm->rank_map ? wp_schedule_rename_ranks(out, pm->rank_map, err) : 0;
+}
+
+/* Activation memory: the slots a rank needs at once (the schedule's peak
+ * of micro-batches in flight, plus the one being received ahead), the
+ * most of any rank (collective). */
+static double activation_peak_bytes(const struct wp_interp *in)
+{
+    double peak = 0;
+    for (int h = 0; h < in->nheld; h++)
+        peak += (double)in->held[h].exec.nslots * in->held[h].exec.slot_bytes;
+    MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return peak;
+}
+
 int wp_cmd_run(int argc, char **argv)
 {
     struct run_options o;
@@ -652,7 +737,7 @@ int wp_cmd_run(int argc, char **argv)
     memset(&s, 0, sizeof s);
     struct wp_corpus corpus;
     memset(&corpus, 0, sizeof corpus);
-    int *first = NULL, *end = NULL;
+    int *first = NULL, *end = NULL, *rank_map = NULL;
     /* Everything that can be wrong with the settings is found before any
      * rank computes, identically on every rank. */
     int status = setup(&o, &cfg, P, &s, &err);
@@ -667,7 +752,7 @@ int wp_cmd_run(int argc, char **argv)
                s.nstages, s.nmicro, s.split_backward ? ", backward split into B and W" : "");
     if (status == 0 && o.plan_path) {
         /* the plan's r-th device is schedule rank r: move it to the rank on that device */
-        int *to = malloc((size_t)P * sizeof *to);
+        int *to = rank_map = malloc((size_t)P * sizeof *to);
         status = to ? wp_plan_rank_map(&o.plan, to, &err) : wp_errorf(&err, "out of memory");
         if (status == 0)
             status = wp_schedule_rename_ranks(&s, to, &err);
@@ -685,7 +770,6 @@ int wp_cmd_run(int argc, char **argv)
                 printf("plan: %d of %d ranks run another place of the schedule than their rank number, as the "
                        "plan's devices ask\n", moved, P);
         }
-        free(to);
     }
     if (status == 0) {
         first = malloc((size_t)s.nstages * sizeof *first);
@@ -716,6 +800,7 @@ int wp_cmd_run(int argc, char **argv)
         wp_schedule_destroy(&s);
         free(first);
         free(end);
+        free(rank_map);
         MPI_Finalize();
         return 1;
     }
@@ -770,9 +855,34 @@ int wp_cmd_run(int argc, char **argv)
     }
     in.measure = &measure;
     in.clock = &clock;
+    /* --adapt k: the plans, made alike on every rank; run_s the one running */
+    const struct wp_schedule *run_s = &s;
+    struct wp_adapt adapt;
+    memset(&adapt, 0, sizeof adapt);
+    struct plan_maker maker = {s.params, rank_map};
+    if (o.adapt.k) {
+        int start_k = s.params.kind == WP_SCHED_KFKB ? s.params.k : 1;
+        int bad = wp_adapt_init(&adapt, &o.adapt, &s, start_k, cfg.train.global_batch, rank, make_plan, &maker, &err);
+        adapt.tune.cores = shared_cores;
+        int any_bad = bad != 0;
+        MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (any_bad) {
+            if (bad)
+                wp_err_print(CMD, &err);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        if (rank == 0) {
+            printf("adapt k: every %d iterations, candidates", o.adapt.every);
+            for (int i = 0; i < adapt.tune.nplans; i++)
+                printf(" k=%d b=%d (M=%d)%s", adapt.tune.plans[i].k, adapt.tune.plans[i].micro_batch,
+                       adapt.tune.plans[i].nmicro, i == adapt.tune.current ? " [start]" : "");
+            printf("%s\n", o.adapt.replay_path ? "; switches replayed from the log" : "");
+        }
+    }
     size_t measure_cap = (size_t)(6 * s.nstages + 1) * 128;
     /* per action: the send time paired with each receive (the trace's transfers) */
     double *msg_sent_s = calloc((size_t)(s.lists[rank].count ? s.lists[rank].count : 1), sizeof *msg_sent_s);
+    long msg_sent_cap = s.lists[rank].count ? s.lists[rank].count : 1;
     char *measure_rows = rank == 0 && o.measure ? malloc(measure_cap) : NULL;
     long first_step = 0;
     if (o.resume) {
@@ -792,14 +902,7 @@ int wp_cmd_run(int argc, char **argv)
     for (int st = 0; st < s.nstages && strlen(replicas) < sizeof replicas - 8; st++)
         snprintf(replicas + strlen(replicas), sizeof replicas - strlen(replicas), "%s%d", st ? ":" : "",
                  s.place[st].nreplicas * s.place[st].ncopies);
-    /* activation memory: the slots a rank needs at once (the schedule's peak
-     * of micro-batches in flight, plus the one being received ahead) */
-    double peak_bytes = 0;
-    for (int h = 0; h < in.nheld; h++)
-        peak_bytes += (double)in.held[h].exec.nslots * in.held[h].exec.slot_bytes;
-    MPI_Allreduce(MPI_IN_PLACE, &peak_bytes, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    const struct wp_sched_params *p = &s.params;
-    int k = p->kind == WP_SCHED_KFKB ? p->k : p->kind == WP_SCHED_GPIPE ? s.nmicro : 1;
+    double peak_bytes = activation_peak_bytes(&in);
     /* how compute is done, in every row (emulated) and the summary */
     struct wp_layer_stage_arrays table_costs = {0};
     char compute_cols[700] = "";
@@ -833,13 +936,39 @@ int wp_cmd_run(int argc, char **argv)
         MPI_Allreduce(MPI_IN_PLACE, &iter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         /* after the ranks met above, so that its time is its own */
         double measure_t0 = MPI_Wtime();
-        if ((wp_measure_messages(&measure, &s, rank, in.msg_posted_s, in.msg_done_s, in.msg_bytes, msg_sent_s,
+        if ((wp_measure_messages(&measure, run_s, rank, in.msg_posted_s, in.msg_done_s, in.msg_bytes, msg_sent_s,
                                  status ? NULL : &err) ||
              wp_measure_agree(&measure, status ? NULL : &err)) &&
             status == 0)
             status = -1;
+        /* --adapt: the tuner sees the agreed measurements; a new plan runs from the next step */
+        const struct wp_schedule *next = NULL;
+        if (o.adapt.k && wp_adapt_iteration(&adapt, &measure, step, step + 1 == cfg.train.steps, &next,
+                                            status ? NULL : &err) &&
+            status == 0)
+            status = -1;
         if (measure_s)
             measure_s[step - first_step] = MPI_Wtime() - measure_t0;
+        const struct wp_schedule *ran = run_s; /* this step's row */
+        double ran_peak_bytes = peak_bytes;
+        if (next) {
+            if (wp_interp_reschedule(&in, next, &err) == 0) {
+                run_s = next;
+                peak_bytes = activation_peak_bytes(&in);
+                if (next->lists[rank].count > msg_sent_cap) {
+                    msg_sent_cap = next->lists[rank].count;
+                    free(msg_sent_s);
+                    msg_sent_s = calloc((size_t)msg_sent_cap, sizeof *msg_sent_s);
+                }
+                wp_layer_stage_arrays_free(&table_costs);
+                if (o.emulated &&
+                    wp_layer_stage_arrays_make(&o.table, run_s, cfg.train.global_batch, first, end, &table_costs, &err))
+                    status = -1;
+            } else {
+                wp_err_print(CMD, &err);
+                MPI_Abort(MPI_COMM_WORLD, 1); /* a rank half way between two plans cannot go on */
+            }
+        }
         double loss = o.emulated ? NAN : sums[0] / ((double)cfg.train.global_batch * cfg.model.sequence_length);
         in.last_loss = loss;
         if (iters)
@@ -853,10 +982,12 @@ int wp_cmd_run(int argc, char **argv)
             int G = cfg.train.global_batch;
             /* emulated: no tokens (the table has none), no loss */
             double tokens = o.emulated ? 0 : (double)G * cfg.model.sequence_length / iter;
+            const struct wp_sched_params *p = &ran->params;
+            int k = p->kind == WP_SCHED_KFKB ? p->k : p->kind == WP_SCHED_GPIPE ? ran->nmicro : 1;
             snprintf(row, sizeof row, "%s,%s,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%ld,%.6f,%.3f,%.1f,%.4f,%.0f,%.9g%s%s\n",
-                     stamp, wp_sched_kind_name(p->kind), P, nodes, s.nstages, replicas,
+                     stamp, wp_sched_kind_name(p->kind), P, nodes, ran->nstages, replicas,
                      p->kind == WP_SCHED_HANAYO ? p->waves : 1, k, p->kind == WP_SCHED_INTERLEAVED ? p->chunks : 1,
-                     s.nmicro, G / s.nmicro, G, step, iter, G / iter, tokens, bubble, peak_bytes, loss,
+                     ran->nmicro, G / ran->nmicro, G, step, iter, G / iter, tokens, bubble, ran_peak_bytes, loss,
                      o.emulated ? "," : "", compute_cols);
             if (isatty(STDOUT_FILENO)) /* a progress line on a terminal, one line per step in logs */
                 printf("\rstep %ld/%d: loss %.6f, %.3f s/step, %.1f samples/s, about %.0f s left   %s", step + 1,
@@ -892,7 +1023,7 @@ int wp_cmd_run(int argc, char **argv)
             median = wp_stat3_sorted(iters + 1, (size_t)n).median;
         struct run_summary rs = {P, rank, shared_cores, peak_bytes, median, o.emulated ? &table_costs : NULL,
                                  o.layers_path};
-        summarize(&in, &s, &rs);
+        summarize(&in, run_s, &rs);
         if (rank == 0 && measure_s && n > 0 && median > 0) {
             double cost = wp_stat3_sorted(measure_s + 1, (size_t)n).median;
             printf("measuring: %.3f ms per iteration to pair the messages' times and agree the sums (median, "
@@ -901,12 +1032,14 @@ int wp_cmd_run(int argc, char **argv)
         }
     }
     if (status == 0 && (o.trace || o.svg))
-        write_measured_trace(&in, &s, msg_sent_s, &o, rank, P);
+        write_measured_trace(&in, run_s, msg_sent_s, &o, rank, P);
     free(iters);
     free(measure_rows);
     free(msg_sent_s);
     free(measure_s);
     wp_measure_destroy(&measure);
+    wp_adapt_destroy(&adapt);
+    free(rank_map);
     wp_layer_stage_arrays_free(&table_costs);
     if (status && rank == 0 && err.msg[0])
         wp_err_print(CMD, &err);

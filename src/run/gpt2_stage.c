@@ -155,6 +155,54 @@ static void free_slot(struct wp_gpt2_stage *st, struct wp_stage_slot *s)
     free(s->blocks);
 }
 
+/* The scratch and the slots, for st->B sequences in st->nslots slots. */
+static int alloc_activations(struct wp_gpt2_stage *st, struct wp_err *err)
+{
+    const struct wp_kernel_ops *k = st->k;
+    size_t T = (size_t)st->g.sequence_length, C = (size_t)st->g.channels, N = (size_t)st->B * T;
+    size_t NH = (size_t)st->g.heads, V = (size_t)st->g.vocabulary;
+    st->preatt = k->alloc((size_t)st->B * NH * T * T * sizeof(float));
+    st->dpreatt = k->alloc((size_t)st->B * NH * T * T * sizeof(float));
+    st->datt = k->alloc((size_t)st->B * NH * T * T * sizeof(float));
+    st->dres = k->alloc(3 * N * C * sizeof(float));
+    st->dscratch_c = k->alloc(2 * N * C * sizeof(float));
+    st->dscratch_4c = k->alloc(N * 4 * C * sizeof(float));
+    st->dscratch_4c2 = k->alloc(block_grads_floats(N, C) * sizeof(float));
+    st->logits = k->alloc(N * V * sizeof(float));
+    st->slots = calloc((size_t)st->nslots, sizeof *st->slots);
+    if (!st->preatt || !st->dpreatt || !st->datt || !st->dres || !st->dscratch_c || !st->dscratch_4c ||
+        !st->dscratch_4c2 || !st->logits || !st->slots)
+        return wp_errorf(err, "cannot allocate the stage's scratch for micro-batch slices of %d", st->B);
+    for (int i = 0; i < st->nslots; i++)
+        if (init_slot(st, &st->slots[i], err))
+            return -1;
+    return 0;
+}
+
+static void free_activations(struct wp_gpt2_stage *st)
+{
+    const struct wp_kernel_ops *k = st->k;
+    for (int i = 0; st->slots && i < st->nslots; i++)
+        free_slot(st, &st->slots[i]);
+    free(st->slots);
+    st->slots = NULL;
+    float **bufs[] = {&st->preatt, &st->dpreatt, &st->datt, &st->dres, &st->dscratch_c, &st->dscratch_4c,
+                      &st->dscratch_4c2, &st->logits};
+    for (size_t i = 0; k && i < sizeof bufs / sizeof bufs[0]; i++) {
+        if (*bufs[i])
+            k->release(*bufs[i]);
+        *bufs[i] = NULL;
+    }
+}
+
+int wp_gpt2_stage_reshape(struct wp_gpt2_stage *st, int B, int nslots, struct wp_err *err)
+{
+    free_activations(st);
+    st->B = B;
+    st->nslots = nslots;
+    return alloc_activations(st, err);
+}
+
 int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, const struct wp_gpt2_config *g,
                        int first_block, int end_block, int B, int nslots, int split_backward,
                        unsigned long long seed, struct wp_err *err)
@@ -175,31 +223,17 @@ int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, 
     st->grads = k->alloc(st->grad_floats * sizeof(float));
     st->m = k->alloc(P);
     st->v = k->alloc(P);
-    size_t T = (size_t)g->sequence_length, C = (size_t)g->channels, N = (size_t)B * T;
-    size_t NH = (size_t)g->heads, V = (size_t)g->vocabulary;
-    st->preatt = k->alloc((size_t)B * NH * T * T * sizeof(float));
-    st->dpreatt = k->alloc((size_t)B * NH * T * T * sizeof(float));
-    st->datt = k->alloc((size_t)B * NH * T * T * sizeof(float));
-    st->dres = k->alloc(3 * N * C * sizeof(float));
-    st->dscratch_c = k->alloc(2 * N * C * sizeof(float));
-    st->dscratch_4c = k->alloc(N * 4 * C * sizeof(float));
-    st->dscratch_4c2 = k->alloc(block_grads_floats(N, C) * sizeof(float));
-    st->logits = k->alloc(N * V * sizeof(float));
-    st->slots = calloc((size_t)nslots, sizeof *st->slots);
-    if (!st->params || !st->grads || !st->m || !st->v || !st->preatt || !st->dpreatt || !st->datt || !st->dres ||
-        !st->dscratch_c || !st->dscratch_4c || !st->dscratch_4c2 || !st->logits || !st->slots) {
+    if (!st->params || !st->grads || !st->m || !st->v) {
         wp_gpt2_stage_destroy(st);
-        return wp_errorf(err, "cannot allocate the stage's parameters and scratch (%.1f MiB of parameters)",
-                         4.0 * P / 1048576);
+        return wp_errorf(err, "cannot allocate the stage's parameters (%.1f MiB)", 4.0 * P / 1048576);
     }
     float *wte_grad = param(st, st->grads, -1, WP_T_WTE);
     st->wte_grad_head = st->layout.has_head ? wte_grad : NULL;
     st->wte_grad_embedding = both_ends ? st->grads + st->layout.total : st->layout.has_embedding ? wte_grad : NULL;
-    for (int i = 0; i < nslots; i++)
-        if (init_slot(st, &st->slots[i], err)) {
-            wp_gpt2_stage_destroy(st);
-            return -1;
-        }
+    if (alloc_activations(st, err)) {
+        wp_gpt2_stage_destroy(st);
+        return -1;
+    }
     float *host = malloc(P);
     if (!host) {
         wp_gpt2_stage_destroy(st);
@@ -214,11 +248,8 @@ int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, 
 void wp_gpt2_stage_destroy(struct wp_gpt2_stage *st)
 {
     const struct wp_kernel_ops *k = st->k;
-    for (int i = 0; st->slots && i < st->nslots; i++)
-        free_slot(st, &st->slots[i]);
-    free(st->slots);
-    float *bufs[] = {st->params, st->grads, st->m, st->v, st->preatt, st->dpreatt, st->datt, st->dres,
-                     st->dscratch_c, st->dscratch_4c, st->dscratch_4c2, st->logits};
+    free_activations(st);
+    float *bufs[] = {st->params, st->grads, st->m, st->v};
     for (size_t i = 0; k && i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             k->release(bufs[i]);

@@ -44,6 +44,9 @@ int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, 
                        int first_block, int end_block, int B, int nslots, int split_backward,
                        unsigned long long seed, struct wp_err *err);
 void wp_gpt2_stage_destroy(struct wp_gpt2_stage *st);
+/* Slices of B sequences in nslots slots from now on: the activations and
+ * scratch are made again; parameters, gradients and AdamW moments stay. */
+int wp_gpt2_stage_reshape(struct wp_gpt2_stage *st, int B, int nslots, struct wp_err *err);
 
 /* Bytes of everything one micro-batch keeps on this stage (a slot). */
 size_t wp_gpt2_stage_slot_bytes(const struct wp_gpt2_stage *st);

@@ -148,6 +148,55 @@ static int poll_requests(void *ctx)
     return pending;
 }
 
+/* The per-action arrays and the slots of the schedule in->s, for the held
+ * stages found; nslots gets each held stage's slot count. */
+static int lay_out(struct wp_interp *in, int *nslots, struct wp_err *err)
+{
+    const struct wp_schedule *s = in->s;
+    size_t nactions = (size_t)(s->lists[in->rank].count ? s->lists[in->rank].count : 1);
+    free(in->reqs);
+    free(in->msg_posted_s);
+    in->reqs = calloc(nactions, sizeof *in->reqs);
+    in->msg_posted_s = calloc(3 * nactions, sizeof *in->msg_posted_s);
+    in->msg_done_s = in->msg_posted_s ? in->msg_posted_s + nactions : NULL;
+    in->msg_bytes = in->msg_posted_s ? in->msg_posted_s + 2 * nactions : NULL;
+    if (!in->reqs || !in->msg_posted_s)
+        return wp_errorf(err, "out of memory");
+    for (int h = 0; h < in->nheld; h++) {
+        struct wp_held_stage *hs = &in->held[h];
+        free(hs->slot_of_mb);
+        hs->slot_of_mb = malloc((size_t)s->nmicro * sizeof *hs->slot_of_mb);
+        if (!hs->slot_of_mb)
+            return wp_errorf(err, "out of memory");
+        for (int m = 0; m < s->nmicro; m++)
+            hs->slot_of_mb[m] = -1;
+    }
+    return assign_slots(in, nslots, err);
+}
+
+/* Sends from slot buffers: two per slot. */
+static int make_slot_sends(struct wp_held_stage *h, struct wp_err *err)
+{
+    free(h->slot_sends);
+    h->slot_sends = calloc((size_t)h->exec.nslots * 2, sizeof *h->slot_sends);
+    return h->slot_sends ? 0 : wp_errorf(err, "out of memory");
+}
+
+static int check_slicing(const struct wp_interp *in, const struct wp_schedule *s, struct wp_err *err)
+{
+    if (in->global_batch % s->nmicro)
+        return wp_errorf(err, "a global batch of %d sequences does not split into %d micro-batches",
+                         in->global_batch, s->nmicro);
+    for (int h = 0; h < in->nheld; h++) {
+        int st = in->held[h].stage, r = s->place[st].nreplicas;
+        if (in->global_batch / s->nmicro % r)
+            return wp_errorf(err, "a micro-batch of %d sequences cannot be split evenly over the %d replicas of "
+                                  "stage %d",
+                             in->global_batch / s->nmicro, r, st);
+    }
+    return 0;
+}
+
 int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, const struct wp_kernel_ops *k,
                    const struct wp_comm_ops *cops, struct wp_comm *comm, int global_batch, float dloss,
                    wp_stage_make_fn make, void *make_ctx, struct wp_err *err)
@@ -164,38 +213,21 @@ int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, 
     in->progress = (struct wp_progress){poll_requests, in};
     in->local_of_stage = malloc((size_t)s->nstages * sizeof *in->local_of_stage);
     in->held = calloc((size_t)s->nstages, sizeof *in->held);
-    size_t nactions = (size_t)(s->lists[rank].count ? s->lists[rank].count : 1);
-    in->reqs = calloc(nactions, sizeof *in->reqs);
-    in->msg_posted_s = calloc(3 * nactions, sizeof *in->msg_posted_s);
-    in->msg_done_s = in->msg_posted_s ? in->msg_posted_s + nactions : NULL;
-    in->msg_bytes = in->msg_posted_s ? in->msg_posted_s + 2 * nactions : NULL;
-    if (!in->local_of_stage || !in->held || !in->reqs || !in->msg_posted_s)
+    if (!in->local_of_stage || !in->held)
         return wp_errorf(err, "out of memory");
     for (int st = 0; st < s->nstages; st++) {
         in->local_of_stage[st] = -1;
         const struct wp_stage_place *pl = &s->place[st];
         for (int i = 0; i < pl->ncopies * pl->nreplicas; i++)
             if (pl->ranks[i] == rank && in->local_of_stage[st] < 0) {
-                if (in->mb_sequences % pl->nreplicas)
-                    return wp_errorf(err, "a micro-batch of %d sequences cannot be split evenly over the %d "
-                                          "replicas of stage %d",
-                                     in->mb_sequences, pl->nreplicas, st);
                 in->local_of_stage[st] = in->nheld;
-                struct wp_held_stage *h = &in->held[in->nheld++];
-                h->stage = st;
-                h->slot_of_mb = malloc((size_t)s->nmicro * sizeof *h->slot_of_mb);
-                if (!h->slot_of_mb)
-                    return wp_errorf(err, "out of memory");
-                for (int m = 0; m < s->nmicro; m++)
-                    h->slot_of_mb[m] = -1;
+                in->held[in->nheld++].stage = st;
             }
     }
     int *nslots = calloc((size_t)(in->nheld ? in->nheld : 1), sizeof *nslots);
-    if (!nslots || assign_slots(in, nslots, err)) {
-        free(nslots);
-        return nslots ? -1 : wp_errorf(err, "out of memory");
-    }
-    int rc = 0;
+    if (!nslots)
+        return wp_errorf(err, "out of memory");
+    int rc = check_slicing(in, s, err) || lay_out(in, nslots, err) ? -1 : 0;
     for (int h = 0; h < in->nheld && rc == 0; h++) {
         int st = in->held[h].stage;
         const struct wp_stage_place *pl = &s->place[st];
@@ -204,10 +236,52 @@ int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, 
         rc = make(make_ctx, &rq, &in->held[h].exec, err);
         if (rc == 0) {
             in->tied |= in->held[h].exec.ops->tied_grad != NULL;
-            in->held[h].slot_sends = calloc((size_t)nslots[h] * 2, sizeof *in->held[h].slot_sends);
-            if (!in->held[h].slot_sends)
-                rc = wp_errorf(err, "out of memory");
+            rc = make_slot_sends(&in->held[h], err);
         }
+    }
+    free(nslots);
+    return rc;
+}
+
+/* Do two schedules put every stage on the same ranks in the same roles? */
+static int same_placement(const struct wp_schedule *a, const struct wp_schedule *b)
+{
+    if (a->nstages != b->nstages || a->nranks != b->nranks || a->split_backward != b->split_backward)
+        return 0;
+    for (int st = 0; st < a->nstages; st++) {
+        const struct wp_stage_place *p = &a->place[st], *q = &b->place[st];
+        if (p->ncopies != q->ncopies || p->nreplicas != q->nreplicas)
+            return 0;
+        for (int i = 0; i < p->ncopies * p->nreplicas; i++)
+            if (p->ranks[i] != q->ranks[i])
+                return 0;
+    }
+    return 1;
+}
+
+int wp_interp_reschedule(struct wp_interp *in, const struct wp_schedule *s, struct wp_err *err)
+{
+    if (!same_placement(in->s, s))
+        return wp_errorf(err, "the new schedule places its stages otherwise; only k, the micro-batches and the "
+                              "order may change between iterations");
+    if (check_slicing(in, s, err))
+        return -1;
+    in->s = s;
+    in->mb_sequences = in->global_batch / s->nmicro;
+    int *nslots = calloc((size_t)(in->nheld ? in->nheld : 1), sizeof *nslots);
+    if (!nslots)
+        return wp_errorf(err, "out of memory");
+    int rc = lay_out(in, nslots, err);
+    for (int h = 0; h < in->nheld && rc == 0; h++) {
+        struct wp_held_stage *hs = &in->held[h];
+        if (!hs->exec.ops->reshape) {
+            rc = wp_errorf(err, "the %s stages cannot change their micro-batches", hs->exec.ops->name);
+            break;
+        }
+        int nseq = in->mb_sequences / s->place[hs->stage].nreplicas;
+        rc = hs->exec.ops->reshape(hs->exec.impl, nseq, nslots[h], &hs->exec, err);
+        if (rc == 0)
+            rc = make_slot_sends(hs, err);
     }
     free(nslots);
     return rc;

@@ -69,6 +69,13 @@ int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, 
                    wp_stage_make_fn make, void *make_ctx, struct wp_err *err);
 void wp_interp_destroy(struct wp_interp *in);
 
+/* Between two steps: run schedule s from now on (another k, micro-batch
+ * count or order over the same placement of stages: Ada-Grouper's plan
+ * switch). The held stages keep their parameters, gradients' buffers and
+ * optimizer state; slots and message buffers are made again for the new
+ * micro-batch size. s must outlive its use, as the first one. */
+int wp_interp_reschedule(struct wp_interp *in, const struct wp_schedule *s, struct wp_err *err);
+
 /* One training step; *loss_sum gets this rank's summed token losses. */
 int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_err *err);
 

@@ -13,6 +13,7 @@ struct emu_exec {
     const struct wp_stage_emulated_ctx *ctx;
     struct wp_layer_stage_cost cost; /* of one slice of this rank */
     const struct wp_progress *progress;
+    int stage, split_backward;
     int nslots;
     size_t in_floats, out_floats;    /* per slot */
     float **buf;                     /* per slot: input, output, dinput, dout */
@@ -93,19 +94,66 @@ static void emu_optimizer_step(void *impl, int step)
         spend(e, e->cost.optimizer_s);
 }
 
-static void emu_destroy(void *impl)
+static void free_buffers(struct emu_exec *e)
 {
-    struct emu_exec *e = impl;
     for (int i = 0; e->buf && i < 4 * e->nslots; i++)
         free(e->buf[i]);
     free(e->buf);
+    e->buf = NULL;
+}
+
+static void emu_destroy(void *impl)
+{
+    struct emu_exec *e = impl;
+    free_buffers(e);
     free(e->grads);
     free(e);
 }
 
+/* The cost of a slice of nseq and nslots slots of message buffers; fills
+ * the sizes of out that depend on them. */
+static int shape(struct emu_exec *e, int stage, int nseq, int nslots, int split_backward, struct wp_stage_exec *out,
+                 struct wp_err *err)
+{
+    const struct wp_stage_emulated_ctx *c = e->ctx;
+    free_buffers(e);
+    e->nslots = nslots;
+    wp_layer_stage_cost(c->table, c->first_layer[stage], c->last_layer[stage], nseq, split_backward, &e->cost);
+    size_t in_seq = (size_t)ceil(e->cost.in_seq_bytes / sizeof(float));
+    size_t out_seq = (size_t)ceil(e->cost.out_seq_bytes / sizeof(float));
+    /* one float at least: a boundary the table gives 0 bytes still passes a message */
+    if (c->first_layer[stage] > 0 && in_seq == 0)
+        in_seq = 1;
+    if (out_seq == 0)
+        out_seq = 1;
+    e->in_floats = in_seq * (size_t)nseq;
+    e->out_floats = out_seq * (size_t)nseq;
+    e->buf = calloc((size_t)4 * (size_t)nslots, sizeof *e->buf);
+    int rc = e->buf ? 0 : -1;
+    for (int s = 0; rc == 0 && s < nslots; s++) {
+        size_t n[4] = {e->in_floats, e->out_floats, e->in_floats, e->out_floats};
+        for (int b = 0; b < 4 && rc == 0; b++)
+            if (n[b] && !(e->buf[4 * s + b] = calloc(n[b], sizeof(float))))
+                rc = -1;
+    }
+    if (rc)
+        return wp_errorf(err, "out of memory for the emulated stage %d's buffers", stage);
+    out->nslots = nslots;
+    out->in_seq_floats = in_seq;
+    out->out_seq_floats = out_seq;
+    out->slot_bytes = e->cost.activation_bytes;
+    return 0;
+}
+
+static int emu_reshape(void *impl, int nseq, int nslots, struct wp_stage_exec *ex, struct wp_err *err)
+{
+    struct emu_exec *e = impl;
+    return shape(e, e->stage, nseq, nslots, e->split_backward, ex, err);
+}
+
 static const struct wp_stage_exec_ops emu_ops = {
     "emulated", emu_buffer, emu_forward, emu_backward, emu_backward_weights, emu_zero_grads,
-    emu_optimizer_step, NULL, NULL, emu_destroy,
+    emu_optimizer_step, NULL, NULL, emu_reshape, emu_destroy,
 };
 
 int wp_stage_emulated_make(void *ctx, const struct wp_stage_request *rq, struct wp_stage_exec *out,
@@ -116,35 +164,21 @@ int wp_stage_emulated_make(void *ctx, const struct wp_stage_request *rq, struct 
     if (!e)
         return wp_errorf(err, "out of memory");
     e->ctx = c;
-    e->nslots = rq->nslots;
+    e->stage = rq->stage;
+    e->split_backward = rq->split_backward;
     e->progress = rq->progress;
-    wp_layer_stage_cost(c->table, c->first_layer[rq->stage], c->last_layer[rq->stage], rq->nseq, rq->split_backward,
-                        &e->cost);
-    size_t in_seq = (size_t)ceil(e->cost.in_seq_bytes / sizeof(float));
-    size_t out_seq = (size_t)ceil(e->cost.out_seq_bytes / sizeof(float));
-    /* one float at least: a boundary the table gives 0 bytes still passes a message */
-    if (c->first_layer[rq->stage] > 0 && in_seq == 0)
-        in_seq = 1;
-    if (out_seq == 0)
-        out_seq = 1;
-    e->in_floats = in_seq * (size_t)rq->nseq;
-    e->out_floats = out_seq * (size_t)rq->nseq;
-    e->buf = calloc((size_t)4 * (size_t)rq->nslots, sizeof *e->buf);
-    int rc = e->buf ? 0 : -1;
-    for (int s = 0; rc == 0 && s < rq->nslots; s++) {
-        size_t n[4] = {e->in_floats, e->out_floats, e->in_floats, e->out_floats};
-        for (int b = 0; b < 4 && rc == 0; b++)
-            if (n[b] && !(e->buf[4 * s + b] = calloc(n[b], sizeof(float))))
-                rc = -1;
-    }
-    size_t grad_floats = rq->replicated ? (size_t)ceil(e->cost.parameter_bytes / sizeof(float)) : 0;
-    if (rc == 0 && grad_floats && !(e->grads = calloc(grad_floats, sizeof(float))))
-        rc = -1;
-    if (rc) {
+    *out = (struct wp_stage_exec){.ops = &emu_ops, .impl = e};
+    if (shape(e, rq->stage, rq->nseq, rq->nslots, rq->split_backward, out, err)) {
         emu_destroy(e);
-        return wp_errorf(err, "out of memory for the emulated stage %d's buffers", rq->stage);
+        return -1;
     }
-    *out = (struct wp_stage_exec){&emu_ops, e, rq->nslots, in_seq, out_seq, e->grads, grad_floats, 0,
-                                  e->cost.activation_bytes};
+    /* the gradients a replicated stage sums: as many bytes as its parameters */
+    size_t grad_floats = rq->replicated ? (size_t)ceil(e->cost.parameter_bytes / sizeof(float)) : 0;
+    if (grad_floats && !(e->grads = calloc(grad_floats, sizeof(float)))) {
+        emu_destroy(e);
+        return wp_errorf(err, "out of memory for the emulated stage %d's gradients", rq->stage);
+    }
+    out->grads = e->grads;
+    out->grad_floats = grad_floats;
     return 0;
 }

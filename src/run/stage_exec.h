@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include "util/error.h"
 
+struct wp_stage_exec;
+
 enum wp_stage_buffer {
     WP_STAGE_INPUT,   /* the stage's input (received) */
     WP_STAGE_OUTPUT,  /* its output (sent) */
@@ -50,6 +52,10 @@ struct wp_stage_exec_ops {
     float *(*tied_grad)(void *impl, int last_stage_half);
     /* GPT-2's one-stage run: sum both halves locally */
     void (*tie_local)(void *impl);
+    /* new slices of nseq sequences in nslots slots (another micro-batch
+     * size or schedule): the activation buffers are made again, parameters,
+     * gradients and optimizer state stay; fills e's sizes anew */
+    int (*reshape)(void *impl, int nseq, int nslots, struct wp_stage_exec *e, struct wp_err *err);
     void (*destroy)(void *impl);
 };
 

@@ -77,6 +77,16 @@ static float *gpt2_tied_grad(void *impl, int last_stage_half)
 
 static void gpt2_tie_local(void *impl) { wp_gpt2_stage_tie_wte_local(&((struct gpt2_exec *)impl)->model); }
 
+static int gpt2_reshape(void *impl, int nseq, int nslots, struct wp_stage_exec *e, struct wp_err *err)
+{
+    struct gpt2_exec *g = impl;
+    if (wp_gpt2_stage_reshape(&g->model, nseq, nslots, err))
+        return -1;
+    e->nslots = nslots;
+    e->slot_bytes = (double)wp_gpt2_stage_slot_bytes(&g->model);
+    return 0;
+}
+
 static void gpt2_destroy(void *impl)
 {
     struct gpt2_exec *g = impl;
@@ -87,7 +97,7 @@ static void gpt2_destroy(void *impl)
 
 static const struct wp_stage_exec_ops gpt2_ops = {
     "gpt2", gpt2_buffer, gpt2_forward, gpt2_backward, gpt2_backward_weights, gpt2_zero_grads,
-    gpt2_optimizer_step, gpt2_tied_grad, gpt2_tie_local, gpt2_destroy,
+    gpt2_optimizer_step, gpt2_tied_grad, gpt2_tie_local, gpt2_reshape, gpt2_destroy,
 };
 
 int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_stage_exec *out, struct wp_err *err)
