@@ -41,7 +41,7 @@
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
        OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_PLAN,
        OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_PROGRESS_US, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
-       OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY };
+       OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN };
 
 static void usage(void)
 {
@@ -133,11 +133,18 @@ static void usage(void)
            "                         from the measured plan of the nearest micro-batch size, messages\n"
            "                         by their size) and the run switches, on every rank after the same\n"
            "                         iteration, to the fastest when it beats the running plan by more\n"
-           "                         than 5 %%. The global batch never changes: a switch changes no\n"
+           "                         than --adapt-min-gain. The global batch never changes: a switch changes no\n"
            "                         parameter, and the losses are the static run's up to summation\n"
            "                         order. Each decision is a line 'adapt k after iteration I: ...'\n"
            "                         with every plan's prediction (* never measured)\n"
+           "  --adapt-candidates K:B,...\n"
+           "                         the candidates instead: group size K with micro-batches of B\n"
+           "                         sequences (the start plan is added); with --plan, the plan's kFkB\n"
+           "                         candidates are the default\n"
            "  --adapt-every N        decide every N iterations (default 10)\n"
+           "  --adapt-min-gain PCT   the arbiter's threshold: switch only for a predicted gain above PCT\n"
+           "                         percent (default 10: the predictions of 1F1B against kFkB on\n"
+           "                         unchanged links were measured up to 5 %% apart from the runs)\n"
            "  --adapt-log FILE.csv   append each decision: " WP_ADAPT_LOG_HEADER "\n"
            "  --adapt-replay FILE.csv\n"
            "                         make the switches of a decision log after the same iterations\n"
@@ -156,6 +163,7 @@ struct run_options {
     const char *config, *data, *results, *trace, *svg, *partition, *save, *resume, *device, *plan_path;
     const char *layers_path, *slowdown_path, *measure;
     struct wp_adapt_options adapt;
+    int adapt_given[2 * 64];
     int emulated, progress_us;
     struct wp_layer_table table; /* emulated: the layer table */
     struct wp_plan plan;
@@ -194,6 +202,8 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"adapt-max-k", required_argument, NULL, OPT_ADAPT_MAX_K},
         {"adapt-log", required_argument, NULL, OPT_ADAPT_LOG},
         {"adapt-replay", required_argument, NULL, OPT_ADAPT_REPLAY},
+        {"adapt-candidates", required_argument, NULL, OPT_ADAPT_CANDIDATES},
+        {"adapt-min-gain", required_argument, NULL, OPT_ADAPT_MIN_GAIN},
         {"help", no_argument, NULL, 'h'},
     };
     struct option longopts[64];
@@ -211,6 +221,7 @@ static int parse(int argc, char **argv, struct run_options *o)
     o->progress_us = 200;
     o->adapt.every = 10;
     o->adapt.max_k = 8;
+    o->adapt.min_gain = 0.10;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -288,7 +299,37 @@ static int parse(int argc, char **argv, struct run_options *o)
                 return 2;
             break;
         case OPT_ADAPT_LOG: o->adapt.log_path = optarg; break;
+        case OPT_ADAPT_MIN_GAIN: {
+            char *end;
+            double pct = strtod(optarg, &end);
+            if (end == optarg || *end || !(pct >= 0 && pct <= 1000))
+                return wp_usage_error(CMD, "--adapt-min-gain '%s' must be a percentage from 0 to 1000", optarg);
+            o->adapt.min_gain = pct / 100;
+            break;
+        }
         case OPT_ADAPT_REPLAY: o->adapt.replay_path = optarg; break;
+        case OPT_ADAPT_CANDIDATES: {
+            int ngiven = 0, used = 0;
+            const char *c = optarg;
+            while (*c && ngiven < 64) {
+                int k, b;
+                if (sscanf(c, "%d:%d%n", &k, &b, &used) != 2 || k < 1 || b < 1)
+                    break;
+                o->adapt_given[2 * ngiven] = k;
+                o->adapt_given[2 * ngiven + 1] = b;
+                ngiven++;
+                c += used;
+                if (*c != ',')
+                    break;
+                c++;
+            }
+            if (ngiven == 0 || *c)
+                return wp_usage_error(CMD, "--adapt-candidates '%s' must be K:B pairs (group size : micro-batch size) "
+                                           "separated by commas, at most 64", optarg);
+            o->adapt.given = o->adapt_given;
+            o->adapt.ngiven = ngiven;
+            break;
+        }
         case OPT_PROGRESS_US:
             if (wp_parse_int_option(CMD, "--progress-us", optarg, 1, 1000000, &o->progress_us))
                 return 2;
@@ -860,10 +901,19 @@ int wp_cmd_run(int argc, char **argv)
     struct wp_adapt adapt;
     memset(&adapt, 0, sizeof adapt);
     struct plan_maker maker = {s.params, rank_map};
+    if (o.adapt.k && !o.adapt.ngiven && o.plan_path && o.plan.nkfkb > 0) { /* the planner's curve */
+        int *kb = malloc((size_t)2 * o.plan.nkfkb * sizeof *kb);
+        for (int i = 0; kb && i < o.plan.nkfkb; i++) {
+            kb[2 * i] = o.plan.kfkb[i].k;
+            kb[2 * i + 1] = o.plan.kfkb[i].micro_batch;
+        }
+        o.adapt.given = kb;
+        o.adapt.ngiven = kb ? o.plan.nkfkb : 0;
+    }
     if (o.adapt.k) {
         int start_k = s.params.kind == WP_SCHED_KFKB ? s.params.k : 1;
         int bad = wp_adapt_init(&adapt, &o.adapt, &s, start_k, cfg.train.global_batch, rank, make_plan, &maker, &err);
-        adapt.tune.cores = shared_cores;
+        adapt.tune.cores = o.emulated ? 0 : shared_cores; /* emulated passes sleep: no core is shared */
         int any_bad = bad != 0;
         MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (any_bad) {
@@ -1039,6 +1089,8 @@ int wp_cmd_run(int argc, char **argv)
     free(measure_s);
     wp_measure_destroy(&measure);
     wp_adapt_destroy(&adapt);
+    if (o.adapt.given && o.adapt.given != o.adapt_given)
+        free((void *)o.adapt.given);
     free(rank_map);
     wp_layer_stage_arrays_free(&table_costs);
     if (status && rank == 0 && err.msg[0])

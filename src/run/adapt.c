@@ -72,8 +72,11 @@ int wp_adapt_init(struct wp_adapt *a, const struct wp_adapt_options *o, const st
     memset(a, 0, sizeof *a);
     a->o = *o;
     a->rank = rank;
-    if (wp_tune_k_init(&a->tune, start, start_k, global_batch, o->max_k, make, make_ctx, err))
+    if (o->ngiven ? wp_tune_k_init_given(&a->tune, start, start_k, global_batch, o->given, o->ngiven, make, make_ctx,
+                                         err)
+                  : wp_tune_k_init(&a->tune, start, start_k, global_batch, o->max_k, make, make_ctx, err))
         return -1;
+    a->tune.min_gain = o->min_gain;
     if (rank == 0 && o->replay_path && read_replay(a, o->replay_path, err))
         return -1;
     for (int i = 0; i < a->nreplay; i++)

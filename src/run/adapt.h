@@ -18,7 +18,10 @@
 struct wp_adapt_options {
     int k;                   /* --adapt k */
     int every;               /* --adapt-every N */
-    int max_k;               /* candidates k = 1 .. max_k */
+    double min_gain;         /* --adapt-min-gain, relative */
+    int max_k;               /* candidates k = 1 .. max_k on the memory-limit curve, unless */
+    const int *given;        /* given (k, micro-batch) pairs: --adapt-candidates, or the plan's */
+    int ngiven;
     const char *log_path;    /* --adapt-log FILE.csv */
     const char *replay_path; /* --adapt-replay FILE.csv */
 };

@@ -109,6 +109,54 @@ int wp_tune_k_init(struct wp_tune_k *t, const struct wp_schedule *start, int sta
     return rc;
 }
 
+int wp_tune_k_init_given(struct wp_tune_k *t, const struct wp_schedule *start, int start_k, int global_batch,
+                         const int *k_b, int ngiven, wp_tune_make_fn make, void *make_ctx, struct wp_err *err)
+{
+    memset(t, 0, sizeof *t);
+    int S = start->nstages, R = widest_stage(start), b0 = global_batch / start->nmicro;
+    t->nstages = S;
+    t->global_batch = global_batch;
+    t->min_gain = 0.05;
+    t->average_weight = 0.5;
+    t->plans = calloc((size_t)ngiven + 1, sizeof *t->plans);
+    t->link_s_per_seq = calloc((size_t)S, sizeof *t->link_s_per_seq);
+    if (!t->plans || !t->link_s_per_seq) {
+        wp_tune_k_destroy(t);
+        return wp_errorf(err, "out of memory");
+    }
+    int rc = 0, have_start = 0;
+    for (int i = 0; i <= ngiven && rc == 0; i++) {
+        int k = i < ngiven ? k_b[2 * i] : start_k, b = i < ngiven ? k_b[2 * i + 1] : b0;
+        if (i == ngiven && have_start)
+            break;
+        if (k < 1 || b < 1 || global_batch % b || b % R || global_batch / b < k) {
+            rc = wp_errorf(err, "candidate k=%d with micro-batches of %d: the micro-batch must divide the global "
+                                "batch of %d and the largest replica count %d, and give at least k micro-batches",
+                           k, b, global_batch, R);
+            break;
+        }
+        for (int j = 0; j < t->nplans; j++)
+            if (t->plans[j].k == k && t->plans[j].micro_batch == b)
+                rc = wp_errorf(err, "candidate k=%d with micro-batches of %d is given twice", k, b);
+        struct wp_kfkb_plan *p = &t->plans[t->nplans];
+        if (rc == 0 && (rc = make(make_ctx, k, global_batch / b, &p->sched, err)) == 0) {
+            p->k = k;
+            p->micro_batch = b;
+            p->nmicro = global_batch / b;
+            if (plan_arrays(p, S))
+                rc = wp_errorf(err, "out of memory");
+            if (k == start_k && b == b0) {
+                have_start = 1;
+                t->current = t->nplans;
+            }
+            t->nplans++;
+        }
+    }
+    if (rc)
+        wp_tune_k_destroy(t);
+    return rc;
+}
+
 void wp_tune_k_destroy(struct wp_tune_k *t)
 {
     for (int i = 0; t->plans && i < t->nplans; i++) {
@@ -204,13 +252,13 @@ static int predict(const struct wp_tune_k *t, int i, double *iter_s, struct wp_e
 
 int wp_tune_k_decide(struct wp_tune_k *t, char *why, size_t size, struct wp_err *err)
 {
-    int best = t->current;
-    for (int i = 0; i < t->nplans; i++) {
+    for (int i = 0; i < t->nplans; i++)
         if (predict(t, i, &t->plans[i].predicted_s, err))
             return -1;
+    int best = t->current;
+    for (int i = 0; i < t->nplans; i++)
         if (t->plans[i].predicted_s < t->plans[best].predicted_s)
             best = i;
-    }
     const struct wp_kfkb_plan *cur = &t->plans[t->current], *win = &t->plans[best];
     double gain = win->predicted_s > 0 ? cur->predicted_s / win->predicted_s - 1 : 0;
     int pick = best != t->current && gain > t->min_gain ? best : t->current;

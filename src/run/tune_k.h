@@ -51,6 +51,11 @@ struct wp_tune_k {
  * plan is always one of them (current). */
 int wp_tune_k_init(struct wp_tune_k *t, const struct wp_schedule *start, int start_k, int global_batch, int max_k,
                    wp_tune_make_fn make, void *make_ctx, struct wp_err *err);
+/* Or the given (k, micro-batch) pairs (the planner's candidates, or the
+ * user's), checked against the global batch and the slicing only; the
+ * start plan is added when it is not among them. */
+int wp_tune_k_init_given(struct wp_tune_k *t, const struct wp_schedule *start, int start_k, int global_batch,
+                         const int *k_b, int ngiven, wp_tune_make_fn make, void *make_ctx, struct wp_err *err);
 void wp_tune_k_destroy(struct wp_tune_k *t);
 
 /* The running plan's agreed measurements of one iteration. */
