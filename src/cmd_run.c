@@ -914,13 +914,12 @@ int wp_cmd_run(int argc, char **argv)
         int start_k = s.params.kind == WP_SCHED_KFKB ? s.params.k : 1;
         int bad = wp_adapt_init(&adapt, &o.adapt, &s, start_k, cfg.train.global_batch, rank, make_plan, &maker, &err);
         adapt.tune.cores = o.emulated ? 0 : shared_cores; /* emulated passes sleep: no core is shared */
+        if (bad) /* said before any rank can end the job */
+            wp_err_print(CMD, &err);
         int any_bad = bad != 0;
         MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (any_bad) {
-            if (bad)
-                wp_err_print(CMD, &err);
+        if (any_bad)
             MPI_Abort(MPI_COMM_WORLD, 1);
-        }
         if (rank == 0) {
             printf("adapt k: every %d iterations, candidates", o.adapt.every);
             for (int i = 0; i < adapt.tune.nplans; i++)

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# `wavepipe run --adapt k` (Ada-Grouper's online tuning) with real compute
+# on local ranks. A switch changes no parameter:
+#  - switches between plans of the same micro-batch size (1F1B -> 2F2B ->
+#    4F4B -> 1F1B, replayed from a decision log after iterations 1, 3, 5)
+#    keep every stage's backward order, so losses and weights are bit for
+#    bit those of the static run;
+#  - switches that change the micro-batch size (4 -> 2 -> 1 -> 4
+#    sequences) sum the same gradients in another order: losses within 1e-6
+#    relative, weights within 2e-4 absolute (as tests/run_equivalence.sh),
+#    also with data-parallel copies (--stages 2 on 4 ranks);
+#  - a checkpoint written after switches resumes, on another rank count
+#    and statically, to the uninterrupted run's losses.
+# The rows name the plan each iteration ran; the tuner itself decides every
+# N iterations with one line each, logs every decision, and its candidates
+# hold no more activations than the start plan. Bad logs and options get
+# one clear error.
+. "$(dirname "$0")/lib.sh"
+out=$(scratch_dir)
+cfg="$WP_SRCDIR/jobs/models/gpt-tiny.cfg"
+header="iteration,adapt,from_k,from_micro_batch,to_k,to_micro_batch,predicted_from_s,predicted_to_s,switched,reasons"
+
+run() { # run NAME P ARGS...: 8 steps of 16 sequences, saved into $out/NAME
+    local name=$1 P=$2
+    shift 2
+    timeout 300 "$MPIEXEC" -n "$P" "$WAVEPIPE" run --config "$cfg" --steps 8 --global-batch 16 \
+        --results "$out/$name.csv" --save "$out/$name" "$@" > "$out/$name.log" 2>&1
+    local rc=$?
+    grep '^step' "$out/$name.log" | awk '{print $4}' > "$out/$name.loss"
+    return $rc
+}
+
+same() { # same REF NAME WHAT: bit for bit
+    if cmp -s "$out/$1.loss" "$out/$2.loss" && cmp -s "$out/$1/model.safetensors" "$out/$2/model.safetensors"; then
+        pass "$3: losses and weights bit for bit the static run's"
+    else
+        fail "$3: not bit for bit ($(tr '\n' ' ' < "$out/$2.loss") against $(tr '\n' ' ' < "$out/$1.loss"))"
+    fi
+}
+
+close() { # close REF NAME WHAT: within summation order
+    local cmp
+    cmp=$(python3 "$WP_SRCDIR/tests/st_compare.py" --atol 2e-4 "$out/$1/model.safetensors" \
+          "$out/$2/model.safetensors")
+    if [ $? -eq 0 ] && [ -s "$out/$2.loss" ] && [ "$(wc -l < "$out/$1.loss")" = "$(wc -l < "$out/$2.loss")" ] &&
+       awk 'NR == FNR { a[FNR] = $1; next } { d = $1 - a[FNR]; if (d < 0) d = -d; if (d > 1e-6 * a[FNR]) exit 1 }' \
+           "$out/$1.loss" "$out/$2.loss"; then
+        pass "$3: losses and weights the static run's within summation order ($cmp)"
+    else
+        fail "$3: beyond tolerance ($cmp; $(tr '\n' ' ' < "$out/$2.loss") against $(tr '\n' ' ' < "$out/$1.loss"))"
+    fi
+}
+
+plans_of() { # the k:micro_batches of each row
+    awk -F, 'NR > 1 { printf "%s%s:%s", sep, $8, $10; sep = " " }' "$1"
+}
+
+# a decision log of three switches, replayed
+log() { # log FILE FROM TO...: switches (K:B) after iterations 1, 3, 5
+    local f=$1 it=1 from=$2
+    shift 2
+    echo "$header" > "$f"
+    for to in "$@"; do
+        echo "$it,k,${from%:*},${from#*:},${to%:*},${to#*:},0.1,0.09,1,by hand" >> "$f"
+        from=$to
+        it=$((it + 2))
+    done
+}
+
+# same micro-batch size: 16 micro-batches of 1 sequence
+run static 4 --schedule 1f1b --micro-batches 16 || { fail "static run"; tail -5 "$out/static.log"; }
+log "$out/same_b.decisions" 1:1 2:1 4:1 1:1
+run same_b 4 --schedule 1f1b --micro-batches 16 --adapt k --adapt-candidates 2:1,4:1 --adapt-replay "$out/same_b.decisions"
+expect_status 0 $? "adaptive run replaying switches between 1F1B, 2F2B and 4F4B"
+same static same_b "k switched 1 -> 2 -> 4 -> 1 at micro-batch size 1"
+plans=$(plans_of "$out/same_b.csv")
+[ "$plans" = "1:16 1:16 2:16 2:16 4:16 4:16 1:16 1:16" ]
+expect_status 0 $? "the rows name the plan each iteration ran ($plans)"
+n=$(grep -c '^adapt k after iteration [135]: switch to' "$out/same_b.log")
+[ "$n" = 3 ]
+expect_status 0 $? "three switch lines, after iterations 1, 3 and 5 ($n)"
+
+# other micro-batch sizes: 4 micro-batches of 4, then 8 of 2, 16 of 1, back
+run static4 4 --schedule 1f1b --micro-batches 4 || fail "static run, 4 micro-batches"
+log "$out/other_b.decisions" 1:4 2:2 4:1 1:4
+run other_b 4 --schedule 1f1b --micro-batches 4 --adapt k --adapt-candidates 2:2,4:1 --adapt-replay "$out/other_b.decisions"
+expect_status 0 $? "adaptive run replaying switches of micro-batch size 4 -> 2 -> 1 -> 4"
+close static4 other_b "micro-batches of 4, 2, 1, 4 sequences"
+plans=$(plans_of "$out/other_b.csv")
+[ "$plans" = "1:4 1:4 2:8 2:8 4:16 4:16 1:4 1:4" ]
+expect_status 0 $? "the rows name the plan each iteration ran ($plans)"
+
+# data-parallel copies: two pipelines of 2 stages, gradients allreduced
+run static_dp 4 --schedule 1f1b --stages 2 --micro-batches 4 || fail "static run, --stages 2"
+log "$out/dp.decisions" 1:4 2:2 4:2 1:4
+run dp 4 --schedule 1f1b --stages 2 --micro-batches 4 --adapt k --adapt-candidates 2:2,4:2 \
+    --adapt-replay "$out/dp.decisions"
+expect_status 0 $? "adaptive run with 2 data-parallel copies"
+close static_dp dp "two pipeline copies, micro-batches of 4, 2, 2, 4"
+
+# a checkpoint after the switches resumes statically on 2 ranks
+log "$out/ck.decisions" 1:4 2:2 4:1
+timeout 300 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 6 --global-batch 16 --schedule 1f1b \
+    --micro-batches 4 --adapt k --adapt-candidates 2:2,4:1 --adapt-replay "$out/ck.decisions" --save "$out/ck" \
+    > "$out/ck.log.out" 2>&1
+expect_status 0 $? "6 adaptive steps saved after two switches"
+timeout 300 "$MPIEXEC" -n 2 "$WAVEPIPE" run --config "$cfg" --steps 8 --global-batch 16 --schedule 1f1b \
+    --micro-batches 4 --resume "$out/ck" --save "$out/resumed" > "$out/resumed.log" 2>&1
+expect_status 0 $? "resumed on 2 ranks, static"
+{ grep '^step' "$out/ck.log.out"; grep '^step' "$out/resumed.log"; } | awk '{print $4}' > "$out/resumed.loss"
+close static4 resumed "adaptive 6 steps, resumed statically on 2 ranks for 2"
+
+# the tuner deciding by itself: a line every 3 iterations, each logged
+run tuned 4 --schedule 1f1b --micro-batches 4 --adapt k --adapt-every 3 --adapt-log "$out/tuned_log.csv"
+expect_status 0 $? "adaptive run, tuning every 3 iterations"
+n=$(grep -c '^adapt k after iteration [25]: \(switch to\|stay at\) k=[0-9]* .*predicted k=1 b=4 ' "$out/tuned.log")
+[ "$n" = 2 ]
+expect_status 0 $? "a decision line after iterations 2 and 5, every candidate predicted ($n)"
+head -n 1 "$out/tuned_log.csv" | grep -qx "$header" && [ "$(wc -l < "$out/tuned_log.csv")" = 3 ]
+expect_status 0 $? "--adapt-log has its header and one row per decision"
+# every switch logged is the plan the next rows ran
+bad=$(awk -F, 'NR == FNR { if (FNR > 1 && $9 == 1) to[$1 + 1] = $5 ":" (16 / $6); next }
+    FNR > 1 { it = $13; if (it in to) cur = to[it]; else if (cur == "") cur = "1:4"
+              if ($8 ":" $10 != cur) print "iteration " it " ran " $8 ":" $10 " not " cur }' \
+    "$out/tuned_log.csv" "$out/tuned.csv")
+[ -z "$bad" ]
+expect_status 0 $? "the rows follow the logged switches ${bad:+($bad)}"
+close static4 tuned "tuned by itself, losses and weights"
+# the candidates: the memory-limit curve of 16 sequences and 4 stages
+expect_contains "$out/tuned.log" "candidates k=1 b=4 (M=4) [start] k=2 b=2 (M=8) k=3 b=1 (M=16) k=4 b=1 (M=16)" \
+    "candidates on the memory-limit curve, no rank holding more than 1F1B's 16 sequences"
+
+# errors
+timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 2 --adapt k --adapt-replay "$out/static.csv" \
+    > "$out/bad_replay.log" 2>&1
+expect_status 1 $? "a replay file that is not a decision log is refused"
+expect_contains "$out/bad_replay.log" "static.csv:1: not a decision log" "with file:line"
+log "$out/far.decisions" 1:4 3:3
+timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 2 --global-batch 16 --micro-batches 4 --adapt k \
+    --adapt-replay "$out/far.decisions" > "$out/far.out" 2>&1
+expect_status 1 $? "a replayed switch to a plan that is not a candidate is refused"
+expect_contains "$out/far.out" "k=3 with micro-batches of 3, which is not one of this run's candidates" "and says which"
+"$WAVEPIPE" run --config "$cfg" --adapt-log x.csv > "$out/u1.log" 2>&1
+expect_status 2 $? "--adapt-log without --adapt k is a usage error"
+"$WAVEPIPE" run --config "$cfg" --adapt k --schedule hanayo > "$out/u2.log" 2>&1
+expect_status 2 $? "--adapt k with hanayo is a usage error"
+expect_contains "$out/u2.log" "tunes 1f1b and kfkb runs, not hanayo" "and says why"
+"$WAVEPIPE" run --config "$cfg" --adapt k --adapt-candidates 2:x > "$out/u3.log" 2>&1
+expect_status 2 $? "a malformed --adapt-candidates is a usage error"
+timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 1 --global-batch 16 --adapt k \
+    --adapt-candidates 2:3 > "$out/u4.log" 2>&1
+expect_status 1 $? "a candidate whose micro-batch does not divide the global batch is refused"
+expect_contains "$out/u4.log" "candidate k=2 with micro-batches of 3" "and named"
+finish
