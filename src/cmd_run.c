@@ -1074,10 +1074,14 @@ int wp_cmd_run(int argc, char **argv)
                                  o.layers_path};
         summarize(&in, run_s, &rs);
         if (rank == 0 && measure_s && n > 0 && median > 0) {
+            double mean = 0; /* before sorting: the decisions' cost shows in the mean */
+            for (long i = 1; i <= n; i++)
+                mean += measure_s[i] / (double)n;
             double cost = wp_stat3_sorted(measure_s + 1, (size_t)n).median;
-            printf("measuring: %.3f ms per iteration to pair the messages' times and agree the sums (median, "
-                   "%.2f %% of the iteration; a rank the machine holds back shows here)\n",
-                   1e3 * cost, 100 * cost / median);
+            printf("measuring%s: %.3f ms per iteration to pair the messages' times and agree the sums%s (median, "
+                   "%.2f %% of the iteration; mean %.3f ms, %.2f %%; a rank the machine holds back shows here)\n",
+                   o.adapt.k ? " and tuning" : "", 1e3 * cost, o.adapt.k ? ", and every N to decide" : "",
+                   100 * cost / median, 1e3 * mean, 100 * mean / median);
         }
     }
     if (status == 0 && (o.trace || o.svg))
