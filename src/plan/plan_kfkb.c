@@ -55,13 +55,7 @@ int wp_plan_simulate(const struct wp_plan_model *m, const struct wp_plan *p, int
     memset(&sched, 0, sizeof sched);
     if (rc == 0 && (rc = wp_schedule_generate(&sp, &sched, err)) == 0) {
         struct wp_cost_model cost;
-        wp_cost_model_default(&cost);
-        cost.stage_f = f;
-        cost.stage_b = b;
-        cost.stage_w = w;
-        cost.boundary_s = send;
-        cost.stage_allreduce_s = ar;
-        cost.prefetch = 1;
+        wp_cost_model_per_stage(&cost, f, b, w, send, ar);
         if ((rc = wp_simulate(&sched, &cost, &res, err)) == 0) {
             *iter_s = res.makespan;
             wp_sim_result_destroy(&res);

@@ -232,13 +232,7 @@ static int predict(const struct wp_tune_k *t, int i, double *iter_s, struct wp_e
             link[st] = t->link_s_per_seq[st] * p->micro_batch;
     }
     struct wp_cost_model cost;
-    wp_cost_model_default(&cost);
-    cost.stage_f = f;
-    cost.stage_b = b;
-    cost.stage_w = w;
-    cost.boundary_s = link;
-    cost.stage_allreduce_s = ar;
-    cost.prefetch = 1;
+    wp_cost_model_per_stage(&cost, f, b, w, link, ar);
     cost.cores = t->cores;
     struct wp_sim_result res;
     int rc = wp_simulate(&p->sched, &cost, &res, err);

@@ -25,6 +25,18 @@ void wp_cost_model_default(struct wp_cost_model *c)
     c->prefetch = 1;
 }
 
+void wp_cost_model_per_stage(struct wp_cost_model *c, const double *f, const double *b, const double *w,
+                             const double *boundary_s, const double *allreduce_s)
+{
+    wp_cost_model_default(c);
+    c->stage_f = f;
+    c->stage_b = b;
+    c->stage_w = w;
+    c->boundary_s = boundary_s;
+    c->stage_allreduce_s = allreduce_s;
+    c->prefetch = 1;
+}
+
 /* What one compute does to its rank: the seconds it takes, and the
  * activations it takes hold of (F: the stage's weight) or frees (the op
  * that frees them: minus the weight), so that a compute is played without

@@ -68,6 +68,11 @@ struct wp_sim_result {
 };
 
 void wp_cost_model_default(struct wp_cost_model *c);
+/* The default with per-stage costs instead (one micro-batch slice: F, B, W
+ * seconds per stage; a message across each boundary; each stage's
+ * allreduce) and receives posted ahead: the planner's and the tuner's. */
+void wp_cost_model_per_stage(struct wp_cost_model *c, const double *f, const double *b, const double *w,
+                             const double *boundary_s, const double *allreduce_s);
 int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, struct wp_sim_result *res,
                 struct wp_err *err);
 void wp_sim_result_destroy(struct wp_sim_result *res);
