@@ -25,6 +25,7 @@
 #include "run/interpreter.h"
 #include "run/measure.h"
 #include "run/plan_ranks.h"
+#include "run/repartition.h"
 #include "run/stage_emulated.h"
 #include "run/stage_gpt2.h"
 #include "plan/layer_stages.h"
@@ -41,7 +42,8 @@
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
        OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_PLAN,
        OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_PROGRESS_US, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
-       OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN };
+       OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN,
+       OPT_ADAPT_HORIZON };
 
 static void usage(void)
 {
@@ -204,6 +206,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"adapt-replay", required_argument, NULL, OPT_ADAPT_REPLAY},
         {"adapt-candidates", required_argument, NULL, OPT_ADAPT_CANDIDATES},
         {"adapt-min-gain", required_argument, NULL, OPT_ADAPT_MIN_GAIN},
+        {"adapt-horizon", required_argument, NULL, OPT_ADAPT_HORIZON},
         {"help", no_argument, NULL, 'h'},
     };
     struct option longopts[64];
@@ -222,6 +225,7 @@ static int parse(int argc, char **argv, struct run_options *o)
     o->adapt.every = 10;
     o->adapt.max_k = 8;
     o->adapt.min_gain = 0.10;
+    o->adapt.horizon = 50;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -285,11 +289,21 @@ static int parse(int argc, char **argv, struct run_options *o)
         case OPT_LAYERS: o->layers_path = optarg; break;
         case OPT_SLOWDOWN: o->slowdown_path = optarg; break;
         case OPT_MEASURE: o->measure = optarg; break;
-        case OPT_ADAPT:
-            if (strcmp(optarg, "none") != 0 && strcmp(optarg, "k") != 0)
-                return wp_usage_error(CMD, "--adapt must be none or k");
-            o->adapt.k = strcmp(optarg, "k") == 0;
+        case OPT_ADAPT: {
+            int both = strcmp(optarg, "both") == 0;
+            if (!both && strcmp(optarg, "none") != 0 && strcmp(optarg, "k") != 0 && strcmp(optarg, "partition") != 0)
+                return wp_usage_error(CMD, "--adapt must be none, k, partition or both");
+            o->adapt.k = both || strcmp(optarg, "k") == 0;
+            o->adapt.partition = both || strcmp(optarg, "partition") == 0;
             break;
+        }
+        case OPT_ADAPT_HORIZON: {
+            int h;
+            if (wp_parse_int_option(CMD, "--adapt-horizon", optarg, 1, 1 << 30, &h))
+                return 2;
+            o->adapt.horizon = h;
+            break;
+        }
         case OPT_ADAPT_EVERY:
             if (wp_parse_int_option(CMD, "--adapt-every", optarg, 1, 1 << 30, &o->adapt.every))
                 return 2;
@@ -359,8 +373,8 @@ static int parse(int argc, char **argv, struct run_options *o)
         return wp_usage_error(CMD, "--config FILE is required (e.g. jobs/models/gpt-tiny.cfg)");
     if (o->save_every && !o->save)
         return wp_usage_error(CMD, "--save-every needs --save DIR");
-    if (!o->adapt.k && (o->adapt.log_path || o->adapt.replay_path))
-        return wp_usage_error(CMD, "--adapt-log and --adapt-replay go with --adapt k");
+    if (!o->adapt.k && !o->adapt.partition && (o->adapt.log_path || o->adapt.replay_path))
+        return wp_usage_error(CMD, "--adapt-log and --adapt-replay go with --adapt k, partition or both");
     if (o->adapt.k && o->sched.schedule_file)
         return wp_usage_error(CMD, "--adapt k makes kFkB plans: not with --schedule-file");
     if (o->adapt.k && o->kind_given && o->sched.params.kind != WP_SCHED_1F1B && o->sched.params.kind != WP_SCHED_KFKB)
@@ -760,6 +774,39 @@ static double activation_peak_bytes(const struct wp_interp *in)
     return peak;
 }
 
+/* A move of --adapt partition: the stages' ranges become count's (first
+ * and end are what the stage kinds' contexts read: blocks [first, end), or
+ * emulated the table's layers [first, end]), the layers' state moves
+ * (repartition.h); *pause_s is how long the job stood (the slowest rank). */
+static int move_layers(struct wp_interp *in, const struct run_options *o, int *first, int *end, const int *count,
+                       wp_stage_make_fn make, void *make_ctx, int rank, double *pause_s, struct wp_err *err)
+{
+    int S = in->s->nstages, inclusive = o->emulated;
+    int *lo = malloc((size_t)4 * S * sizeof *lo);
+    if (!lo)
+        return wp_errorf(err, "out of memory");
+    int *hi = lo + S, *new_lo = lo + 2 * S, *new_hi = lo + 3 * S, next = first[0];
+    for (int st = 0; st < S; st++) {
+        lo[st] = first[st];
+        hi[st] = end[st] + inclusive;
+        new_lo[st] = next;
+        new_hi[st] = next += count[st];
+        first[st] = new_lo[st];
+        end[st] = new_hi[st] - inclusive;
+    }
+    double t0 = MPI_Wtime(), bytes = 0;
+    int rc = wp_interp_repartition(in, lo, hi, new_lo, new_hi, make, make_ctx, &bytes, err);
+    double took[2] = {MPI_Wtime() - t0, bytes};
+    MPI_Allreduce(MPI_IN_PLACE, &took[0], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &took[1], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    *pause_s = took[0];
+    if (rc == 0 && rank == 0)
+        printf("adapt partition: moved %.2f MiB of parameters and AdamW moments between ranks in %.3f s\n",
+               took[1] / 1048576, took[0]);
+    free(lo);
+    return rc;
+}
+
 int wp_cmd_run(int argc, char **argv)
 {
     struct run_options o;
@@ -910,22 +957,53 @@ int wp_cmd_run(int argc, char **argv)
         o.adapt.given = kb;
         o.adapt.ngiven = kb ? o.plan.nkfkb : 0;
     }
-    if (o.adapt.k) {
+    /* --adapt partition: the units moved (blocks, or the table's layers) and
+     * the reference costs of the layers (real: GPT-2's analytic table at one
+     * sequence; the rank's measured speed against it is what counts) */
+    struct wp_layer_table ref_table;
+    wp_layer_table_init(&ref_table);
+    int *unit_count = calloc((size_t)s.nstages, sizeof *unit_count);
+    for (int st = 0; unit_count && st < s.nstages; st++)
+        unit_count[st] = o.emulated ? end[st] - first[st] + 1 : end[st] - first[st];
+    if (o.adapt.k || o.adapt.partition) {
         int start_k = s.params.kind == WP_SCHED_KFKB ? s.params.k : 1;
-        int bad = wp_adapt_init(&adapt, &o.adapt, &s, start_k, cfg.train.global_batch, rank, make_plan, &maker, &err);
-        adapt.tune.cores = o.emulated ? 0 : shared_cores; /* emulated passes sleep: no core is shared */
+        int bad = unit_count ? 0 : wp_errorf(&err, "out of memory");
+        if (bad == 0 && o.adapt.partition && in.nheld > 1)
+            bad = wp_errorf(&err, "--adapt partition moves layers between ranks that hold one stage each; rank %d "
+                                  "holds %d (%s)",
+                            rank, in.nheld, wp_sched_kind_name(s.params.kind));
+        if (bad == 0 && o.adapt.partition && !o.emulated) {
+            struct wp_gpt_shape shape = {cfg.model.layers, cfg.model.channels, cfg.model.heads,
+                                         cfg.model.sequence_length, cfg.model.vocabulary, 1, 4, 4};
+            bad = wp_layer_table_gpt(&ref_table, &shape, 1e9, &err);
+        }
+        struct wp_adapt_units units = {o.emulated ? &o.table : &ref_table, o.emulated ? 0 : 1, o.emulated ? 0 : 1,
+                                       o.emulated ? 0 : 1, unit_count};
+        if (bad == 0)
+            bad = wp_adapt_init(&adapt, &o.adapt, &s, start_k, cfg.train.global_batch, &units, rank, make_plan,
+                                &maker, &err);
+        if (o.adapt.k)
+            adapt.tune.cores = o.emulated ? 0 : shared_cores; /* emulated passes sleep: no core is shared */
         if (bad) /* said before any rank can end the job */
             wp_err_print(CMD, &err);
         int any_bad = bad != 0;
         MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (any_bad)
             MPI_Abort(MPI_COMM_WORLD, 1);
-        if (rank == 0) {
+        if (rank == 0 && o.adapt.k) {
             printf("adapt k: every %d iterations, candidates", o.adapt.every);
             for (int i = 0; i < adapt.tune.nplans; i++)
                 printf(" k=%d b=%d (M=%d)%s", adapt.tune.plans[i].k, adapt.tune.plans[i].micro_batch,
                        adapt.tune.plans[i].nmicro, i == adapt.tune.current ? " [start]" : "");
             printf("%s\n", o.adapt.replay_path ? "; switches replayed from the log" : "");
+        }
+        if (rank == 0 && o.adapt.partition) {
+            char text[512];
+            wp_adapt_partition_text(unit_count, s.nstages, text, sizeof text);
+            printf("adapt partition: every %d iterations, %s per stage %s, moves of one boundary by up to %d, a "
+                   "gain counted over %.0f iterations%s\n",
+                   o.adapt.every, o.emulated ? "layers" : "blocks", text, adapt.parts.max_shift, o.adapt.horizon,
+                   o.adapt.replay_path ? "; moves replayed from the log" : "");
         }
     }
     size_t measure_cap = (size_t)(6 * s.nstages + 1) * 128;
@@ -992,10 +1070,25 @@ int wp_cmd_run(int argc, char **argv)
             status = -1;
         /* --adapt: the tuner sees the agreed measurements; a new plan runs from the next step */
         const struct wp_schedule *next = NULL;
-        if (o.adapt.k && wp_adapt_iteration(&adapt, &measure, step, step + 1 == cfg.train.steps, &next,
-                                            status ? NULL : &err) &&
+        int moved = 0;
+        if ((o.adapt.k || o.adapt.partition) &&
+            wp_adapt_iteration(&adapt, &measure, step, step + 1 == cfg.train.steps, &next, &moved, unit_count,
+                               status ? NULL : &err) &&
             status == 0)
             status = -1;
+        if (moved) { /* live: the layers' state moves between neighbours, the job goes on */
+            double pause_s = 0;
+            if (move_layers(&in, &o, first, end, unit_count, o.emulated ? wp_stage_emulated_make : wp_stage_gpt2_make,
+                            o.emulated ? (void *)&emu_ctx : (void *)&gpt2_ctx, rank, &pause_s, &err)) {
+                wp_err_print(CMD, &err);
+                MPI_Abort(MPI_COMM_WORLD, 1); /* a rank half way between two partitions cannot go on */
+            }
+            wp_adapt_moved(&adapt, unit_count, pause_s);
+            wp_layer_stage_arrays_free(&table_costs);
+            if (o.emulated &&
+                wp_layer_stage_arrays_make(&o.table, run_s, cfg.train.global_batch, first, end, &table_costs, &err))
+                status = -1;
+        }
         if (measure_s)
             measure_s[step - first_step] = MPI_Wtime() - measure_t0;
         const struct wp_schedule *ran = run_s; /* this step's row */
@@ -1092,6 +1185,8 @@ int wp_cmd_run(int argc, char **argv)
     free(measure_s);
     wp_measure_destroy(&measure);
     wp_adapt_destroy(&adapt);
+    wp_layer_table_destroy(&ref_table);
+    free(unit_count);
     if (o.adapt.given && o.adapt.given != o.adapt_given)
         free((void *)o.adapt.given);
     free(rank_map);

@@ -257,6 +257,69 @@ void wp_gpt2_stage_destroy(struct wp_gpt2_stage *st)
     memset(st, 0, sizeof *st);
 }
 
+/* Blocks [lo, hi) are one run of tensors in the stage's buffers (model
+ * order): their first float and count. */
+static void blocks_span(const struct wp_gpt2_stage *st, int lo, int hi, size_t *first, size_t *count)
+{
+    int L = st->g.layers;
+    long a = wp_stage_layout_find(&st->layout, wp_gpt2_tensor_index(L, lo, WP_T_LN1W));
+    long z = wp_stage_layout_find(&st->layout, wp_gpt2_tensor_index(L, hi - 1, WP_T_FCPROJB));
+    struct wp_tensor_desc d;
+    wp_gpt2_tensor_desc(&st->g, wp_gpt2_tensor_index(L, hi - 1, WP_T_FCPROJB), &d);
+    *first = hi > lo && a >= 0 ? (size_t)a : 0;
+    *count = hi > lo && a >= 0 && z >= a ? (size_t)z + d.numel - (size_t)a : 0;
+}
+
+size_t wp_gpt2_stage_blocks_state(const struct wp_gpt2_stage *st, int lo, int hi, float *out)
+{
+    size_t first, n;
+    blocks_span(st, lo, hi, &first, &n);
+    if (out) {
+        st->k->to_host(out, st->params + first, n * sizeof(float));
+        st->k->to_host(out + n, st->m + first, n * sizeof(float));
+        st->k->to_host(out + 2 * n, st->v + first, n * sizeof(float));
+    }
+    return 3 * n;
+}
+
+void wp_gpt2_stage_set_blocks_state(struct wp_gpt2_stage *st, int lo, int hi, const float *in)
+{
+    size_t first, n;
+    blocks_span(st, lo, hi, &first, &n);
+    st->k->to_device(st->params + first, in, n * sizeof(float));
+    st->k->to_device(st->m + first, in + n, n * sizeof(float));
+    st->k->to_device(st->v + first, in + 2 * n, n * sizeof(float));
+}
+
+int wp_gpt2_stage_adopt(struct wp_gpt2_stage *st, const struct wp_gpt2_stage *old)
+{
+    size_t most = 0;
+    for (int i = 0; i < st->layout.ntensors; i++) {
+        struct wp_tensor_desc d;
+        wp_gpt2_tensor_desc(&st->g, st->layout.tensors[i], &d);
+        most = d.numel > most ? d.numel : most;
+    }
+    float *host = malloc((most ? most : 1) * sizeof *host);
+    if (!host)
+        return -1;
+    for (int i = 0; i < st->layout.ntensors; i++) {
+        long from = wp_stage_layout_find(&old->layout, st->layout.tensors[i]);
+        if (from < 0)
+            continue;
+        struct wp_tensor_desc d;
+        wp_gpt2_tensor_desc(&st->g, st->layout.tensors[i], &d);
+        size_t to = st->layout.offset[i], bytes = d.numel * sizeof(float);
+        const float *src[3] = {old->params, old->m, old->v};
+        float *dst[3] = {st->params, st->m, st->v};
+        for (int b = 0; b < 3; b++) { /* through the host: exact on every backend */
+            st->k->to_host(host, src[b] + from, bytes);
+            st->k->to_device(dst[b] + to, host, bytes);
+        }
+    }
+    free(host);
+    return 0;
+}
+
 void wp_gpt2_stage_set_tokens(struct wp_gpt2_stage *st, int slot, const int *inputs, const int *targets)
 {
     size_t n = (size_t)st->B * st->g.sequence_length * sizeof(int);

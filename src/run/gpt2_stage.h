@@ -48,6 +48,17 @@ void wp_gpt2_stage_destroy(struct wp_gpt2_stage *st);
  * scratch are made again; parameters, gradients and AdamW moments stay. */
 int wp_gpt2_stage_reshape(struct wp_gpt2_stage *st, int B, int nslots, struct wp_err *err);
 
+/* The training state of blocks [lo, hi) of this stage (parameters and
+ * AdamW's m and v, 3 x *floats floats, in that order), to move them to
+ * another stage: out NULL gives the count only. lo..hi must be held. */
+size_t wp_gpt2_stage_blocks_state(const struct wp_gpt2_stage *st, int lo, int hi, float *out);
+/* Sets blocks [lo, hi)'s parameters and moments from such a state. */
+void wp_gpt2_stage_set_blocks_state(struct wp_gpt2_stage *st, int lo, int hi, const float *in);
+
+/* Copies from old every tensor both stages hold (parameters and AdamW
+ * moments): what a stage re-made with other blocks keeps. */
+int wp_gpt2_stage_adopt(struct wp_gpt2_stage *st, const struct wp_gpt2_stage *old);
+
 /* Bytes of everything one micro-batch keeps on this stage (a slot). */
 size_t wp_gpt2_stage_slot_bytes(const struct wp_gpt2_stage *st);
 /* Bytes of one (B,T,C) activation slice. */

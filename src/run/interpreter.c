@@ -423,21 +423,6 @@ static void record(struct wp_interp *in, int op, int stage, int mb, double start
     t->events[t->nevents++].end = end;
 }
 
-static int sorted_holders(const struct wp_schedule *s, int stage, int *ranks)
-{
-    const struct wp_stage_place *pl = &s->place[stage];
-    int n = 0;
-    for (int i = 0; i < pl->ncopies * pl->nreplicas; i++) {
-        int r = pl->ranks[i], k = n++;
-        while (k > 0 && ranks[k - 1] > r) {
-            ranks[k] = ranks[k - 1];
-            k--;
-        }
-        ranks[k] = r;
-    }
-    return n;
-}
-
 /* The tied wte: the first stage's copy (embedding) and the last stage's
  * copy (LM head) get the sum of both gradients. */
 static int sync_tied_embedding(struct wp_interp *in, struct wp_err *err)
@@ -447,7 +432,7 @@ static int sync_tied_embedding(struct wp_interp *in, struct wp_err *err)
     int *group = malloc((size_t)4 * s->nranks * sizeof *group);
     if (!group)
         return wp_errorf(err, "out of memory");
-    int n0 = sorted_holders(s, 0, group), n1 = sorted_holders(s, S - 1, group + n0), n = 0;
+    int n0 = wp_stage_holders_sorted(s, 0, group), n1 = wp_stage_holders_sorted(s, S - 1, group + n0), n = 0;
     for (int i = 0; i < n0 + n1; i++) { /* sorted union */
         int r = group[i], k, dup = 0;
         for (k = 0; k < n; k++)
@@ -583,7 +568,7 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
             record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
         case WP_OP_ALLREDUCE: {
-            int n = sorted_holders(s, a->stage, group);
+            int n = wp_stage_holders_sorted(s, a->stage, group);
             if (in->cops->allreduce_sum(in->comm, hs->exec.grads, hs->exec.grad_floats, group, n))
                 rc = wp_errorf(err, "rank %d: allreduce of stage %d failed", in->rank, a->stage);
             record(in, a->op, a->stage, -1, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);

@@ -151,9 +151,41 @@ static int emu_reshape(void *impl, int nseq, int nslots, struct wp_stage_exec *e
     return shape(e, e->stage, nseq, nslots, e->split_backward, ex, err);
 }
 
+/* No model: the state a move would carry, zeros of its true size (the
+ * layers' parameters and AdamW moments in float32), so that a re-partition
+ * moves as many bytes as it would with the model. */
+static size_t emu_layers_state(void *impl, int lo, int hi, float *out)
+{
+    const struct emu_exec *e = impl;
+    double bytes = 0;
+    for (int l = lo; l < hi; l++)
+        bytes += e->ctx->table->layers[l].parameter_bytes + e->ctx->table->layers[l].optimizer_bytes;
+    size_t n = (size_t)ceil(bytes / sizeof(float));
+    if (out)
+        memset(out, 0, n * sizeof *out);
+    return n;
+}
+
+static void emu_set_layers_state(void *impl, int lo, int hi, const float *in)
+{
+    (void)impl;
+    (void)lo;
+    (void)hi;
+    (void)in;
+}
+
+static int emu_adopt(void *impl, const void *old_impl, struct wp_err *err)
+{
+    (void)impl;
+    (void)old_impl;
+    (void)err;
+    return 0;
+}
+
 static const struct wp_stage_exec_ops emu_ops = {
     "emulated", emu_buffer, emu_forward, emu_backward, emu_backward_weights, emu_zero_grads,
-    emu_optimizer_step, NULL, NULL, emu_reshape, emu_destroy,
+    emu_optimizer_step, NULL, NULL, emu_reshape, emu_layers_state, emu_set_layers_state,
+    emu_adopt, emu_destroy,
 };
 
 int wp_stage_emulated_make(void *ctx, const struct wp_stage_request *rq, struct wp_stage_exec *out,

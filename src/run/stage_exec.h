@@ -56,6 +56,16 @@ struct wp_stage_exec_ops {
      * size or schedule): the activation buffers are made again, parameters,
      * gradients and optimizer state stay; fills e's sizes anew */
     int (*reshape)(void *impl, int nseq, int nslots, struct wp_stage_exec *e, struct wp_err *err);
+    /* The training state of the kind's movable layers [lo, hi) (GPT-2:
+     * blocks; emulated: the table's layers), for a re-partition: written
+     * into out (NULL: the float count only); set from in. What moves is
+     * parameters and optimizer state; gradients are zeroed every step. */
+    size_t (*layers_state)(void *impl, int lo, int hi, float *out);
+    void (*set_layers_state)(void *impl, int lo, int hi, const float *in);
+    /* a stage made anew with other layers takes from the old one (same
+     * kind) all the state both hold: the layers kept and what never moves
+     * (GPT-2's embedding and head) */
+    int (*adopt)(void *impl, const void *old_impl, struct wp_err *err);
     void (*destroy)(void *impl);
 };
 

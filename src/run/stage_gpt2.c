@@ -87,6 +87,23 @@ static int gpt2_reshape(void *impl, int nseq, int nslots, struct wp_stage_exec *
     return 0;
 }
 
+static size_t gpt2_layers_state(void *impl, int lo, int hi, float *out)
+{
+    return wp_gpt2_stage_blocks_state(&((struct gpt2_exec *)impl)->model, lo, hi, out);
+}
+
+static void gpt2_set_layers_state(void *impl, int lo, int hi, const float *in)
+{
+    wp_gpt2_stage_set_blocks_state(&((struct gpt2_exec *)impl)->model, lo, hi, in);
+}
+
+static int gpt2_adopt(void *impl, const void *old_impl, struct wp_err *err)
+{
+    if (wp_gpt2_stage_adopt(&((struct gpt2_exec *)impl)->model, &((const struct gpt2_exec *)old_impl)->model))
+        return wp_errorf(err, "out of memory");
+    return 0;
+}
+
 static void gpt2_destroy(void *impl)
 {
     struct gpt2_exec *g = impl;
@@ -97,7 +114,8 @@ static void gpt2_destroy(void *impl)
 
 static const struct wp_stage_exec_ops gpt2_ops = {
     "gpt2", gpt2_buffer, gpt2_forward, gpt2_backward, gpt2_backward_weights, gpt2_zero_grads,
-    gpt2_optimizer_step, gpt2_tied_grad, gpt2_tie_local, gpt2_reshape, gpt2_destroy,
+    gpt2_optimizer_step, gpt2_tied_grad, gpt2_tie_local, gpt2_reshape,
+    gpt2_layers_state, gpt2_set_layers_state, gpt2_adopt, gpt2_destroy,
 };
 
 int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_stage_exec *out, struct wp_err *err)

@@ -238,3 +238,18 @@ int wp_schedule_rename_ranks(struct wp_schedule *s, const int *to, struct wp_err
     free(seen);
     return rc;
 }
+
+int wp_stage_holders_sorted(const struct wp_schedule *s, int stage, int *ranks)
+{
+    const struct wp_stage_place *pl = &s->place[stage];
+    int n = 0;
+    for (int i = 0; i < pl->ncopies * pl->nreplicas; i++) {
+        int r = pl->ranks[i], k = n++;
+        while (k > 0 && ranks[k - 1] > r) {
+            ranks[k] = ranks[k - 1];
+            k--;
+        }
+        ranks[k] = r;
+    }
+    return n;
+}

@@ -82,6 +82,9 @@ void wp_schedule_destroy(struct wp_schedule *s);
  * 0..nranks-1): lists, peers, placement and activation bounds move along.
  * How a plan's devices land on the job's ranks (wavepipe run --plan). */
 int wp_schedule_rename_ranks(struct wp_schedule *s, const int *to, struct wp_err *err);
+/* The ranks holding any copy or replica of a stage, ascending, into ranks
+ * (room for the stage's ncopies x nreplicas); returns their count. */
+int wp_stage_holders_sorted(const struct wp_schedule *s, int stage, int *ranks);
 
 /* Gives every list, all of them empty, room for capacity[r] actions, in
  * one block on huge pages (util/huge_pages.h): generators know how long

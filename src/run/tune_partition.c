@@ -1,0 +1,219 @@
+/* AutoPipe's re-partitioning decisions (see tune_partition.h). */
+#include "run/tune_partition.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/layer_stages.h"
+#include "sched/simulate.h"
+
+int wp_tune_partition_init(struct wp_tune_partition *t, const struct wp_layer_table *table, int unit_offset,
+                           int lead, int tail, int nstages, const int *count, struct wp_err *err)
+{
+    memset(t, 0, sizeof *t);
+    t->table = table;
+    t->unit_offset = unit_offset;
+    t->lead = lead;
+    t->tail = tail;
+    t->nstages = nstages;
+    t->max_shift = 4;
+    t->horizon_iters = 50;
+    t->min_gain = 0.02;
+    t->average_weight = 0.5;
+    int S = nstages;
+    t->count = calloc((size_t)S, sizeof *t->count);
+    t->speed_f = calloc((size_t)5 * S, sizeof *t->speed_f);
+    if (!t->count || !t->speed_f) {
+        wp_tune_partition_destroy(t);
+        return wp_errorf(err, "out of memory");
+    }
+    t->speed_b = t->speed_f + S;
+    t->speed_w = t->speed_f + 2 * S;
+    t->link_s_per_byte = t->speed_f + 3 * S;
+    t->allreduce_s_per_byte = t->speed_f + 4 * S;
+    for (int s = 0; s < S; s++) {
+        t->count[s] = count[s];
+        t->nunits += count[s];
+    }
+    if (t->nunits + unit_offset + tail != table->nlayers || unit_offset < lead)
+        return wp_errorf(err, "internal: %d units from table layer %d and %d after do not make the %d layers of %s",
+                         t->nunits, unit_offset, tail, table->nlayers, table->name);
+    return 0;
+}
+
+void wp_tune_partition_destroy(struct wp_tune_partition *t)
+{
+    free(t->count);
+    free(t->speed_f);
+    memset(t, 0, sizeof *t);
+}
+
+void wp_tune_partition_range(const struct wp_tune_partition *t, const int *count, int st, int *first, int *last)
+{
+    int u = 0;
+    for (int s = 0; s < st; s++)
+        u += count[s];
+    *first = u + t->unit_offset - (st == 0 ? t->lead : 0);
+    *last = u + count[st] - 1 + t->unit_offset + (st == t->nstages - 1 ? t->tail : 0);
+}
+
+/* Sequences of one slice of stage st, and of one message across boundary b. */
+static double slice_of(const struct wp_schedule *s, int global_batch, int st)
+{
+    return (double)global_batch / s->nmicro / s->place[st].nreplicas;
+}
+
+static double message_seqs(const struct wp_schedule *s, int global_batch, int b)
+{
+    int ra = s->place[b].nreplicas, rb = s->place[b + 1].nreplicas;
+    return (double)global_batch / s->nmicro / (ra > rb ? ra : rb);
+}
+
+static void average(double *avg, double now, double weight)
+{
+    *avg = *avg > 0 ? (1 - weight) * *avg + weight * now : now;
+}
+
+void wp_tune_partition_observe(struct wp_tune_partition *t, const struct wp_measure *m, const struct wp_schedule *s,
+                               int global_batch)
+{
+    for (int st = 0; st < t->nstages; st++) {
+        int a, z;
+        wp_tune_partition_range(t, t->count, st, &a, &z);
+        struct wp_layer_stage_cost ref;
+        wp_layer_stage_cost(t->table, a, z, slice_of(s, global_batch, st), s->split_backward, &ref);
+        double refs[3] = {ref.forward_s, ref.backward_s, ref.weights_s}, *to[3] = {t->speed_f, t->speed_b, t->speed_w};
+        for (int op = WP_OP_F; op <= WP_OP_W; op++) {
+            struct wp_measure_pass p = wp_measure_pass_of(m, op, st);
+            if (p.count > 0 && refs[op] > 0)
+                average(&to[op][st], p.mean_s / refs[op], t->average_weight);
+        }
+        struct wp_measure_pass ar = wp_measure_pass_of(m, WP_OP_ALLREDUCE, st);
+        if (ar.count > 0 && ref.parameter_bytes > 0)
+            t->allreduce_s_per_byte[st] = ar.mean_s / ref.parameter_bytes;
+    }
+    for (int b = 0; b + 1 < t->nstages; b++) {
+        double worst = -1;
+        for (int dir = WP_MEASURE_ACT; dir <= WP_MEASURE_GRAD; dir++) {
+            struct wp_measure_link l = wp_measure_link_of(m, b, dir);
+            if (l.timed > 0 && l.bytes > 0 && l.mean_s / l.bytes > worst)
+                worst = l.mean_s / l.bytes;
+        }
+        if (worst >= 0)
+            t->link_s_per_byte[b] = worst;
+    }
+}
+
+/* The simulator's iteration time of schedule s on partition count. */
+static int predict(const struct wp_tune_partition *t, const struct wp_schedule *s, int global_batch, const int *count,
+                   double *iter_s, struct wp_err *err)
+{
+    int S = t->nstages;
+    double *buf = calloc((size_t)5 * S, sizeof *buf);
+    if (!buf)
+        return wp_errorf(err, "out of memory");
+    double *f = buf, *b = buf + S, *w = buf + 2 * S, *link = buf + 3 * S, *ar = buf + 4 * S;
+    for (int st = 0; st < S; st++) {
+        int a, z;
+        wp_tune_partition_range(t, count, st, &a, &z);
+        struct wp_layer_stage_cost c;
+        wp_layer_stage_cost(t->table, a, z, slice_of(s, global_batch, st), s->split_backward, &c);
+        f[st] = c.forward_s * (t->speed_f[st] > 0 ? t->speed_f[st] : 1);
+        b[st] = c.backward_s * (t->speed_b[st] > 0 ? t->speed_b[st] : 1);
+        w[st] = c.weights_s * (t->speed_w[st] > 0 ? t->speed_w[st] : 1);
+        ar[st] = c.parameter_bytes * t->allreduce_s_per_byte[st];
+        if (st + 1 < S)
+            link[st] = c.out_seq_bytes * message_seqs(s, global_batch, st) * t->link_s_per_byte[st];
+    }
+    struct wp_cost_model cost;
+    wp_cost_model_per_stage(&cost, f, b, w, link, ar);
+    struct wp_sim_result res;
+    int rc = wp_simulate(s, &cost, &res, err);
+    if (rc == 0) {
+        *iter_s = res.makespan;
+        wp_sim_result_destroy(&res);
+    }
+    free(buf);
+    return rc;
+}
+
+/* Bytes of the training state of table layers [a, z]. */
+static double state_bytes(const struct wp_layer_table *table, int a, int z)
+{
+    double bytes = 0;
+    for (int l = a; l <= z; l++)
+        bytes += table->layers[l].parameter_bytes + table->layers[l].optimizer_bytes;
+    return bytes;
+}
+
+int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedule *s, int global_batch,
+                             int *count_out, double *predicted_now_s, double *predicted_new_s, char *why, size_t size,
+                             struct wp_err *err)
+{
+    int S = t->nstages;
+    double now;
+    if (predict(t, s, global_batch, t->count, &now, err))
+        return -1;
+    int *trial = malloc((size_t)S * sizeof *trial);
+    if (!trial)
+        return wp_errorf(err, "out of memory");
+    int best_b = -1, best_d = 0;
+    double best_s = now, best_net = 0, best_cost = 0;
+    int rc = 0;
+    for (int b = 0; b + 1 < S && rc == 0; b++)
+        for (int d = -t->max_shift; d <= t->max_shift && rc == 0; d++) {
+            /* d > 0: the last d units of stage b go to b + 1; d < 0: the first -d of b + 1 go to b */
+            if (d == 0 || t->count[b] - d < 1 || t->count[b + 1] + d < 1)
+                continue;
+            memcpy(trial, t->count, (size_t)S * sizeof *trial);
+            trial[b] -= d;
+            trial[b + 1] += d;
+            double iter;
+            if ((rc = predict(t, s, global_batch, trial, &iter, err)) != 0)
+                break;
+            int a, z;
+            wp_tune_partition_range(t, trial, d > 0 ? b + 1 : b, &a, &z);
+            int first_moved = d > 0 ? a : z + d + 1, last_moved = d > 0 ? a + d - 1 : z;
+            double bytes = state_bytes(t->table, first_moved, last_moved);
+            double link = t->link_s_per_byte[b] > 0 ? t->link_s_per_byte[b] : 0;
+            double cost = bytes * link + t->pause_s;
+            double net = (now - iter) * t->horizon_iters - cost;
+            if (iter < now * (1 - t->min_gain) && net > best_net) {
+                best_b = b;
+                best_d = d;
+                best_s = iter;
+                best_net = net;
+                best_cost = cost;
+            }
+        }
+    free(trial);
+    if (rc)
+        return -1;
+    *predicted_now_s = now;
+    *predicted_new_s = best_s;
+    size_t len = (size_t)snprintf(why, size, "speed factors F");
+    for (int st = 0; st < S && len < size; st++)
+        len += (size_t)snprintf(why + len, size - len, " %.2f", t->speed_f[st] > 0 ? t->speed_f[st] : 1);
+    if (len < size)
+        len += (size_t)snprintf(why + len, size - len, "; predicted %.4fs now", now);
+    if (best_b < 0) {
+        if (len < size)
+            snprintf(why + len, size - len, "; no move gains more than %.0f%% and its cost over %.0f iterations: stay",
+                     100 * t->min_gain, t->horizon_iters);
+        memcpy(count_out, t->count, (size_t)S * sizeof *count_out);
+        return 0;
+    }
+    memcpy(count_out, t->count, (size_t)S * sizeof *count_out);
+    count_out[best_b] -= best_d;
+    count_out[best_b + 1] += best_d;
+    if (len < size)
+        snprintf(why + len, size - len,
+                 "; moving %d layer%s from stage %d to %d: %.4fs (%.1f%% faster), %.3fs saved over %.0f iterations "
+                 "against %.3fs to switch (state over the link and the last pause %.3fs): move",
+                 abs(best_d), abs(best_d) > 1 ? "s" : "", best_d > 0 ? best_b : best_b + 1,
+                 best_d > 0 ? best_b + 1 : best_b, best_s, 100 * (now / best_s - 1),
+                 (now - best_s) * t->horizon_iters, t->horizon_iters, best_cost, t->pause_s);
+    return 1;
+}
