@@ -119,8 +119,10 @@ static void usage(void)
            "                         PipeDream profile; --partition then counts its layers per stage\n"
            "                         (default: the split that balances F + B), and --config is optional\n"
            "                         (training settings only: global batch, micro-batches, steps)\n"
-           "  --slowdown-file FILE   emulated: per-rank factors on emulated passes, re-read whenever the\n"
-           "                         file changes (lines 'RANK FACTOR' or '* FACTOR'): a contended GPU\n"
+           "  --slowdown-file FILE   per-rank factors on the passes, re-read whenever the file changes\n"
+           "                         (lines 'RANK FACTOR' or '* FACTOR'): a contended GPU. Emulated: the\n"
+           "                         pass sleeps FACTOR times the table's time; real: a pass that took t\n"
+           "                         is followed by (FACTOR - 1) t asleep\n"
            "  --progress-us N        emulated: while a pass waits and messages are in flight, wake every N\n"
            "                         microseconds to move them (default 200)\n"
            "  --adapt none|k         k: Ada-Grouper's online tuning (1f1b or kfkb runs). The candidates are\n"
@@ -170,6 +172,7 @@ struct run_options {
     struct wp_layer_table table; /* emulated: the layer table */
     struct wp_plan plan;
     char plan_partition[4096];
+    char resumed_partition[256];
     int global_batch, steps, synthetic, kind_given, save_every, stages;
     long long seed;
 };
@@ -364,8 +367,8 @@ static int parse(int argc, char **argv, struct run_options *o)
     if (o->emulated && !o->layers_path)
         return wp_usage_error(CMD, "--compute emulated needs --layers TABLE (wavepipe profile -o TABLE, or a "
                                    "DAPPLE profile such as profiles/dapple-v100/bert-48-pbs-2.txt)");
-    if (!o->emulated && (o->layers_path || o->slowdown_path))
-        return wp_usage_error(CMD, "--layers and --slowdown-file go with --compute emulated");
+    if (!o->emulated && o->layers_path)
+        return wp_usage_error(CMD, "--layers goes with --compute emulated");
     if (o->emulated && (o->save || o->resume || o->data || o->synthetic || o->device))
         return wp_usage_error(CMD, "--compute emulated computes no model: --save, --resume, --data, "
                                    "--synthetic-data and --device do not apply");
@@ -774,6 +777,15 @@ static double activation_peak_bytes(const struct wp_interp *in)
     return peak;
 }
 
+/* Blocks per stage as a checkpoint records them (real compute only). */
+static const char *partition_text(const int *count, int nstages, int emulated, char *buf, size_t size)
+{
+    if (emulated || !count)
+        return NULL;
+    wp_adapt_partition_text(count, nstages, buf, size);
+    return buf;
+}
+
 /* A move of --adapt partition: the stages' ranges become count's (first
  * and end are what the stage kinds' contexts read: blocks [first, end), or
  * emulated the table's layers [first, end]), the layers' state moves
@@ -864,8 +876,30 @@ int wp_cmd_run(int argc, char **argv)
         end = malloc((size_t)s.nstages * sizeof *end);
         if (!first || !end)
             status = wp_errorf(&err, "out of memory");
-        else if (!o.emulated)
-            status = partition(o.partition, cfg.model.layers, s.nstages, first, end, &err);
+        else if (!o.emulated) {
+            /* resuming without --partition: the checkpoint's partition, when it has as many stages */
+            char recorded[256] = "";
+            if (o.resume && !o.partition && (status = wp_checkpoint_partition(o.resume, recorded, sizeof recorded,
+                                                                              &err)) == 0 && recorded[0]) {
+                int colons = 0;
+                wp_strlcpy(o.resumed_partition, recorded, sizeof o.resumed_partition);
+                for (char *c = o.resumed_partition; *c; c++)
+                    if (*c == ':') {
+                        *c = ',';
+                        colons++;
+                    }
+                if (colons + 1 == s.nstages) {
+                    o.partition = o.resumed_partition;
+                    if (rank == 0)
+                        printf("resuming with the partition %s recorded (blocks per stage)\n", recorded);
+                } else if (rank == 0) {
+                    printf("the checkpoint's partition %s is of %d stages, this run has %d: blocks split evenly\n",
+                           recorded, colons + 1, s.nstages);
+                }
+            }
+            if (status == 0)
+                status = partition(o.partition, cfg.model.layers, s.nstages, first, end, &err);
+        }
         else if (o.partition) /* emulated: first and end hold each stage's first and last layer */
             status = wp_layer_stages_parse(&o.table, o.partition, s.nstages, first, end, &err);
         else
@@ -914,9 +948,10 @@ int wp_cmd_run(int argc, char **argv)
 #endif
     if (status == 0)
         status = cops->init(&comm, &err);
-    struct wp_stage_gpt2_ctx gpt2_ctx = {kernels, &cfg, &corpus, first, end};
     struct wp_slowdown slowdown;
     wp_slowdown_init(&slowdown, o.slowdown_path, rank);
+    struct wp_stage_gpt2_ctx gpt2_ctx = {kernels, &cfg, &corpus, first, end, o.slowdown_path ? &slowdown : NULL,
+                                         1e-6 * o.progress_us};
     struct wp_stage_emulated_ctx emu_ctx = {&o.table, first, end, &slowdown, 1e-6 * o.progress_us};
     float dloss = 1.0f / ((float)cfg.train.global_batch * (float)cfg.model.sequence_length);
     if (status == 0 && o.emulated)
@@ -1050,6 +1085,7 @@ int wp_cmd_run(int argc, char **argv)
                    "messages are real\n",
                    o.layers_path, o.table.name, o.table.profile_batch);
     }
+    char ptext[4096]; /* the blocks per stage a checkpoint records */
     long nsteps = cfg.train.steps > first_step ? cfg.train.steps - first_step : 0;
     double *iters = calloc((size_t)(nsteps ? nsteps : 1), sizeof *iters);
     double *measure_s = calloc((size_t)(nsteps ? nsteps : 1), sizeof *measure_s); /* pairing and agreeing */
@@ -1076,6 +1112,8 @@ int wp_cmd_run(int argc, char **argv)
                                status ? NULL : &err) &&
             status == 0)
             status = -1;
+        if (measure_s)
+            measure_s[step - first_step] = MPI_Wtime() - measure_t0;
         if (moved) { /* live: the layers' state moves between neighbours, the job goes on */
             double pause_s = 0;
             if (move_layers(&in, &o, first, end, unit_count, o.emulated ? wp_stage_emulated_make : wp_stage_gpt2_make,
@@ -1089,8 +1127,6 @@ int wp_cmd_run(int argc, char **argv)
                 wp_layer_stage_arrays_make(&o.table, run_s, cfg.train.global_batch, first, end, &table_costs, &err))
                 status = -1;
         }
-        if (measure_s)
-            measure_s[step - first_step] = MPI_Wtime() - measure_t0;
         const struct wp_schedule *ran = run_s; /* this step's row */
         double ran_peak_bytes = peak_bytes;
         if (next) {
@@ -1150,10 +1186,13 @@ int wp_cmd_run(int argc, char **argv)
         }
         MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (status == 0 && o.save && o.save_every && (step + 1) % o.save_every == 0 && step + 1 < cfg.train.steps)
-            status = wp_checkpoint_save(&in, o.save, step + 1, &err);
+            status = wp_checkpoint_save(&in, o.save, step + 1, partition_text(unit_count, s.nstages, o.emulated,
+                                                                               ptext, sizeof ptext),
+                                        &err);
     }
     if (status == 0 && o.save) {
-        status = wp_checkpoint_save(&in, o.save, cfg.train.steps > first_step ? cfg.train.steps : first_step, &err);
+        status = wp_checkpoint_save(&in, o.save, cfg.train.steps > first_step ? cfg.train.steps : first_step,
+                                    partition_text(unit_count, s.nstages, o.emulated, ptext, sizeof ptext), &err);
         if (status == 0 && rank == 0)
             printf("saved %s\n", o.save);
     }

@@ -18,7 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 out=$(scratch_dir)
 cfg="$WP_SRCDIR/jobs/models/gpt-tiny.cfg"
-header="iteration,adapt,from_k,from_micro_batch,to_k,to_micro_batch,predicted_from_s,predicted_to_s,switched,reasons"
+header="iteration,adapt,from_k,from_micro_batch,from_partition,to_k,to_micro_batch,to_partition,predicted_from_s,predicted_to_s,switched,reasons"
 
 run() { # run NAME P ARGS...: 8 steps of 16 sequences, saved into $out/NAME
     local name=$1 P=$2
@@ -30,8 +30,9 @@ run() { # run NAME P ARGS...: 8 steps of 16 sequences, saved into $out/NAME
     return $rc
 }
 
-same() { # same REF NAME WHAT: bit for bit
-    if cmp -s "$out/$1.loss" "$out/$2.loss" && cmp -s "$out/$1/model.safetensors" "$out/$2/model.safetensors"; then
+same() { # same REF NAME WHAT: bit for bit (every tensor; the metadata records the partition)
+    if cmp -s "$out/$1.loss" "$out/$2.loss" &&
+       python3 "$WP_SRCDIR/tests/st_compare.py" "$out/$1/model.safetensors" "$out/$2/model.safetensors" > /dev/null; then
         pass "$3: losses and weights bit for bit the static run's"
     else
         fail "$3: not bit for bit ($(tr '\n' ' ' < "$out/$2.loss") against $(tr '\n' ' ' < "$out/$1.loss"))"
@@ -61,7 +62,7 @@ log() { # log FILE FROM TO...: switches (K:B) after iterations 1, 3, 5
     shift 2
     echo "$header" > "$f"
     for to in "$@"; do
-        echo "$it,k,${from%:*},${from#*:},${to%:*},${to#*:},0.1,0.09,1,by hand" >> "$f"
+        echo "$it,k,${from%:*},${from#*:},4:4:4:4,${to%:*},${to#*:},4:4:4:4,0.1,0.09,1,by hand" >> "$f"
         from=$to
         it=$((it + 2))
     done
@@ -119,7 +120,7 @@ expect_status 0 $? "a decision line after iterations 2 and 5, every candidate pr
 head -n 1 "$out/tuned_log.csv" | grep -qx "$header" && [ "$(wc -l < "$out/tuned_log.csv")" = 3 ]
 expect_status 0 $? "--adapt-log has its header and one row per decision"
 # every switch logged is the plan the next rows ran
-bad=$(awk -F, 'NR == FNR { if (FNR > 1 && $9 == 1) to[$1 + 1] = $5 ":" (16 / $6); next }
+bad=$(awk -F, 'NR == FNR { if (FNR > 1 && $11 == 1) to[$1 + 1] = $6 ":" (16 / $7); next }
     FNR > 1 { it = $13; if (it in to) cur = to[it]; else if (cur == "") cur = "1:4"
               if ($8 ":" $10 != cur) print "iteration " it " ran " $8 ":" $10 " not " cur }' \
     "$out/tuned_log.csv" "$out/tuned.csv")
@@ -129,6 +130,78 @@ close static4 tuned "tuned by itself, losses and weights"
 # the candidates: the memory-limit curve of 16 sequences and 4 stages
 expect_contains "$out/tuned.log" "candidates k=1 b=4 (M=4) [start] k=2 b=2 (M=8) k=3 b=1 (M=16) k=4 b=1 (M=16)" \
     "candidates on the memory-limit curve, no rank holding more than 1F1B's 16 sequences"
+
+# --adapt partition: moves replayed (blocks per stage 4:4:4:4 -> 2:6:5:3 -> 7:3:3:3 -> 4:4:4:4 after
+# iterations 1, 3, 5): the moved blocks compute the same rows with the same
+# kernels, so losses and weights are bit for bit the static run's
+moves() { # moves FILE FROM TO...: partition switches after iterations 1, 3, 5 (k 1, micro-batch B)
+    local f=$1 it=1 from=$2
+    shift 2
+    echo "$header" > "$f"
+    for to in "$@"; do
+        echo "$it,partition,1,${B:-4},$from,1,${B:-4},$to,0.1,0.09,1,by hand" >> "$f"
+        from=$to
+        it=$((it + 2))
+    done
+}
+moves "$out/mv.decisions" 4:4:4:4 2:6:5:3 7:3:3:3 4:4:4:4
+run moved 4 --schedule 1f1b --micro-batches 4 --adapt partition --adapt-replay "$out/mv.decisions"
+expect_status 0 $? "adaptive run replaying three moves of blocks between neighbours"
+same static4 moved "blocks moved 4:4:4:4 -> 2:6:5:3 -> 7:3:3:3 -> 4:4:4:4"
+n=$(grep -c '^adapt partition: moved [0-9.]* MiB of parameters and AdamW moments between ranks' "$out/moved.log")
+[ "$n" = 3 ]
+expect_status 0 $? "each move says what it moved and how long it took ($n)"
+
+# replicated stage 0 (two replicas), 3 stages: both replicas give and take;
+# a block that leaves the replicated stage sums its gradient in one pass
+# instead of two halves and an allreduce: within summation order
+run static_r 4 --schedule 1f1b --replicas 2,1,1 --micro-batches 4 || fail "static run, replicas 2,1,1"
+moves "$out/mvr.decisions" 6:5:5 3:8:5 9:2:5 5:5:6
+run moved_r 4 --schedule 1f1b --replicas 2,1,1 --micro-batches 4 --adapt partition --adapt-replay "$out/mvr.decisions"
+expect_status 0 $? "moves to and from a stage of two replicas"
+close static_r moved_r "replicas 2,1,1, blocks 6:5:5 -> 3:8:5 -> 9:2:5 -> 5:5:6"
+
+# both: a move and switches of k in one run
+echo "$header" > "$out/both.decisions"
+echo "1,partition,1,4,4:4:4:4,1,4,3:5:4:4,0.1,0.09,1,by hand" >> "$out/both.decisions"
+echo "3,k,1,4,3:5:4:4,2,2,3:5:4:4,0.1,0.09,1,by hand" >> "$out/both.decisions"
+echo "5,partition,2,2,3:5:4:4,2,2,4:4:3:5,0.1,0.09,1,by hand" >> "$out/both.decisions"
+run both 4 --schedule 1f1b --micro-batches 4 --adapt both --adapt-candidates 2:2 --adapt-replay "$out/both.decisions"
+expect_status 0 $? "--adapt both replaying a move, a switch of k and a move"
+close static4 both "moves and a switch of micro-batch size"
+
+# the tuner moves blocks off a rank slowed 3x (real compute), losses unchanged
+echo "2 3" > "$out/slow.txt"
+run slowed 4 --schedule 1f1b --micro-batches 4 --slowdown-file "$out/slow.txt" --adapt partition --adapt-every 3 \
+    --adapt-log "$out/slowed_log.csv"
+expect_status 0 $? "adaptive run with rank 2 slowed 3x"
+line=$(grep -m1 '^adapt partition after iteration 2: move to' "$out/slowed.log")
+to=$(echo "$line" | sed -n 's/.*move to \([0-9:]*\) .*/\1/p')
+[ -n "$to" ] && [ "$(echo "$to" | cut -d: -f3)" -lt 4 ]
+expect_status 0 $? "after iteration 2 (N = 3) the tuner moves blocks off stage 2 ($to)"
+expect_contains "$out/slowed.log" "speed factors F" "the decision gives its reasons"
+same static4 slowed "blocks moved by the tuner"
+awk -F, 'NR > 1 && $2 == "partition" && $11 == 1 { n++ } END { exit n >= 1 ? 0 : 1 }' "$out/slowed_log.csv"
+expect_status 0 $? "the move is in --adapt-log"
+
+# a checkpoint after moves records the partition; resuming uses it (same
+# stage count) or splits evenly (another), and the losses go on unchanged
+moves "$out/ckp.decisions" 4:4:4:4 2:6:5:3 6:2:5:3
+timeout 300 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 6 --global-batch 16 --schedule 1f1b \
+    --micro-batches 4 --adapt partition --adapt-replay "$out/ckp.decisions" --save "$out/ckp" > "$out/ckp.out" 2>&1
+expect_status 0 $? "6 steps with two moves, saved"
+timeout 300 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 8 --global-batch 16 --schedule 1f1b \
+    --micro-batches 4 --resume "$out/ckp" --save "$out/ckp_same" > "$out/ckp_same.log" 2>&1
+expect_status 0 $? "resumed on 4 ranks"
+expect_contains "$out/ckp_same.log" "resuming with the partition 6:2:5:3 recorded" "with the recorded partition"
+{ grep '^step' "$out/ckp.out"; grep '^step' "$out/ckp_same.log"; } | awk '{print $4}' > "$out/ckp_same.loss"
+same static4 ckp_same "moved, saved and resumed on the recorded partition"
+timeout 300 "$MPIEXEC" -n 2 "$WAVEPIPE" run --config "$cfg" --steps 8 --global-batch 16 --schedule 1f1b \
+    --micro-batches 4 --resume "$out/ckp" --save "$out/ckp_two" > "$out/ckp_two.log" 2>&1
+expect_status 0 $? "resumed on 2 ranks"
+expect_contains "$out/ckp_two.log" "is of 4 stages, this run has 2: blocks split evenly" "says the partition does not fit"
+{ grep '^step' "$out/ckp.out"; grep '^step' "$out/ckp_two.log"; } | awk '{print $4}' > "$out/ckp_two.loss"
+close static4 ckp_two "moved, saved and resumed on 2 ranks"
 
 # errors
 timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 2 --adapt k --adapt-replay "$out/static.csv" \
@@ -140,8 +213,12 @@ timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 2 --global-ba
     --adapt-replay "$out/far.decisions" > "$out/far.out" 2>&1
 expect_status 1 $? "a replayed switch to a plan that is not a candidate is refused"
 expect_contains "$out/far.out" "k=3 with micro-batches of 3, which is not one of this run's candidates" "and says which"
+timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 2 --global-batch 16 --micro-batches 4 \
+    --schedule interleaved --chunks 2 --adapt partition > "$out/inter.out" 2>&1
+expect_status 1 $? "--adapt partition with two stages a rank is refused"
+expect_contains "$out/inter.out" "moves layers between ranks that hold one stage each" "and says why"
 "$WAVEPIPE" run --config "$cfg" --adapt-log x.csv > "$out/u1.log" 2>&1
-expect_status 2 $? "--adapt-log without --adapt k is a usage error"
+expect_status 2 $? "--adapt-log without --adapt is a usage error"
 "$WAVEPIPE" run --config "$cfg" --adapt k --schedule hanayo > "$out/u2.log" 2>&1
 expect_status 2 $? "--adapt k with hanayo is a usage error"
 expect_contains "$out/u2.log" "tunes 1f1b and kfkb runs, not hanayo" "and says why"

@@ -132,7 +132,7 @@ bad() { # DESCRIPTION TEXT P ARGS...
     fi
 }
 bad "emulated without a table" "--compute emulated needs --layers TABLE" 1 --compute emulated
-bad "a table without emulated compute" "--layers and --slowdown-file go with --compute emulated" 1 \
+bad "a table without emulated compute" "--layers goes with --compute emulated" 1 \
     --config "$WP_SRCDIR/jobs/models/gpt-tiny.cfg" --layers "$bert"
 bad "checkpoints of an emulated run" "--compute emulated computes no model" 1 --compute emulated --layers "$bert" \
     --save "$out/ckpt"

@@ -63,7 +63,8 @@ static int write_config_json(const char *path, const struct wp_gpt2_config *g, s
     return wp_atomic_commit(&af, err);
 }
 
-int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, struct wp_err *err)
+int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, const char *partition,
+                       struct wp_err *err)
 {
     const struct wp_gpt2_config *g = &in->cfg->model;
     int rank = in->rank, n = wp_gpt2_tensor_count(g->layers), rc = 0;
@@ -134,6 +135,11 @@ int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, s
         snprintf(meta.key[2], 64, "wavepipe_seed");
         snprintf(meta.value[2], 256, "%llu", in->cfg->train.seed);
         meta.n = 3;
+        if (partition && *partition) {
+            snprintf(meta.key[3], 64, "wavepipe_partition");
+            snprintf(meta.value[3], 256, "%s", partition);
+            meta.n = 4;
+        }
         char path[4200];
         snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
         rc = wp_safetensors_write(path, opt, 2 * n, &meta, err);
@@ -231,4 +237,27 @@ int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, 
     wp_safetensors_free(&opt);
     *steps_done = steps;
     return 0;
+}
+
+int wp_checkpoint_partition(const char *dir, char *buf, size_t size, struct wp_err *err)
+{
+    int rank, rc = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char text[256] = "";
+    if (rank == 0) {
+        struct wp_st_file model;
+        memset(&model, 0, sizeof model);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/model.safetensors", dir);
+        rc = wp_safetensors_read(path, &model, err);
+        const char *p = rc == 0 ? wp_safetensors_meta(&model, "wavepipe_partition") : NULL;
+        snprintf(text, sizeof text, "%s", p ? p : "");
+        wp_safetensors_free(&model);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(text, sizeof text, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rc && rank != 0)
+        wp_errorf(err, "rank 0 could not read the checkpoint %s", dir);
+    snprintf(buf, size, "%s", text);
+    return rc;
 }

@@ -9,8 +9,14 @@
 
 #include "run/interpreter.h"
 
-/* steps_done: optimizer steps taken so far (the next step's index). */
-int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, struct wp_err *err);
+/* steps_done: optimizer steps taken so far (the next step's index);
+ * partition: blocks per stage ("n0:n1:..."), recorded in the metadata as
+ * wavepipe_partition (a run that re-partitioned resumes from it). */
+int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, const char *partition,
+                       struct wp_err *err);
+/* The blocks per stage a checkpoint recorded into buf ("" when none);
+ * collective: rank 0 reads, every rank gets it. */
+int wp_checkpoint_partition(const char *dir, char *buf, size_t size, struct wp_err *err);
 /* Loads parameters and AdamW moments into every held stage; *steps_done
  * gets the step to continue from. The same status on every rank. */
 int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, struct wp_err *err);

@@ -1,13 +1,26 @@
 /* GPT-2 behind the stage executor table (stage_gpt2.h). */
 #include "run/stage_gpt2.h"
 
+#include "run/stage_emulated.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 struct gpt2_exec {
     struct wp_gpt2_stage model; /* first: wp_stage_gpt2_model returns it */
     const struct wp_stage_gpt2_ctx *ctx;
+    const struct wp_progress *progress;
 };
+
+/* A slowed rank (--slowdown-file): the pass since t0 lasts factor times as long. */
+static void contend(const struct gpt2_exec *g, double t0)
+{
+    double f = g->ctx->slowdown ? wp_slowdown_factor(g->ctx->slowdown) : 1;
+    if (f > 1) {
+        double now = wp_monotonic_s();
+        wp_emulated_wait_until(now + (f - 1) * (now - t0), g->progress, g->ctx->progress_slice_s);
+    }
+}
 
 static float *gpt2_buffer(void *impl, int slot, enum wp_stage_buffer which)
 {
@@ -39,26 +52,32 @@ static void load_tokens(struct gpt2_exec *g, int slot, const struct wp_stage_sli
 static double gpt2_forward(void *impl, int slot, const struct wp_stage_slice *sl)
 {
     struct gpt2_exec *g = impl;
+    double t0 = wp_monotonic_s();
     if (g->model.layout.has_embedding || g->model.layout.has_head)
         load_tokens(g, slot, sl);
     wp_gpt2_stage_forward(&g->model, slot);
     double loss = g->model.layout.has_head ? wp_gpt2_stage_loss_sum(&g->model, slot) : 0;
     g->ctx->k->synchronize();
+    contend(g, t0);
     return loss;
 }
 
 static void gpt2_backward(void *impl, int slot, float dloss)
 {
     struct gpt2_exec *g = impl;
+    double t0 = wp_monotonic_s();
     wp_gpt2_stage_backward(&g->model, slot, dloss);
     g->ctx->k->synchronize();
+    contend(g, t0);
 }
 
 static void gpt2_backward_weights(void *impl, int slot)
 {
     struct gpt2_exec *g = impl;
+    double t0 = wp_monotonic_s();
     wp_gpt2_stage_backward_weights(&g->model, slot);
     g->ctx->k->synchronize();
+    contend(g, t0);
 }
 
 static void gpt2_zero_grads(void *impl) { wp_gpt2_stage_zero_grads(&((struct gpt2_exec *)impl)->model); }
@@ -125,6 +144,7 @@ int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_s
     if (!g)
         return wp_errorf(err, "out of memory");
     g->ctx = c;
+    g->progress = rq->progress;
     if (wp_gpt2_stage_init(&g->model, c->k, &c->cfg->model, c->first_block[rq->stage], c->end_block[rq->stage],
                            rq->nseq, rq->nslots, rq->split_backward, c->cfg->train.seed, err)) {
         free(g);

@@ -6,6 +6,7 @@
 #include "run/data.h"
 #include "run/gpt2_config.h"
 #include "run/gpt2_stage.h"
+#include "run/slowdown.h"
 #include "run/stage_exec.h"
 
 struct wp_stage_gpt2_ctx {
@@ -13,6 +14,10 @@ struct wp_stage_gpt2_ctx {
     const struct wp_run_config *cfg;
     const struct wp_corpus *corpus;
     const int *first_block, *end_block; /* per stage */
+    /* optional: a contended GPU (slowdown.h): a pass that took t seconds is
+     * followed by (factor - 1) t asleep, messages moving meanwhile */
+    struct wp_slowdown *slowdown;
+    double progress_slice_s;
 };
 
 /* wp_stage_make_fn for GPT-2; ctx is a struct wp_stage_gpt2_ctx. */
