@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `wavepipe run --adapt k` (Ada-Grouper's online tuning) with real compute
-# on local ranks. A switch changes no parameter:
+# `wavepipe run --adapt k|partition|both` (Ada-Grouper's online tuning of k,
+# AutoPipe's live re-partitioning) with real compute on local ranks. A
+# switch or a move changes no parameter:
 #  - switches between plans of the same micro-batch size (1F1B -> 2F2B ->
 #    4F4B -> 1F1B, replayed from a decision log after iterations 1, 3, 5)
 #    keep every stage's backward order, so losses and weights are bit for
@@ -9,10 +10,17 @@
 #    sequences) sum the same gradients in another order: losses within 1e-6
 #    relative, weights within 2e-4 absolute (as tests/run_equivalence.sh),
 #    also with data-parallel copies (--stages 2 on 4 ranks);
-#  - a checkpoint written after switches resumes, on another rank count
-#    and statically, to the uninterrupted run's losses.
-# The rows name the plan each iteration ran; the tuner itself decides every
-# N iterations with one line each, logs every decision, and its candidates
+#  - blocks moved between neighbours (their parameters and AdamW moments
+#    sent over MPI) compute the same rows with the same kernels: bit for
+#    bit; to and from a replicated stage within summation order; moves and
+#    switches of k together;
+#  - the tuner moves blocks off a rank slowed 3x (--slowdown-file) at its
+#    first decision, with the static run's losses;
+#  - a checkpoint written after switches or moves records the partition and
+#    resumes from it (or, on another stage count, splits evenly) to the
+#    uninterrupted run's losses.
+# The rows name the plan each iteration ran; the tuner decides every N
+# iterations with one line each, logs every decision, and its candidates
 # hold no more activations than the start plan. Bad logs and options get
 # one clear error.
 . "$(dirname "$0")/lib.sh"
