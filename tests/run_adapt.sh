@@ -169,6 +169,12 @@ run moved_r 4 --schedule 1f1b --replicas 2,1,1 --micro-batches 4 --adapt partiti
 expect_status 0 $? "moves to and from a stage of two replicas"
 close static_r moved_r "replicas 2,1,1, blocks 6:5:5 -> 3:8:5 -> 9:2:5 -> 5:5:6"
 
+# two data-parallel copies of a 2-stage pipeline: both copies move alike
+moves "$out/mvdp.decisions" 8:8 5:11 12:4
+run moved_dp 4 --schedule 1f1b --stages 2 --micro-batches 4 --adapt partition --adapt-replay "$out/mvdp.decisions"
+expect_status 0 $? "moves in two data-parallel pipeline copies"
+same static_dp moved_dp "--stages 2, blocks 8:8 -> 5:11 -> 12:4"
+
 # both: a move and switches of k in one run
 echo "$header" > "$out/both.decisions"
 echo "1,partition,1,4,4:4:4:4,1,4,3:5:4:4,0.1,0.09,1,by hand" >> "$out/both.decisions"
