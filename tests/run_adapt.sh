@@ -65,12 +65,16 @@ plans_of() { # the k:micro_batches of each row
 }
 
 # a decision log of three switches, replayed
-log() { # log FILE FROM TO...: switches (K:B) after iterations 1, 3, 5
-    local f=$1 it=1 from=$2
-    shift 2
+decisions() { # decisions FILE k|partition FROM TO...: switches after iterations 1, 3, 5 (K:B, or n0:n1:...)
+    local f=$1 what=$2 it=1 from=$3
+    shift 3
     echo "$header" > "$f"
     for to in "$@"; do
-        echo "$it,k,${from%:*},${from#*:},4:4:4:4,${to%:*},${to#*:},4:4:4:4,0.1,0.09,1,by hand" >> "$f"
+        if [ "$what" = k ]; then
+            echo "$it,k,${from%:*},${from#*:},4:4:4:4,${to%:*},${to#*:},4:4:4:4,0.1,0.09,1,by hand"
+        else
+            echo "$it,partition,1,4,$from,1,4,$to,0.1,0.09,1,by hand"
+        fi >> "$f"
         from=$to
         it=$((it + 2))
     done
@@ -78,7 +82,7 @@ log() { # log FILE FROM TO...: switches (K:B) after iterations 1, 3, 5
 
 # same micro-batch size: 16 micro-batches of 1 sequence
 run static 4 --schedule 1f1b --micro-batches 16 || { fail "static run"; tail -5 "$out/static.log"; }
-log "$out/same_b.decisions" 1:1 2:1 4:1 1:1
+decisions "$out/same_b.decisions" k 1:1 2:1 4:1 1:1
 run same_b 4 --schedule 1f1b --micro-batches 16 --adapt k --adapt-candidates 2:1,4:1 --adapt-replay "$out/same_b.decisions"
 expect_status 0 $? "adaptive run replaying switches between 1F1B, 2F2B and 4F4B"
 same static same_b "k switched 1 -> 2 -> 4 -> 1 at micro-batch size 1"
@@ -91,7 +95,7 @@ expect_status 0 $? "three switch lines, after iterations 1, 3 and 5 ($n)"
 
 # other micro-batch sizes: 4 micro-batches of 4, then 8 of 2, 16 of 1, back
 run static4 4 --schedule 1f1b --micro-batches 4 || fail "static run, 4 micro-batches"
-log "$out/other_b.decisions" 1:4 2:2 4:1 1:4
+decisions "$out/other_b.decisions" k 1:4 2:2 4:1 1:4
 run other_b 4 --schedule 1f1b --micro-batches 4 --adapt k --adapt-candidates 2:2,4:1 --adapt-replay "$out/other_b.decisions"
 expect_status 0 $? "adaptive run replaying switches of micro-batch size 4 -> 2 -> 1 -> 4"
 close static4 other_b "micro-batches of 4, 2, 1, 4 sequences"
@@ -101,14 +105,14 @@ expect_status 0 $? "the rows name the plan each iteration ran ($plans)"
 
 # data-parallel copies: two pipelines of 2 stages, gradients allreduced
 run static_dp 4 --schedule 1f1b --stages 2 --micro-batches 4 || fail "static run, --stages 2"
-log "$out/dp.decisions" 1:4 2:2 4:2 1:4
+decisions "$out/dp.decisions" k 1:4 2:2 4:2 1:4
 run dp 4 --schedule 1f1b --stages 2 --micro-batches 4 --adapt k --adapt-candidates 2:2,4:2 \
     --adapt-replay "$out/dp.decisions"
 expect_status 0 $? "adaptive run with 2 data-parallel copies"
 close static_dp dp "two pipeline copies, micro-batches of 4, 2, 2, 4"
 
 # a checkpoint after the switches resumes statically on 2 ranks
-log "$out/ck.decisions" 1:4 2:2 4:1
+decisions "$out/ck.decisions" k 1:4 2:2 4:1
 timeout 300 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 6 --global-batch 16 --schedule 1f1b \
     --micro-batches 4 --adapt k --adapt-candidates 2:2,4:1 --adapt-replay "$out/ck.decisions" --save "$out/ck" \
     > "$out/ck.log.out" 2>&1
@@ -142,17 +146,7 @@ expect_contains "$out/tuned.log" "candidates k=1 b=4 (M=4) [start] k=2 b=2 (M=8)
 # --adapt partition: moves replayed (blocks per stage 4:4:4:4 -> 2:6:5:3 -> 7:3:3:3 -> 4:4:4:4 after
 # iterations 1, 3, 5): the moved blocks compute the same rows with the same
 # kernels, so losses and weights are bit for bit the static run's
-moves() { # moves FILE FROM TO...: partition switches after iterations 1, 3, 5 (k 1, micro-batch B)
-    local f=$1 it=1 from=$2
-    shift 2
-    echo "$header" > "$f"
-    for to in "$@"; do
-        echo "$it,partition,1,${B:-4},$from,1,${B:-4},$to,0.1,0.09,1,by hand" >> "$f"
-        from=$to
-        it=$((it + 2))
-    done
-}
-moves "$out/mv.decisions" 4:4:4:4 2:6:5:3 7:3:3:3 4:4:4:4
+decisions "$out/mv.decisions" partition 4:4:4:4 2:6:5:3 7:3:3:3 4:4:4:4
 run moved 4 --schedule 1f1b --micro-batches 4 --adapt partition --adapt-replay "$out/mv.decisions"
 expect_status 0 $? "adaptive run replaying three moves of blocks between neighbours"
 same static4 moved "blocks moved 4:4:4:4 -> 2:6:5:3 -> 7:3:3:3 -> 4:4:4:4"
@@ -164,13 +158,13 @@ expect_status 0 $? "each move says what it moved and how long it took ($n)"
 # a block that leaves the replicated stage sums its gradient in one pass
 # instead of two halves and an allreduce: within summation order
 run static_r 4 --schedule 1f1b --replicas 2,1,1 --micro-batches 4 || fail "static run, replicas 2,1,1"
-moves "$out/mvr.decisions" 6:5:5 3:8:5 9:2:5 5:5:6
+decisions "$out/mvr.decisions" partition 6:5:5 3:8:5 9:2:5 5:5:6
 run moved_r 4 --schedule 1f1b --replicas 2,1,1 --micro-batches 4 --adapt partition --adapt-replay "$out/mvr.decisions"
 expect_status 0 $? "moves to and from a stage of two replicas"
 close static_r moved_r "replicas 2,1,1, blocks 6:5:5 -> 3:8:5 -> 9:2:5 -> 5:5:6"
 
 # two data-parallel copies of a 2-stage pipeline: both copies move alike
-moves "$out/mvdp.decisions" 8:8 5:11 12:4
+decisions "$out/mvdp.decisions" partition 8:8 5:11 12:4
 run moved_dp 4 --schedule 1f1b --stages 2 --micro-batches 4 --adapt partition --adapt-replay "$out/mvdp.decisions"
 expect_status 0 $? "moves in two data-parallel pipeline copies"
 same static_dp moved_dp "--stages 2, blocks 8:8 -> 5:11 -> 12:4"
@@ -200,7 +194,7 @@ expect_status 0 $? "the move is in --adapt-log"
 
 # a checkpoint after moves records the partition; resuming uses it (same
 # stage count) or splits evenly (another), and the losses go on unchanged
-moves "$out/ckp.decisions" 4:4:4:4 2:6:5:3 6:2:5:3
+decisions "$out/ckp.decisions" partition 4:4:4:4 2:6:5:3 6:2:5:3
 timeout 300 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 6 --global-batch 16 --schedule 1f1b \
     --micro-batches 4 --adapt partition --adapt-replay "$out/ckp.decisions" --save "$out/ckp" > "$out/ckp.out" 2>&1
 expect_status 0 $? "6 steps with two moves, saved"
@@ -222,7 +216,7 @@ timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 2 --adapt k -
     > "$out/bad_replay.log" 2>&1
 expect_status 1 $? "a replay file that is not a decision log is refused"
 expect_contains "$out/bad_replay.log" "static.csv:1: not a decision log" "with file:line"
-log "$out/far.decisions" 1:4 3:3
+decisions "$out/far.decisions" k 1:4 3:3
 timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 2 --global-batch 16 --micro-batches 4 --adapt k \
     --adapt-replay "$out/far.decisions" > "$out/far.out" 2>&1
 expect_status 1 $? "a replayed switch to a plan that is not a candidate is refused"
