@@ -1044,8 +1044,13 @@ int wp_cmd_run(int argc, char **argv)
             wp_err_print(CMD, &err);
         int any_bad = bad != 0;
         MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (any_bad)
-            MPI_Abort(MPI_COMM_WORLD, 1);
+        if (any_bad) { /* every rank ends here: no abort that could swallow the message */
+            wp_adapt_destroy(&adapt);
+            wp_interp_destroy(&in);
+            cops->destroy(comm);
+            MPI_Finalize();
+            return 1;
+        }
         if (rank == 0 && o.adapt.k) {
             printf("adapt k: every %d iterations, candidates", o.adapt.every);
             for (int i = 0; i < adapt.tune.nplans; i++)
