@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+# adaptive.sh -- does `wavepipe run --adapt k` (Ada-Grouper's online tuning of
+# the kFkB group size) pay when the cluster changes under a running job? On
+# the virtual Slurm cluster (tests/cluster/vcluster.sh: 2 nodes that are
+# network namespaces of this machine, MPICH 5 over TCP on tc-shaped veth
+# links), 4 ranks (2 a node), compute emulated from a layer table, every
+# scenario runs twice with the same settings and the same timed changes:
+#   static    1F1B all the way,
+#   adaptive  the same start with --adapt k (candidates of the same
+#             micro-batch size: with emulated compute a pass lasts linearly
+#             in its size, so a smaller micro-batch would always win and hide
+#             the k trade-off),
+# each appending a row per iteration (--results). A watcher counts those
+# rows and makes each change once the run has finished the iteration before
+# it (so changes happen at iteration numbers, not at wall times). Writes per
+# scenario OUTDIR/SCENARIO.csv (both runs, every iteration, the changes and
+# the switches), OUTDIR/SCENARIO.{svg,png} (samples/s over iterations, the
+# changes marked; PNG and SVG when gnuplot is installed) and a summary line
+# in OUTDIR/adaptive.txt: adaptive / static mean samples/s from the first
+# change on, and the reaction (iterations from a change to the first
+# iteration run on a switched plan). The goals are reported, not enforced.
+#
+# Usage: bench/adaptive.sh WAVEPIPE SRCDIR OUTDIR [SCENARIO...]
+# Scenarios (default all):
+#   bandwidth-steps       links 100 -> 250 -> 400 -> 1000 Mbit/s at iterations
+#                         20, 40, 60 (AutoPipe's 10 -> 25 -> 40 -> 100 Gbit/s,
+#                         scaled to what a veth carries here); 80 iterations
+#   bandwidth-steps-down  the reverse: 1000 -> 400 -> 250 -> 100 Mbit/s
+#   preempted-network     links at ADAPT_PREEMPT_RATE; competing TCP flows
+#                         each way between the nodes (bash /dev/tcp writers,
+#                         python3 readers, in the node namespaces) from
+#                         iteration 20 to 40; 60 iterations
+#   contended-gpu         rank 1's passes twice as long (--slowdown-file)
+#                         from iteration 20 to 30 and from 40 to 50; links
+#                         unshaped; 60 iterations
+#   nothing-changes       links unshaped, no change; 40 iterations
+#   rate-drop             (not in the default list: tests/slurm_adapt.sh's)
+#                         links unshaped, 100 Mbit/s from iteration 12; 24
+#                         iterations
+# Environment:
+#   ADAPT_EVERY         --adapt-every (default 5)
+#   ADAPT_CANDIDATES    --adapt-candidates (default 2:1,4:1)
+#   ADAPT_PREEMPT_RATE  the preempted network's shaping (default 3000mbit: at
+#                       2000mbit 1F1B was predicted 9-12 % slower than kFkB
+#                       before any flow, at the 10 % threshold; unshaped, the
+#                       flows slowed nothing)
+#   ADAPT_FLOWS         competing TCP streams each way (default 4)
+#   ADAPT_MICRO_BATCHES micro-batches of one sequence (default 16)
+#   ADAPT_FLOPS         the analytic table's FLOP/s (default 2e12: passes
+#                       of 15 and 30 ms a stage)
+#   ADAPT_CLUSTER       where the cluster lives (default OUTDIR/vcluster)
+#   ADAPT_RUNS          the runs made (default "static adaptive")
+#   ADAPT_REPLOT        set: no runs, no cluster; the CSVs, plots and summary
+#                       again from the runs under OUTDIR/runs
+# Needs root (namespaces, tc).
+set -u
+if [ $# -lt 3 ]; then
+    echo "usage: $0 WAVEPIPE SRCDIR OUTDIR [SCENARIO...]" >&2
+    exit 2
+fi
+# shellcheck source=bench/vcluster_jobs.sh
+. "$(dirname "$0")/vcluster_jobs.sh"
+vcj_args "$0" "$1" "$2" "$3"
+shift 3
+ALL_SCENARIOS="bandwidth-steps bandwidth-steps-down preempted-network contended-gpu nothing-changes"
+SCENARIOS=${*:-$ALL_SCENARIOS}
+EVERY=${ADAPT_EVERY:-5}
+CANDIDATES=${ADAPT_CANDIDATES:-2:1,4:1}
+PREEMPT_RATE=${ADAPT_PREEMPT_RATE:-3000mbit}
+M=${ADAPT_MICRO_BATCHES:-16}
+FLOPS=${ADAPT_FLOPS:-2e12}
+CLDIR=${ADAPT_CLUSTER:-$OUT/vcluster}
+RUNS=${ADAPT_RUNS:-static adaptive}
+FLOWS=${ADAPT_FLOWS:-4}
+FLOW_PORT=26900
+PYTHON=$(python3 -c 'import sys; print(sys.executable)') || die "no python3 (the competing flow's readers)"
+flow_streams=0
+log() { printf 'adaptive: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# --- the scenarios: a start and changes at iteration numbers ---------------------------
+# scenario_iterations NAME: how many iterations a run of NAME lasts
+scenario_iterations() {
+    case $1 in
+    bandwidth-steps | bandwidth-steps-down) echo 80 ;;
+    preempted-network | contended-gpu) echo 60 ;;
+    nothing-changes) echo 40 ;;
+    rate-drop) echo 24 ;;
+    *) die "unknown scenario $1 ($ALL_SCENARIOS)" ;;
+    esac
+}
+# scenario_changes NAME: lines 'ITERATION ACTION ARG', the start as iteration 0
+scenario_changes() {
+    case $1 in
+    bandwidth-steps) printf '0 rate 100mbit\n20 rate 250mbit\n40 rate 400mbit\n60 rate 1000mbit\n' ;;
+    bandwidth-steps-down) printf '0 rate 1000mbit\n20 rate 400mbit\n40 rate 250mbit\n60 rate 100mbit\n' ;;
+    preempted-network) printf '0 rate %s\n20 flow on\n40 flow off\n' "$PREEMPT_RATE" ;;
+    contended-gpu) printf '0 rate none\n20 slow 1:2\n30 slow 1:1\n40 slow 1:2\n50 slow 1:1\n' ;;
+    nothing-changes) printf '0 rate none\n' ;;
+    rate-drop) printf '0 rate none\n12 rate 100mbit\n' ;;
+    esac
+}
+
+# --- the competing flow: FLOWS TCP streams each way between wpn1 and wpn2 ----------------
+flow_pids=""
+flow_on() {
+    local a b f n tries
+    # the readers in the receiving nodes first (python3 itself, not a
+    # version manager's slow shim), the writers once every reader listens:
+    # a writer that finds no listener ends at once
+    for b in 1 2; do
+        for f in $(seq 1 "$FLOWS"); do
+            nsenter --net="/run/netns/wpn$b" "$PYTHON" -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1)
+c, _ = s.accept(); buf = bytearray(1 << 20)
+while c.recv_into(buf): pass' $((FLOW_PORT + f)) &
+            flow_pids="$flow_pids $!"
+        done
+    done
+    for tries in $(seq 1 100); do
+        n=0
+        for b in 1 2; do
+            n=$((n + $(nsenter --net="/run/netns/wpn$b" ss -Hltn "sport > :$FLOW_PORT and sport <= :$((FLOW_PORT + FLOWS))" | wc -l)))
+        done
+        [ "$n" -ge $((2 * FLOWS)) ] && break
+        sleep 0.05
+    done
+    local writers=""
+    for a in 1 2; do
+        b=$((3 - a))
+        for f in $(seq 1 "$FLOWS"); do
+            nsenter --net="/run/netns/wpn$a" bash -c "exec cat /dev/zero > /dev/tcp/10.250.0.1$b/$((FLOW_PORT + f))" \
+                2>/dev/null &
+            writers="$writers $!"
+        done
+    done
+    flow_pids="$flow_pids$writers"
+    sleep 0.2
+    n=0
+    for f in $writers; do kill -0 "$f" 2>/dev/null && n=$((n + 1)); done
+    flow_streams=$n
+}
+flow_off() {
+    local pid
+    for pid in $flow_pids; do kill "$pid" 2>/dev/null; done
+    for pid in $flow_pids; do wait "$pid" 2>/dev/null; done
+    flow_pids=""
+}
+
+# apply ACTION ARG SLOWDOWN_FILE: make one change
+apply() {
+    case $1 in
+    rate) vcj_shape "$2" ;;
+    flow) if [ "$2" = on ]; then flow_on; else flow_off; fi ;;
+    slow) echo "${2%:*} ${2#*:}" > "$3" ;;
+    esac
+}
+
+# --- the table and the cluster --------------------------------------------------------------
+mkdir -p "$OUT/tables"
+TABLE=$OUT/tables/gpt2-small-deep.cfg
+"$WAVEPIPE" profile --model "$SRCDIR/bench/models/gpt2-small-deep.cfg" --analytic --flops-per-s "$FLOPS" \
+    --micro-batch 2 -o "$TABLE" > "$OUT/tables/gpt2-small-deep.txt" || die "wavepipe profile --analytic failed"
+for s in $SCENARIOS; do scenario_iterations "$s" > /dev/null; done
+if [ -z "${ADAPT_REPLOT:-}" ]; then
+    vcj_up "$CLDIR" 2 2
+    trap 'flow_off; bash "$VC" down "$VCJ_DIR" >/dev/null 2>&1' EXIT
+else
+    MPI_LINE=$(sed -n -e 's/^MPI: //p' -e 's/^\(MPICH Version: [0-9.]*, ofi eager threshold [0-9a-z]*\) .*/\1/p' \
+        "$OUT/adaptive.txt" 2>/dev/null | head -n 1)
+fi
+
+# run_one SCENARIO RUN: one run (static or adaptive) with its changes; its
+# rows in OUT/runs/SCENARIO/RUN.csv, the changes made in RUN.changes
+# (iteration,rows_seen,action,arg)
+run_one() {
+    local scen=$1 run=$2 dir=$OUT/runs/$1 iters it action arg rows jobpid
+    iters=$(scenario_iterations "$scen")
+    local rows_csv=$dir/$run.csv slow=$dir/$run.slowdown changes=$dir/$run.changes
+    rm -f "$rows_csv" "$dir/$run.adapt.csv" "$changes"
+    echo "* 1" > "$slow"
+    flow_off
+    scenario_changes "$scen" | while read -r it action arg; do
+        [ "$it" -eq 0 ] && apply "$action" "$arg" "$slow"
+    done
+    local adapt_args=""
+    [ "$run" = adaptive ] && adapt_args="--adapt k --adapt-every $EVERY --adapt-candidates $CANDIDATES --adapt-log \"$dir/$run.adapt.csv\""
+    cat > "$dir/$run.sh" <<EOS
+#!/bin/bash
+srun --mpi=pmi2 "$WAVEPIPE" run --compute emulated --layers "$TABLE" --schedule 1f1b --micro-batches $M \\
+    --global-batch $M --steps $iters --slowdown-file "$slow" --results "$rows_csv" $adapt_args
+EOS
+    log "$scen: $run run, $iters iterations"
+    vcj_job "adaptive-$scen-$run" 2 4 2 "$dir/$run.sh" 900 &
+    jobpid=$!
+    echo "iteration,rows_seen,action,arg" > "$changes"
+    scenario_changes "$scen" | awk '$1 > 0' > "$dir/pending"
+    while kill -0 "$jobpid" 2>/dev/null; do
+        rows=$(($(cat "$rows_csv" 2>/dev/null | wc -l) - 1))
+        while read -r it action arg; do
+            [ "$rows" -ge "$it" ] || break
+            apply "$action" "$arg" "$slow"
+            [ "$action $arg" = "flow on" ] && arg="on ($flow_streams of $((2 * FLOWS)) streams running)"
+            echo "$it,$rows,$action,$arg" >> "$changes"
+            log "$scen/$run: after $rows iterations: $action $arg"
+            sed -i 1d "$dir/pending"
+        done < "$dir/pending"
+        sleep 0.05
+    done
+    wait "$jobpid" || log "$scen/$run: the job failed ($OUT/logs/adaptive-$scen-$run.out)"
+    flow_off
+    rm -f "$dir/pending"
+}
+
+# combine SCENARIO: OUT/SCENARIO.csv from both runs' rows, changes and decisions
+combine() {
+    local scen=$1 dir=$OUT/runs/$1 run
+    echo "scenario,run,iteration,iter_time_s,samples_per_s,schedule,k,micro_batches,micro_batch_size,change,decision"
+    for run in $RUNS; do
+        awk -F, -v scen="$scen" -v run="$run" '
+            FILENAME ~ /changes$/ { if (FNR > 1) change[$1] = $3 " " $4; next }
+            FILENAME ~ /adapt.csv$/ { if (FNR > 1 && $9 == 1) decision[$1 + 1] = "switch to k=" $5 " b=" $6; next }
+            FNR > 1 { printf "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s\n", scen, run, $13, $14, $15, $2, $8, $10, $11,
+                             change[$13], decision[$13] }' \
+            "$dir/$run.changes" $([ -f "$dir/$run.adapt.csv" ] && echo "$dir/$run.adapt.csv") "$dir/$run.csv"
+    done
+}
+
+# summary SCENARIO: ratio of mean samples/s from the first change on (from
+# iteration 1 when nothing changes) and each change's reaction: the first
+# switch that takes effect after the change's iteration (a switch taking
+# effect at it was decided on the iteration before, without seeing it)
+summary() {
+    local scen=$1 csv=$OUT/$1.csv first
+    first=$(scenario_changes "$scen" | awk '$1 > 0 { print $1; exit }')
+    [ -n "$first" ] || first=1
+    awk -F, -v first="$first" -v scen="$scen" -v every="$EVERY" '
+        NR == 1 { next }
+        $3 >= first { s[$2] += $5; n[$2]++ }
+        $2 == "adaptive" && $10 != "" && $3 > 0 { ch[++nc] = $3; what[nc] = $10 }
+        $2 == "adaptive" && $11 != "" { sw[++ns] = $3; swwhat[ns] = $11 }
+        END {
+            st = n["static"] ? s["static"] / n["static"] : 0; ad = n["adaptive"] ? s["adaptive"] / n["adaptive"] : 0
+            printf "%s: from iteration %d, mean samples/s static %.3f, adaptive %.3f, adaptive/static %s\n",
+                   scen, first, st, ad, st && ad ? sprintf("%.3f", ad / st) : "-"
+            for (i = 1; i <= ns; i++) if (!nc || sw[i] <= ch[1])
+                printf "  %s from iteration %d (decided after iteration %d, before any change)\n", swwhat[i], sw[i], sw[i] - 1
+            for (c = 1; c <= nc; c++) {
+                end = c < nc ? ch[c + 1] : 1e9; r = ""
+                for (i = 1; i <= ns; i++) if (sw[i] > ch[c] && sw[i] <= end && r == "") r = i
+                if (r != "") printf "  change %s at iteration %d: %s from iteration %d, reaction %d iterations (goal <= %d)\n",
+                                    what[c], ch[c], swwhat[r], sw[r], sw[r] - ch[c], every + 1
+                else printf "  change %s at iteration %d: no switch before the next change or the end\n", what[c], ch[c]
+            }
+        }' "$csv"
+}
+
+# plot SCENARIO: samples/s over iterations, both runs, changes as vertical
+# lines, the adaptive run's k on the right axis
+plot() {
+    local scen=$1 csv=$OUT/$1.csv arrows term ext
+    command -v gnuplot > /dev/null || { log "gnuplot not installed: no plot of $scen"; return; }
+    arrows=$(awk -F, 'NR > 1 && $2 == "adaptive" && $10 != "" && $3 > 0 {
+        printf "set arrow from %d, graph 0 to %d, graph 1 nohead dt 2 lc rgb \"gray40\"\n", $3, $3
+        printf "set label \"%s\" at %d, graph 0.97 left offset 0.3,0 font \",9\"\n", $10, $3 }' "$csv")
+    for term in "svg size 900,480 noenhanced font \"sans,12\" background rgb \"white\"" "pngcairo size 900,480 noenhanced"; do
+        ext=svg
+        case $term in pngcairo*) ext=png ;; esac
+        gnuplot 2> "$OUT/runs/$scen/plot.$ext.err" <<GNUPLOT && rm -f "$OUT/runs/$scen/plot.$ext.err"
+set terminal $term
+set output "$OUT/$scen.$ext"
+set datafile separator ","
+set title "$scen: static 1F1B vs --adapt k (emulated compute, 4 ranks, 2 namespace nodes)" font ",11"
+set xlabel "iteration"
+set ylabel "samples/s"
+set y2label "k of the adaptive run"
+set y2range [0:5]
+set y2tics 1
+set ytics nomirror
+set key bottom right
+set grid
+$arrows
+plot "$csv" using (strcol(2) eq "static" ? \$3 : NaN):5 with linespoints pt 7 ps 0.4 lc rgb "#1f77b4" title "static 1F1B", \
+     "$csv" using (strcol(2) eq "adaptive" ? \$3 : NaN):5 with linespoints pt 5 ps 0.4 lc rgb "#d62728" title "adaptive", \
+     "$csv" using (strcol(2) eq "adaptive" ? \$3 : NaN):7 axes x1y2 with steps lw 1 lc rgb "#2ca02c" title "adaptive k"
+GNUPLOT
+    done
+}
+
+{
+    echo "Adaptive k (wavepipe run --adapt k --adapt-every $EVERY --adapt-candidates $CANDIDATES) against static"
+    echo "1F1B; 4 ranks on 2 nodes of a virtual Slurm cluster (network namespaces of one 2-core machine, MPI"
+    echo "over tc-shaped veth links); compute emulated from $(basename "$TABLE") (analytic, $FLOPS FLOP/s),"
+    echo "$M micro-batches of 1 sequence."
+    echo "MPI: $MPI_LINE"
+} > "$OUT/adaptive.txt.new"
+for scen in $SCENARIOS; do
+    mkdir -p "$OUT/runs/$scen"
+    [ -n "${ADAPT_REPLOT:-}" ] || for run in $RUNS; do run_one "$scen" "$run"; done
+    combine "$scen" > "$OUT/$scen.csv"
+    summary "$scen" | tee -a "$OUT/adaptive.txt.new"
+    plot "$scen"
+done
+# a partial run keeps the other scenarios' lines of the last summary
+if [ -f "$OUT/adaptive.txt" ]; then
+    for scen in $ALL_SCENARIOS; do
+        case " $SCENARIOS " in *" $scen "*) continue ;; esac
+        awk -v s="$scen" '$1 == s ":" { on = 1; print; next } /^[a-z]/ { on = 0 } on && /^  / { print }' \
+            "$OUT/adaptive.txt" >> "$OUT/adaptive.txt.new"
+    done
+fi
+mv "$OUT/adaptive.txt.new" "$OUT/adaptive.txt"
+exit 0
