@@ -1140,6 +1140,8 @@ int wp_cmd_run(int argc, char **argv)
             status = -1;
         if (measure_s)
             measure_s[step - first_step] = MPI_Wtime() - measure_t0;
+        const struct wp_schedule *ran = run_s; /* this step's row */
+        double ran_peak_bytes = peak_bytes;
         if (moved) { /* live: the layers' state moves between neighbours, the job goes on */
             double pause_s = 0;
             if (move_layers(&in, &o, first, end, unit_count, o.emulated ? wp_stage_emulated_make : wp_stage_gpt2_make,
@@ -1148,13 +1150,12 @@ int wp_cmd_run(int argc, char **argv)
                 MPI_Abort(MPI_COMM_WORLD, 1); /* a rank half way between two partitions cannot go on */
             }
             wp_adapt_moved(&adapt, unit_count, pause_s);
+            peak_bytes = activation_peak_bytes(&in);
             wp_layer_stage_arrays_free(&table_costs);
             if (o.emulated &&
                 wp_layer_stage_arrays_make(&o.table, run_s, cfg.train.global_batch, first, end, &table_costs, &err))
                 status = -1;
         }
-        const struct wp_schedule *ran = run_s; /* this step's row */
-        double ran_peak_bytes = peak_bytes;
         if (next) {
             if (wp_interp_reschedule(&in, next, &err) == 0) {
                 run_s = next;

@@ -63,7 +63,9 @@ static int read_replay(struct wp_adapt *a, const char *path, struct wp_err *err)
         }
         if (!switched)
             continue;
-        if (a->nreplay && it <= a->replay[a->nreplay - 1].iteration) {
+        const struct wp_adapt_switch *prev = a->nreplay ? &a->replay[a->nreplay - 1] : NULL;
+        if (prev && (it < prev->iteration ||
+                     (it == prev->iteration && prev->partition == (strcmp(what, "partition") == 0)))) {
             rc = wp_errorf(err, "%s:%d: iteration %ld is not after the previous switch's", path, line, it);
             break;
         }
@@ -164,101 +166,115 @@ const struct wp_schedule *wp_adapt_schedule(const struct wp_adapt *a)
     return a->o.k ? &a->tune.plans[a->tune.current].sched : a->start;
 }
 
-/* A decision: what (0 nothing to say, 1 k, 2 partition), k's pick or the
- * new counts, the predictions and the reasons. */
+/* A decision point: whether the partition and k were decided (a line and
+ * a row each), whether each changes, k's pick, the new counts, the
+ * predictions and the reasons. */
 struct decision {
-    int what, switched, pick;
+    int part_said, moved, k_said, switched, pick;
     int *count;
-    double predicted_from_s, predicted_to_s;
-    char why[2048];
+    double part_from_s, part_to_s;
+    char part_why[1536], k_why[1536];
 };
 
 /* Rank 0: the replayed switch of this iteration, if any. */
-static int replayed(struct wp_adapt *a, long iteration, struct decision *d)
+static void replayed(struct wp_adapt *a, long iteration, struct decision *d)
 {
-    if (a->next_replay >= a->nreplay || a->replay[a->next_replay].iteration != iteration)
-        return 0;
-    const struct wp_adapt_switch *w = &a->replay[a->next_replay++];
-    snprintf(d->why, sizeof d->why, "replayed from %s", a->o.replay_path);
-    d->switched = 1;
-    if (w->partition) {
-        d->what = 2;
-        memcpy(d->count, w->to_count, (size_t)a->nstages * sizeof *d->count);
-    } else {
-        d->what = 1;
-        d->pick = find_plan(&a->tune, w->k, w->micro_batch);
+    while (a->next_replay < a->nreplay && a->replay[a->next_replay].iteration == iteration) {
+        const struct wp_adapt_switch *w = &a->replay[a->next_replay++];
+        if (w->partition) {
+            d->part_said = d->moved = 1;
+            memcpy(d->count, w->to_count, (size_t)a->nstages * sizeof *d->count);
+            snprintf(d->part_why, sizeof d->part_why, "replayed from %s", a->o.replay_path);
+        } else {
+            d->k_said = d->switched = 1;
+            d->pick = find_plan(&a->tune, w->k, w->micro_batch);
+            snprintf(d->k_why, sizeof d->k_why, "replayed from %s", a->o.replay_path);
+        }
     }
-    return 1;
 }
 
+/* Rank 0: a move first; k then on the partition that will run (its
+ * compute and messages scaled by the move). */
 static int decide(struct wp_adapt *a, long iteration, struct decision *d, struct wp_err *err)
 {
-    if (a->o.replay_path)
-        return replayed(a, iteration, d), 0;
+    if (a->o.replay_path) {
+        replayed(a, iteration, d);
+        return 0;
+    }
+    double *scales = NULL;
     if (a->o.partition) {
         int moved = wp_tune_partition_decide(&a->parts, wp_adapt_schedule(a), a->global_batch, d->count,
-                                             &d->predicted_from_s, &d->predicted_to_s, d->why, sizeof d->why, err);
+                                             &d->part_from_s, &d->part_to_s, d->part_why, sizeof d->part_why, err);
         if (moved < 0)
             return -1;
-        d->what = 2;
-        d->switched = moved;
-        if (moved || !a->o.k)
-            return 0;
+        d->part_said = 1;
+        d->moved = moved;
+        if (moved && a->o.k) {
+            scales = malloc((size_t)2 * a->nstages * sizeof *scales);
+            if (!scales)
+                return wp_errorf(err, "out of memory");
+            wp_tune_partition_scales(&a->parts, d->count, scales, scales + a->nstages);
+        }
     }
     if (a->o.k) {
-        char why[1536];
-        int pick = wp_tune_k_decide(&a->tune, why, sizeof why, err);
+        int pick = wp_tune_k_decide_scaled(&a->tune, scales, scales ? scales + a->nstages : NULL, d->k_why,
+                                           sizeof d->k_why, err);
+        free(scales);
         if (pick < 0)
             return -1;
-        if (d->what == 2) /* the partition's reasons first */
-            snprintf(d->why + strlen(d->why), sizeof d->why - strlen(d->why), "; k: %s", why);
-        else
-            snprintf(d->why, sizeof d->why, "%s", why);
-        d->what = 1;
+        d->k_said = 1;
         d->pick = pick;
         d->switched = pick != a->tune.current;
-        d->predicted_from_s = a->tune.plans[a->tune.current].predicted_s;
-        d->predicted_to_s = a->tune.plans[pick].predicted_s;
+        if (d->moved)
+            snprintf(d->k_why + strlen(d->k_why), sizeof d->k_why - strlen(d->k_why), " (on the moved partition)");
     }
     return 0;
 }
 
-static void say(struct wp_adapt *a, long iteration, struct decision *d, const int *from_count)
+static void log_row(const struct wp_adapt *a, const char *row, size_t len)
 {
-    int S = a->nstages, k0 = a->o.k ? a->tune.plans[a->tune.current].k : 0;
-    int b0 = a->o.k ? a->tune.plans[a->tune.current].micro_batch : a->global_batch / a->start->nmicro;
-    int k1 = d->what == 1 ? a->tune.plans[d->pick].k : k0;
-    int b1 = d->what == 1 ? a->tune.plans[d->pick].micro_batch : b0;
-    if (!a->o.k) { /* the start schedule's k */
-        k0 = k1 = a->start->params.kind == WP_SCHED_KFKB ? a->start->params.k : 1;
-    }
-    char from_p[512], to_p[512];
-    wp_adapt_partition_text(from_count, S, from_p, sizeof from_p);
-    wp_adapt_partition_text(d->what == 2 ? d->count : from_count, S, to_p, sizeof to_p);
-    if (d->what == 2)
-        printf("adapt partition after iteration %ld: %s %s (layers per stage): %s\n", iteration,
-               d->switched ? "move to" : "stay at", to_p, d->why);
-    else
-        printf("adapt k after iteration %ld: %s k=%d (micro-batch %d, %d micro-batches): %s\n", iteration,
-               d->switched ? "switch to" : "stay at", k1, b1, a->global_batch / b1, d->why);
-    fflush(stdout);
-    if (!a->o.log_path)
-        return;
-    char row[2900];
-    for (char *c = d->why; *c; c++) /* one field */
+    struct wp_err log_err;
+    if (a->o.log_path &&
+        wp_csv_append(a->o.log_path, WP_ADAPT_LOG_HEADER, "decision rows", "--adapt-log", row, len, &log_err))
+        fprintf(stderr, "wavepipe run: %s (the run goes on)\n", log_err.msg);
+}
+
+/* One CSV field: no commas, quotes or line ends. */
+static void one_field(char *s)
+{
+    for (char *c = s; *c; c++)
         if (*c == ',' || *c == '"' || *c == '\n')
             *c = ';';
-    int len = snprintf(row, sizeof row, "%ld,%s,%d,%d,%s,%d,%d,%s,%.6f,%.6f,%d,%s\n", iteration,
-                       d->what == 2 ? "partition" : "k", k0, b0, from_p, k1, b1, to_p, d->predicted_from_s,
-                       d->predicted_to_s, d->switched, d->why);
-    if (len >= (int)sizeof row) { /* reasons cut short, the row whole */
-        len = (int)sizeof row - 1;
-        row[len - 1] = '\n';
+}
+
+static void say(struct wp_adapt *a, long iteration, struct decision *d, const int *from_count)
+{
+    int S = a->nstages;
+    int k0 = a->o.k ? a->tune.plans[a->tune.current].k
+                    : a->start->params.kind == WP_SCHED_KFKB ? a->start->params.k : 1;
+    int b0 = a->o.k ? a->tune.plans[a->tune.current].micro_batch : a->global_batch / a->start->nmicro;
+    int k1 = d->switched ? a->tune.plans[d->pick].k : k0, b1 = d->switched ? a->tune.plans[d->pick].micro_batch : b0;
+    char from_p[512], to_p[512], row[3400];
+    wp_adapt_partition_text(from_count, S, from_p, sizeof from_p);
+    wp_adapt_partition_text(d->moved ? d->count : from_count, S, to_p, sizeof to_p);
+    if (d->part_said) { /* the move, if any, comes first */
+        printf("adapt partition after iteration %ld: %s %s (layers per stage): %s\n", iteration,
+               d->moved ? "move to" : "stay at", to_p, d->part_why);
+        one_field(d->part_why);
+        int len = snprintf(row, sizeof row, "%ld,partition,%d,%d,%s,%d,%d,%s,%.6f,%.6f,%d,%s\n", iteration, k0, b0,
+                           from_p, k0, b0, to_p, d->part_from_s, d->part_to_s, d->moved, d->part_why);
+        log_row(a, row, len < (int)sizeof row ? (size_t)len : sizeof row - 1);
     }
-    struct wp_err log_err;
-    if (wp_csv_append(a->o.log_path, WP_ADAPT_LOG_HEADER, "decision rows", "--adapt-log", row, (size_t)len,
-                      &log_err))
-        fprintf(stderr, "wavepipe run: %s (the run goes on)\n", log_err.msg);
+    if (d->k_said) {
+        printf("adapt k after iteration %ld: %s k=%d (micro-batch %d, %d micro-batches): %s\n", iteration,
+               d->switched ? "switch to" : "stay at", k1, b1, a->global_batch / b1, d->k_why);
+        one_field(d->k_why);
+        int len = snprintf(row, sizeof row, "%ld,k,%d,%d,%s,%d,%d,%s,%.6f,%.6f,%d,%s\n", iteration, k0, b0, to_p, k1,
+                           b1, to_p, a->tune.plans[a->tune.current].predicted_s, a->tune.plans[d->pick].predicted_s,
+                           d->switched, d->k_why);
+        log_row(a, row, len < (int)sizeof row ? (size_t)len : sizeof row - 1);
+    }
+    fflush(stdout);
 }
 
 int wp_adapt_iteration(struct wp_adapt *a, const struct wp_measure *m, long iteration, int last,
@@ -274,38 +290,43 @@ int wp_adapt_iteration(struct wp_adapt *a, const struct wp_measure *m, long iter
     int due = a->o.replay_path || (iteration + 1) % a->o.every == 0;
     if (last || !due)
         return 0;
-    int *msg = calloc((size_t)S + 4, sizeof *msg), *from = malloc((size_t)S * sizeof *from);
+    enum { RC, PART_SAID, MOVED, K_SAID, SWITCHED, PICK, HEAD };
+    int *msg = calloc((size_t)S + HEAD, sizeof *msg), *from = malloc((size_t)S * sizeof *from);
     struct decision d;
     memset(&d, 0, sizeof d);
-    d.count = msg ? msg + 4 : NULL;
+    d.count = msg ? msg + HEAD : NULL;
+    d.pick = a->o.k ? a->tune.current : 0;
     int rc = msg && from ? 0 : wp_errorf(err, "out of memory");
     for (int s = 0; rc == 0 && s < S; s++)
         from[s] = d.count[s] = a->o.partition ? a->parts.count[s] : 0;
     if (rc == 0 && a->rank == 0 && decide(a, iteration, &d, err))
         rc = -1;
     if (msg) {
-        msg[0] = rc;
-        msg[1] = d.what;
-        msg[2] = d.switched;
-        msg[3] = d.pick;
-        MPI_Bcast(msg, S + 4, MPI_INT, 0, MPI_COMM_WORLD);
-        rc = msg[0];
+        msg[RC] = rc;
+        msg[PART_SAID] = d.part_said;
+        msg[MOVED] = d.moved;
+        msg[K_SAID] = d.k_said;
+        msg[SWITCHED] = d.switched;
+        msg[PICK] = d.pick;
+        MPI_Bcast(msg, S + HEAD, MPI_INT, 0, MPI_COMM_WORLD);
+        rc = msg[RC];
     }
     if (rc) {
         free(msg);
         free(from);
         return a->rank == 0 ? -1 : wp_errorf(err, "rank 0's tuner failed");
     }
-    d.what = msg[1];
-    d.switched = msg[2];
-    d.pick = msg[3];
-    if (a->rank == 0 && d.what)
+    d.moved = msg[MOVED];
+    d.switched = msg[SWITCHED];
+    d.pick = msg[PICK];
+    if (a->rank == 0 && (d.part_said || d.k_said))
         say(a, iteration, &d, from);
-    if (d.switched && d.what == 1) {
+    if (d.switched) {
         a->tune.current = d.pick;
         a->switches++;
         *next = &a->tune.plans[d.pick].sched;
-    } else if (d.switched && d.what == 2) {
+    }
+    if (d.moved) {
         memcpy(next_count, d.count, (size_t)S * sizeof *next_count);
         *moved = 1;
     }

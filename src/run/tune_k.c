@@ -53,7 +53,8 @@ int wp_tune_k_init(struct wp_tune_k *t, const struct wp_schedule *start, int sta
     t->min_gain = 0.05;
     t->average_weight = 0.5;
     t->plans = calloc((size_t)(max_k + 1), sizeof *t->plans);
-    t->link_s_per_seq = calloc((size_t)S, sizeof *t->link_s_per_seq);
+    t->link_s_per_seq = calloc((size_t)2 * S, sizeof *t->link_s_per_seq);
+    t->link_last_s_per_seq = t->link_s_per_seq ? t->link_s_per_seq + S : NULL;
     int *budget = calloc((size_t)2 * P, sizeof *budget), *peak = budget ? budget + P : NULL;
     if (!t->plans || !t->link_s_per_seq || !budget) {
         free(budget);
@@ -119,7 +120,8 @@ int wp_tune_k_init_given(struct wp_tune_k *t, const struct wp_schedule *start, i
     t->min_gain = 0.05;
     t->average_weight = 0.5;
     t->plans = calloc((size_t)ngiven + 1, sizeof *t->plans);
-    t->link_s_per_seq = calloc((size_t)S, sizeof *t->link_s_per_seq);
+    t->link_s_per_seq = calloc((size_t)2 * S, sizeof *t->link_s_per_seq);
+    t->link_last_s_per_seq = t->link_s_per_seq ? t->link_s_per_seq + S : NULL;
     if (!t->plans || !t->link_s_per_seq) {
         wp_tune_k_destroy(t);
         return wp_errorf(err, "out of memory");
@@ -194,8 +196,11 @@ void wp_tune_k_observe(struct wp_tune_k *t, const struct wp_measure *m)
             if (l.timed > 0 && l.mean_s > worst)
                 worst = l.mean_s;
         }
-        if (worst >= 0)
-            t->link_s_per_seq[b] = worst / p->micro_batch;
+        if (worst >= 0) {
+            double now = worst / p->micro_batch, before = t->link_last_s_per_seq[b];
+            t->link_s_per_seq[b] = before > 0 && before < now ? before : now;
+            t->link_last_s_per_seq[b] = now;
+        }
     }
     p->measured++;
 }
@@ -213,7 +218,8 @@ static const struct wp_kfkb_plan *nearest_measured(const struct wp_tune_k *t, in
 }
 
 /* The simulator's iteration time for plan i on the current measurements. */
-static int predict(const struct wp_tune_k *t, int i, double *iter_s, struct wp_err *err)
+static int predict(const struct wp_tune_k *t, int i, const double *stage_scale, const double *link_scale,
+                   double *iter_s, struct wp_err *err)
 {
     const struct wp_kfkb_plan *p = &t->plans[i];
     int S = t->nstages;
@@ -224,12 +230,13 @@ static int predict(const struct wp_tune_k *t, int i, double *iter_s, struct wp_e
     const struct wp_kfkb_plan *src = p->measured ? p : nearest_measured(t, p->micro_batch);
     double scale = (double)p->micro_batch / src->micro_batch; /* compute per sequence */
     for (int st = 0; st < S; st++) {
-        f[st] = src->f_s[st] * scale;
-        b[st] = src->b_s[st] * scale;
-        w[st] = src->w_s[st] * scale;
+        double moved = stage_scale ? stage_scale[st] : 1; /* a partition about to change */
+        f[st] = src->f_s[st] * scale * moved;
+        b[st] = src->b_s[st] * scale * moved;
+        w[st] = src->w_s[st] * scale * moved;
         ar[st] = src->allreduce_s[st];
         if (st + 1 < S)
-            link[st] = t->link_s_per_seq[st] * p->micro_batch;
+            link[st] = t->link_s_per_seq[st] * p->micro_batch * (link_scale ? link_scale[st] : 1);
     }
     struct wp_cost_model cost;
     wp_cost_model_per_stage(&cost, f, b, w, link, ar);
@@ -246,8 +253,14 @@ static int predict(const struct wp_tune_k *t, int i, double *iter_s, struct wp_e
 
 int wp_tune_k_decide(struct wp_tune_k *t, char *why, size_t size, struct wp_err *err)
 {
+    return wp_tune_k_decide_scaled(t, NULL, NULL, why, size, err);
+}
+
+int wp_tune_k_decide_scaled(struct wp_tune_k *t, const double *stage_scale, const double *link_scale, char *why,
+                            size_t size, struct wp_err *err)
+{
     for (int i = 0; i < t->nplans; i++)
-        if (predict(t, i, &t->plans[i].predicted_s, err))
+        if (predict(t, i, stage_scale, link_scale, &t->plans[i].predicted_s, err))
             return -1;
     int best = t->current;
     for (int i = 0; i < t->nplans; i++)

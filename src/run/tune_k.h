@@ -4,7 +4,8 @@
  * memory-limit curve: for each k the largest b that fits), each a schedule
  * made once. Every iteration the run's agreed measurements (measure.h)
  * update the running plan's compute times per stage (a moving average:
- * compute is stable) and the links as measured now. Every N iterations
+ * compute is stable) and the links as measured now (the faster of the
+ * last two iterations: one slow iteration is not a slower link). Every N iterations
  * each plan is predicted by the simulator: its stages' F, B, W as measured
  * when it last ran (else scaled per sequence from the plan measured at the
  * nearest b), each boundary's message time as the link's latest bandwidth
@@ -39,6 +40,7 @@ struct wp_tune_k {
     /* per boundary: the latest time of a message, per sequence of the
      * micro-batch (the slower direction; 0 until a message is timed) */
     double *link_s_per_seq;
+    double *link_last_s_per_seq;  /* per boundary: the iteration before's (0: none) */
     double min_gain;              /* the arbiter's threshold, relative (0.05) */
     double average_weight;        /* weight of the newest iteration in the compute averages */
     int cores;                    /* ranks share this many cores (simulator), 0: their own */
@@ -64,6 +66,11 @@ void wp_tune_k_observe(struct wp_tune_k *t, const struct wp_measure *m);
 /* Predicts every plan; returns the plan the arbiter picks (maybe current)
  * and writes the reasons into why (one line). */
 int wp_tune_k_decide(struct wp_tune_k *t, char *why, size_t size, struct wp_err *err);
+/* The same for a partition about to change: each stage's compute scaled
+ * by stage_scale and each boundary's messages by link_scale
+ * (tune_partition.h's wp_tune_partition_scales). */
+int wp_tune_k_decide_scaled(struct wp_tune_k *t, const double *stage_scale, const double *link_scale, char *why,
+                            size_t size, struct wp_err *err);
 
 /* Peak sequences whose activations a rank holds at once under s, per rank
  * (F taken, freed at the schedule's freeing pass), times b. */

@@ -217,3 +217,20 @@ int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedu
                  (now - best_s) * t->horizon_iters, t->horizon_iters, best_cost, t->pause_s);
     return 1;
 }
+
+void wp_tune_partition_scales(const struct wp_tune_partition *t, const int *count_new, double *stage_scale,
+                              double *link_scale)
+{
+    for (int st = 0; st < t->nstages; st++) {
+        int a0, z0, a1, z1;
+        wp_tune_partition_range(t, t->count, st, &a0, &z0);
+        wp_tune_partition_range(t, count_new, st, &a1, &z1);
+        struct wp_layer_stage_cost was, now;
+        wp_layer_stage_cost(t->table, a0, z0, 1, 0, &was);
+        wp_layer_stage_cost(t->table, a1, z1, 1, 0, &now);
+        double w = was.forward_s + was.backward_s, n = now.forward_s + now.backward_s;
+        stage_scale[st] = w > 0 ? n / w : 1;
+        if (st + 1 < t->nstages)
+            link_scale[st] = was.out_seq_bytes > 0 ? now.out_seq_bytes / was.out_seq_bytes : 1;
+    }
+}

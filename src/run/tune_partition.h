@@ -59,6 +59,13 @@ int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedu
                              int *count_out, double *predicted_now_s, double *predicted_new_s, char *why, size_t size,
                              struct wp_err *err);
 
+/* How a move to count_new changes each stage's compute (the table's F + B
+ * + W of its new layers over its old ones) and each boundary's message
+ * (the bytes leaving its new last layer over its old one), for the k
+ * tuner to predict its plans on the partition about to run. */
+void wp_tune_partition_scales(const struct wp_tune_partition *t, const int *count_new, double *stage_scale,
+                              double *link_scale);
+
 /* Table layers [*first, *last] of stage st under counts. */
 void wp_tune_partition_range(const struct wp_tune_partition *t, const int *count, int st, int *first, int *last);
 
