@@ -65,6 +65,7 @@ shift 3
 ALL_SCENARIOS="bandwidth-steps bandwidth-steps-down preempted-network contended-gpu nothing-changes"
 SCENARIOS=${*:-$ALL_SCENARIOS}
 EVERY=${ADAPT_EVERY:-5}
+MODE=${ADAPT_MODE:-both}
 CANDIDATES=${ADAPT_CANDIDATES:-2:1,4:1}
 PREEMPT_RATE=${ADAPT_PREEMPT_RATE:-3000mbit}
 M=${ADAPT_MICRO_BATCHES:-16}
@@ -163,6 +164,23 @@ mkdir -p "$OUT/tables"
 TABLE=$OUT/tables/gpt2-small-deep.cfg
 "$WAVEPIPE" profile --model "$SRCDIR/bench/models/gpt2-small-deep.cfg" --analytic --flops-per-s "$FLOPS" \
     --micro-batch 2 -o "$TABLE" > "$OUT/tables/gpt2-small-deep.txt" || die "wavepipe profile --analytic failed"
+# rate-drop's table: 16 equal layers (4 and 8 ms a sequence), outputs of 384
+# KiB a sequence except layer 8's, half of that (as a CNN's pooling
+# shrinks its activations): the cut between nodes can move to it
+MIXED=$OUT/tables/mixed-16.cfg
+{
+    echo 'format = "wavepipe-layers"; version = 1; name = "mixed-16"; profile_batch = 1;'
+    echo 'source = "synthetic: 16 layers of 4 ms forward, 8 ms backward a sequence; outputs 384 KiB, layer 8 192 KiB";'
+    echo 'layers = ('
+    for l in $(seq 0 15); do
+        act=393216
+        [ "$l" = 8 ] && act=196608
+        [ "$l" = 15 ] && act=0
+        printf '  { name = "layer%d"; forward_s = 0.004; backward_s = 0.008; activation_bytes = %d.0; parameter_bytes = 4194304.0; optimizer_bytes = 8388608.0; }%s\n' \
+            "$l" "$act" "$([ "$l" = 15 ] || echo ,)"
+    done
+    echo ');'
+} > "$MIXED"
 for s in $SCENARIOS; do scenario_iterations "$s" > /dev/null; done
 if [ -z "${ADAPT_REPLOT:-}" ]; then
     vcj_up "$CLDIR" 2 2
@@ -186,10 +204,12 @@ run_one() {
         [ "$it" -eq 0 ] && apply "$action" "$arg" "$slow"
     done
     local adapt_args=""
-    [ "$run" = adaptive ] && adapt_args="--adapt k --adapt-every $EVERY --adapt-candidates $CANDIDATES --adapt-log \"$dir/$run.adapt.csv\""
+    [ "$run" = adaptive ] && adapt_args="--adapt $MODE --adapt-every $EVERY --adapt-candidates $CANDIDATES --adapt-log \"$dir/$run.adapt.csv\""
+    local table=$TABLE
+    [ "$scen" = rate-drop ] && table=$MIXED
     cat > "$dir/$run.sh" <<EOS
 #!/bin/bash
-srun --mpi=pmi2 "$WAVEPIPE" run --compute emulated --layers "$TABLE" --schedule 1f1b --micro-batches $M \\
+srun --mpi=pmi2 "$WAVEPIPE" run --compute emulated --layers "$table" --schedule 1f1b --micro-batches $M \\
     --global-batch $M --steps $iters --slowdown-file "$slow" --results "$rows_csv" $adapt_args
 EOS
     log "$scen: $run run, $iters iterations"
@@ -210,21 +230,33 @@ EOS
         sleep 0.05
     done
     wait "$jobpid" || log "$scen/$run: the job failed ($OUT/logs/adaptive-$scen-$run.out)"
+    # the moves and the pause each made (iteration,partition,pause_s), from the job's output
+    awk '/^adapt partition after iteration [0-9]*: move to/ { it = $5; sub(":", "", it); part = $8 }
+         /^adapt partition: moved/ && it != "" { printf "%d,%s,%s\n", it, part, $(NF - 1); it = "" }' \
+        "$OUT/logs/adaptive-$scen-$run.out" > "$dir/$run.moves" 2>/dev/null
     flow_off
     rm -f "$dir/pending"
 }
 
-# combine SCENARIO: OUT/SCENARIO.csv from both runs' rows, changes and decisions
+# combine SCENARIO: OUT/SCENARIO.csv from both runs' rows, changes, decisions
+# (a switch of k, a move of layers) and the pause each move made
 combine() {
     local scen=$1 dir=$OUT/runs/$1 run
-    echo "scenario,run,iteration,iter_time_s,samples_per_s,schedule,k,micro_batches,micro_batch_size,change,decision"
+    echo "scenario,run,iteration,iter_time_s,samples_per_s,schedule,k,micro_batches,micro_batch_size,change,decision,pause_s"
     for run in $RUNS; do
+        touch "$dir/$run.moves"
         awk -F, -v scen="$scen" -v run="$run" '
             FILENAME ~ /changes$/ { if (FNR > 1) change[$1] = $3 " " $4; next }
-            FILENAME ~ /adapt.csv$/ { if (FNR > 1 && $9 == 1) decision[$1 + 1] = "switch to k=" $5 " b=" $6; next }
-            FNR > 1 { printf "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s\n", scen, run, $13, $14, $15, $2, $8, $10, $11,
-                             change[$13], decision[$13] }' \
-            "$dir/$run.changes" $([ -f "$dir/$run.adapt.csv" ] && echo "$dir/$run.adapt.csv") "$dir/$run.csv"
+            FILENAME ~ /moves$/ { pause[$1 + 1] = $3; next }
+            FILENAME ~ /adapt.csv$/ {
+                if (FNR == 1 || $11 != 1) next
+                d = $2 == "k" ? "switch to k=" $6 " b=" $7 : "move to " $8
+                decision[$1 + 1] = decision[$1 + 1] (decision[$1 + 1] != "" ? " and " : "") d
+                next }
+            FNR > 1 { printf "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", scen, run, $13, $14, $15, $2, $8, $10, $11,
+                             change[$13], decision[$13], pause[$13] != "" ? pause[$13] : 0 }' \
+            "$dir/$run.changes" "$dir/$run.moves" $([ -f "$dir/$run.adapt.csv" ] && echo "$dir/$run.adapt.csv") \
+            "$dir/$run.csv"
     done
 }
 
@@ -238,11 +270,11 @@ summary() {
     [ -n "$first" ] || first=1
     awk -F, -v first="$first" -v scen="$scen" -v every="$EVERY" '
         NR == 1 { next }
-        $3 >= first { s[$2] += $5; n[$2]++ }
+        $3 >= first { g[$2] += $5 * $4; t[$2] += $4 + $12; n[$2]++ } # samples over time, the moves'' pauses in
         $2 == "adaptive" && $10 != "" && $3 > 0 { ch[++nc] = $3; what[nc] = $10 }
         $2 == "adaptive" && $11 != "" { sw[++ns] = $3; swwhat[ns] = $11 }
         END {
-            st = n["static"] ? s["static"] / n["static"] : 0; ad = n["adaptive"] ? s["adaptive"] / n["adaptive"] : 0
+            st = t["static"] ? g["static"] / t["static"] : 0; ad = t["adaptive"] ? g["adaptive"] / t["adaptive"] : 0
             printf "%s: from iteration %d, mean samples/s static %.3f, adaptive %.3f, adaptive/static %s\n",
                    scen, first, st, ad, st && ad ? sprintf("%.3f", ad / st) : "-"
             for (i = 1; i <= ns; i++) if (!nc || sw[i] <= ch[1])
@@ -272,7 +304,7 @@ plot() {
 set terminal $term
 set output "$OUT/$scen.$ext"
 set datafile separator ","
-set title "$scen: static 1F1B vs --adapt k (emulated compute, 4 ranks, 2 namespace nodes)" font ",11"
+set title "$scen: static 1F1B vs --adapt $MODE (emulated compute, 4 ranks, 2 namespace nodes)" font ",11"
 set xlabel "iteration"
 set ylabel "samples/s"
 set y2label "k of the adaptive run"
@@ -290,10 +322,11 @@ GNUPLOT
 }
 
 {
-    echo "Adaptive k (wavepipe run --adapt k --adapt-every $EVERY --adapt-candidates $CANDIDATES) against static"
+    echo "Adaptive (wavepipe run --adapt $MODE --adapt-every $EVERY --adapt-candidates $CANDIDATES) against static"
     echo "1F1B; 4 ranks on 2 nodes of a virtual Slurm cluster (network namespaces of one 2-core machine, MPI"
     echo "over tc-shaped veth links); compute emulated from $(basename "$TABLE") (analytic, $FLOPS FLOP/s),"
-    echo "$M micro-batches of 1 sequence."
+    echo "$M micro-batches of 1 sequence (rate-drop: the synthetic $(basename "$MIXED")). Samples/s: samples over"
+    echo "time, the pauses of moves included."
     echo "MPI: $MPI_LINE"
 } > "$OUT/adaptive.txt.new"
 for scen in $SCENARIOS; do
