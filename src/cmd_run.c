@@ -88,7 +88,11 @@ static void usage(void)
            "                         micro-batches, global batch and 1F1B policy; the plan's devices\n"
            "                         (node:gpu) go to the ranks found there (the job's hosts in the order\n"
            "                         of their lowest rank, node-local rank = GPU)\n"
-           "  --results FILE.csv     append one row per iteration (header on the first line)\n"
+           "  --results FILE.csv     append one row per iteration (header on the first line), ending\n"
+           "                         with adapt, partition (units per stage the iteration ran),\n"
+           "                         pause_s (a move after it), stage_compute_s (per stage F+B+W of\n"
+           "                         one micro-batch) and link_bandwidth_Bps (per boundary, the\n"
+           "                         slower direction; 0: none timed)\n"
            "  --measure FILE.csv     append what every iteration measured, agreed over the ranks: per\n"
            "                         stage F, B, W and allreduce seconds; per stage boundary and\n"
            "                         direction (activation, gradient) the messages, their bytes, and\n"
@@ -490,16 +494,58 @@ static int partition(const char *spec, int L, int S, int *first, int *end, struc
     return 0;
 }
 
-#define RESULTS_HEADER                                                                                     \
+#define RESULTS_HEADER_BASE                                                                                \
     "timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,micro_batch_size,global_batch," \
     "iteration,iter_time_s,samples_per_s,tokens_per_s,bubble_ratio,peak_activation_bytes,loss"
-/* emulated rows add how compute was done and the layer table */
-#define RESULTS_HEADER_EMULATED RESULTS_HEADER ",compute,layer_table"
+/* every row ends with what adapted and what the iteration measured, so that
+ * adaptive and static runs compare from the rows alone (issue 12) */
+#define RESULTS_HEADER_ADAPT ",adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps"
+#define RESULTS_HEADER RESULTS_HEADER_BASE RESULTS_HEADER_ADAPT
+/* emulated rows add how compute was done and the layer table before them */
+#define RESULTS_HEADER_EMULATED RESULTS_HEADER_BASE ",compute,layer_table" RESULTS_HEADER_ADAPT
 
-/* Rows of real and emulated compute do not share a file. */
+/* Rows of real and emulated compute do not share a file, nor do rows
+ * without the adapt columns (an older wavepipe's) and rows with them. */
 static const char *results_header(int emulated)
 {
     return emulated ? RESULTS_HEADER_EMULATED : RESULTS_HEADER;
+}
+
+/* The columns of RESULTS_HEADER_ADAPT (leading comma and newline included)
+ * into buf: which tuner ran; the units per stage the iteration ran
+ * (partition, as wp_adapt_partition_text joins them); the pause of a move
+ * after it; per stage the agreed mean F + B + W seconds of one micro-batch
+ * slice (a pass that did not run counts 0); per boundary the achieved
+ * bandwidth of the slower direction, 0 where no message was timed. The
+ * length, or -1 when buf is too small. */
+static int adapt_columns(const struct wp_adapt_options *adapt, const char *partition, double pause_s,
+                         const struct wp_measure *m, char *buf, size_t size)
+{
+    const char *mode = adapt->k && adapt->partition ? "both" : adapt->k ? "k" : adapt->partition ? "partition" : "none";
+    size_t at = 0;
+    int n = snprintf(buf, size, ",%s,%s,%.6f,", mode, partition, pause_s);
+    for (int st = 0; n >= 0 && (at += (size_t)n) < size && st < m->nstages; st++) {
+        double s = 0;
+        for (int op = WP_OP_F; op <= WP_OP_W; op++)
+            s += wp_measure_pass_of(m, op, st).mean_s;
+        n = snprintf(buf + at, size - at, "%s%.6g", st ? ":" : "", s);
+    }
+    if (n < 0 || at >= size)
+        return -1;
+    n = snprintf(buf + at, size - at, ",");
+    for (int b = 0; n >= 0 && (at += (size_t)n) < size && b + 1 < m->nstages; b++) {
+        double slower = 0;
+        for (int dir = WP_MEASURE_ACT; dir <= WP_MEASURE_GRAD; dir++) {
+            struct wp_measure_link l = wp_measure_link_of(m, b, dir);
+            if (l.timed > 0 && l.bandwidth_Bps > 0 && (slower == 0 || l.bandwidth_Bps < slower))
+                slower = l.bandwidth_Bps;
+        }
+        n = snprintf(buf + at, size - at, "%s%.6g", b ? ":" : "", slower);
+    }
+    if (n < 0 || at >= size)
+        return -1;
+    n = snprintf(buf + at, size - at, "\n");
+    return n < 0 || (at += (size_t)n) >= size ? -1 : (int)at;
 }
 
 static const char *results_kind(int emulated)
@@ -1115,8 +1161,18 @@ int wp_cmd_run(int argc, char **argv)
     long nsteps = cfg.train.steps > first_step ? cfg.train.steps - first_step : 0;
     double *iters = calloc((size_t)(nsteps ? nsteps : 1), sizeof *iters);
     double *measure_s = calloc((size_t)(nsteps ? nsteps : 1), sizeof *measure_s); /* pairing and agreeing */
+    /* a row: its fixed columns, compute_cols and the adapt columns (per stage) */
+    size_t row_cap = 1024 + sizeof compute_cols + (size_t)s.nstages * 48;
+    char *row = rank == 0 ? malloc(row_cap) : NULL;
+    char *ran_partition = malloc((size_t)s.nstages * 12 + 1);
+    if ((rank == 0 && !row) || !ran_partition || !unit_count) {
+        wp_err_print(CMD, &(struct wp_err){"out of memory"});
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     for (long step = first_step; step < cfg.train.steps && status == 0; step++) {
         double loss_sum = 0;
+        /* the units per stage this iteration runs on, before a move after it */
+        wp_adapt_partition_text(unit_count, s.nstages, ran_partition, (size_t)s.nstages * 12 + 1);
         wp_measure_reset(&measure);
         status = wp_interp_step(&in, step, &loss_sum, &err);
         double sums[3] = {loss_sum, in.timing.busy_s, 0};
@@ -1142,8 +1198,8 @@ int wp_cmd_run(int argc, char **argv)
             measure_s[step - first_step] = MPI_Wtime() - measure_t0;
         const struct wp_schedule *ran = run_s; /* this step's row */
         double ran_peak_bytes = peak_bytes;
+        double pause_s = 0; /* this row's: the job stood after the iteration to move layers */
         if (moved) { /* live: the layers' state moves between neighbours, the job goes on */
-            double pause_s = 0;
             if (move_layers(&in, &o, first, end, unit_count, o.emulated ? wp_stage_emulated_make : wp_stage_gpt2_make,
                             o.emulated ? (void *)&emu_ctx : (void *)&gpt2_ctx, rank, &pause_s, &err)) {
                 wp_err_print(CMD, &err);
@@ -1180,7 +1236,6 @@ int wp_cmd_run(int argc, char **argv)
             iters[step - first_step] = iter;
         double bubble = iter > 0 ? 1.0 - sums[1] / (P * iter) : 0;
         if (rank == 0) {
-            char row[1024];
             time_t now = time(NULL);
             char stamp[32];
             strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -1189,11 +1244,14 @@ int wp_cmd_run(int argc, char **argv)
             double tokens = o.emulated ? 0 : (double)G * cfg.model.sequence_length / iter;
             const struct wp_sched_params *p = &ran->params;
             int k = p->kind == WP_SCHED_KFKB ? p->k : p->kind == WP_SCHED_GPIPE ? ran->nmicro : 1;
-            snprintf(row, sizeof row, "%s,%s,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%ld,%.6f,%.3f,%.1f,%.4f,%.0f,%.9g%s%s\n",
+            int row_len = snprintf(row, row_cap, "%s,%s,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%ld,%.6f,%.3f,%.1f,%.4f,%.0f,%.9g%s%s",
                      stamp, wp_sched_kind_name(p->kind), P, nodes, ran->nstages, replicas,
                      p->kind == WP_SCHED_HANAYO ? p->waves : 1, k, p->kind == WP_SCHED_INTERLEAVED ? p->chunks : 1,
                      ran->nmicro, G / ran->nmicro, G, step, iter, G / iter, tokens, bubble, ran_peak_bytes, loss,
                      o.emulated ? "," : "", compute_cols);
+            int tail = row_len < 0 || (size_t)row_len >= row_cap
+                           ? -1
+                           : adapt_columns(&o.adapt, ran_partition, pause_s, &measure, row + row_len, row_cap - (size_t)row_len);
             if (isatty(STDOUT_FILENO)) /* a progress line on a terminal, one line per step in logs */
                 printf("\rstep %ld/%d: loss %.6f, %.3f s/step, %.1f samples/s, about %.0f s left   %s", step + 1,
                        cfg.train.steps, loss, iter, G / iter, iter * (double)(cfg.train.steps - step - 1),
@@ -1201,8 +1259,10 @@ int wp_cmd_run(int argc, char **argv)
             else
                 printf("step %ld: loss %.9g, %.3f s, bubble %.3f\n", step, loss, iter, bubble);
             fflush(stdout);
-            if (o.results && wp_csv_append(o.results, results_header(o.emulated), results_kind(o.emulated), "--results",
-                                             row, strlen(row), &err))
+            if (o.results && tail < 0)
+                status = wp_errorf(&err, "the results row of step %ld does not fit", step);
+            else if (o.results && wp_csv_append(o.results, results_header(o.emulated), results_kind(o.emulated),
+                                                  "--results", row, (size_t)(row_len + tail), &err))
                 status = -1; /* said at the end */
             if (status == 0 && o.measure) {
                 int len = measure_rows ? wp_measure_csv_rows(&measure, step, measure_rows, measure_cap) : -1;
@@ -1246,6 +1306,8 @@ int wp_cmd_run(int argc, char **argv)
     if (status == 0 && (o.trace || o.svg))
         write_measured_trace(&in, run_s, msg_sent_s, &o, rank, P);
     free(iters);
+    free(row);
+    free(ran_partition);
     free(measure_rows);
     free(msg_sent_s);
     free(measure_s);

@@ -31,7 +31,7 @@ static void usage(void)
            "                      [--results DIR] [--templates DIR] [--wavepipe PATH]\n\n"
            "Expands a campaign file (jobs/campaigns/*.cfg) into points: the cartesian\n"
            "product of its axes (schedule, k, waves, chunks, micro_batches, nodes,\n"
-           "ranks_per_node, policy, model), axes in a zip group taken together, points\n"
+           "ranks_per_node, policy, model, adapt), axes in a zip group taken together, points\n"
            "matching an exclude rule dropped, each point repeated `repetitions` times.\n"
            "Weak scaling multiplies global_batch_per_node (and layers_per_node, when\n"
            "given) by the point's nodes; strong scaling keeps global_batch fixed.\n"

@@ -193,6 +193,64 @@ done
 expect_status "" "$(col s1-r0 weak_efficiency)" "weak column empty for strong scaling"
 [ -e "$s/plots" ] && fail "--no-plots drew plots" || pass "--no-plots draws nothing"
 
+# axis adapt and the adapt columns: columns found by name in each file's
+# header (new real, new emulated with compute,layer_table, and an old file
+# without the adapt columns in one campaign); an adaptive and a static
+# point of otherwise equal settings are separate groups and series
+NEW=",adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps"
+a="$out/results/adapt"
+ap() { # ID ADAPT NODES HEADER "SAMPLES..." "PAUSES..." "PARTITIONS..." [EMULATED]
+    mkdir -p "$a/$1"
+    cat > "$a/$1/point.cfg" <<EOF
+format = "wavepipe-point";
+version = 1;
+campaign = "adapt";
+point = "$1";
+scaling = "strong";
+repetition = 0;
+warmup = 1;
+axes = ( { name = "schedule"; value = "1f1b"; }, { name = "adapt"; value = "$2"; }, { name = "nodes"; value = "$3"; } );
+EOF
+    {
+        echo "$4"
+        set -- $5 "|" $6 "|" $7 "|" "${8:-}"
+        local sps=() pause=() part=() emu
+        while [ "$1" != "|" ]; do sps+=("$1"); shift; done; shift
+        while [ "$1" != "|" ]; do pause+=("$1"); shift; done; shift
+        while [ "$1" != "|" ]; do part+=("$1"); shift; done; shift
+        emu=${1:-}
+        for it in "${!sps[@]}"; do
+            row 1f1b 1 "$it" "${sps[$it]}" 0.3 | tr -d '\n'
+            [ -n "$emu" ] && printf ',emulated,bert.txt'
+            [ -n "${pause[$it]:-}" ] && printf ',x,%s,%s,0.01:0.02,1e+09' "${part[$it]}" "${pause[$it]}"
+            echo
+        done
+    } | sed 's/,x,/,'"$2"',/' > "$a/$1/results.csv"
+    echo 0 > "$a/$1/DONE"
+}
+ap a0 none 1 "$HEADER$NEW" "50 100 100 100" "0 0 0 0" "8:8 8:8 8:8 8:8"
+ap a1 partition 1 "$HEADER,compute,layer_table$NEW" "50 120 120 120" "0 0.5 0 0.25" "8:8 8:8 6:10 6:10" emulated
+ap a2 none 2 "$HEADER" "90 180 180 180" "" ""
+ap a3 partition 2 "$HEADER$NEW" "90 240 240 240" "0.125 0 0 0" "8:8 7:9 7:9 7:9"
+# a row whose partition is not counts joined by ':'
+sed -i '3s/,7:9,/,7;9,/' "$a/a3/results.csv"
+"$WAVEPIPE" harvest "$a" --no-plots > "$out/a.out" 2> "$out/a.err"
+expect_status 0 $? "harvest of results.csv files with the adapt columns and without"
+csv="$a/harvest.csv"
+expect_status "4 0" "$(tail -n +2 "$csv" | wc -l) $(grep -c "fields, expected" "$out/a.err")" \
+    "every point harvested, no row refused for its field count (19, 24 and 26 fields)"
+expect_contains "$out/a.err" "a3/results.csv:3: partition '7;9' is not counts joined by ':' — row skipped" \
+    "a bad partition is named and its row skipped"
+for spec in a0:1.0000:0.000000:8:8 a1:1.0000:0.750000:6:10 a2:1.8000::: a3:2.0000:0.000000:7:9; do
+    IFS=: read -r id su pause p0 p1 <<< "$spec"
+    part=${p0:+$p0:$p1}
+    expect_status "$su|$pause|$part" "$(col "$id" strong_speedup)|$(col "$id" pause_s_total)|$(col "$id" partition_last)" \
+        "$id: speedup against its own adapt group's baseline, pauses after warm-up, last partition${pause:- (old file: empty)}"
+done
+expect_status "adapt=none adapt=partition adapt=none adapt=partition" \
+    "$(tail -n +2 "$out/a.out" | grep -o '^adapt=[a-z]*' | tr '\n' ' ' | sed 's/ $//')" \
+    "the summary table's series are named by adapt"
+
 mkdir -p "$out/results/empty/p0"
 "$WAVEPIPE" harvest "$out/results/empty" > /dev/null 2> "$out/e.err"
 expect_status 1 $? "a campaign with no harvestable point exits 1"

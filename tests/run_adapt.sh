@@ -154,6 +154,35 @@ n=$(grep -c '^adapt partition: moved [0-9.]* MiB of parameters and AdamW moments
 [ "$n" = 3 ]
 expect_status 0 $? "each move says what it moved and how long it took ($n)"
 
+# the results rows say what each iteration ran on: the blocks per stage
+# before the move after it, that move's pause, and per stage the measured
+# compute (7 blocks take longer than 3)
+if python3 - "$out/moved.csv" "$out/static4.csv" <<'PY'
+import csv, sys
+moved = list(csv.DictReader(open(sys.argv[1])))
+static = list(csv.DictReader(open(sys.argv[2])))
+ran = ["4:4:4:4"] * 2 + ["2:6:5:3"] * 2 + ["7:3:3:3"] * 2 + ["4:4:4:4"] * 2
+ok = [r["partition"] for r in moved] == ran and all(r["adapt"] == "partition" for r in moved)
+ok = ok and all((float(r["pause_s"]) > 0) == (r["iteration"] in ("1", "3", "5")) for r in moved)
+ok = ok and all(r["adapt"] == "none" and r["partition"] == "4:4:4:4" and float(r["pause_s"]) == 0 for r in static)
+for r in moved + static:
+    c = [float(x) for x in r["stage_compute_s"].split(":")]
+    l = [float(x) for x in r["link_bandwidth_Bps"].split(":")]
+    ok = ok and len(c) == 4 and min(c) > 0 and len(l) == 3 and min(l) >= 0
+heavy = sum(float(r["stage_compute_s"].split(":")[0]) / float(r["stage_compute_s"].split(":")[1])
+            for r in moved if r["partition"] == "7:3:3:3")
+ok = ok and heavy > 2 * 1.3
+if not ok:
+    for r in moved:
+        print(r["iteration"], r["adapt"], r["partition"], r["pause_s"], r["stage_compute_s"], r["link_bandwidth_Bps"])
+sys.exit(0 if ok else 1)
+PY
+then
+    pass "rows: adapt, the partition each iteration ran, a pause after iterations 1, 3, 5 only, compute per stage"
+else
+    fail "the adapt columns of the results rows"
+fi
+
 # replicated stage 0 (two replicas), 3 stages: both replicas give and take;
 # a block that leaves the replicated stage sums its gradient in one pass
 # instead of two halves and an allreduce: within summation order

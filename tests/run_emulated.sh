@@ -63,14 +63,14 @@ else
 fi
 expect_contains "$out/1f1b.log" "compute=emulated: each pass sleeps what $bert" "the run says how it computes"
 expect_contains "$out/1f1b.log" "compute=emulated from $bert" "so does the summary"
-head -n 1 "$out/emu.csv" | grep -q ',loss,compute,layer_table$'
-expect_status 0 $? "the CSV header ends with compute,layer_table"
-rows=$(grep -c ",nan,emulated,$bert\$" "$out/emu.csv")
+head -n 1 "$out/emu.csv" | grep -q ',loss,compute,layer_table,adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps$'
+expect_status 0 $? "the CSV header has compute,layer_table after the loss, then the adapt columns"
+rows=$(grep -c ",nan,emulated,$bert,none,[0-9:]*,0.000000,[0-9.e:+-]*,[0-9.e:+-]*\$" "$out/emu.csv")
 lines=$(wc -l < "$out/emu.csv")
 if [ "$rows" -ge 4 ] && [ "$rows" -eq $((lines - 1)) ]; then
-    pass "every row says emulated, from which table, with no loss (nan) ($rows rows)"
+    pass "every row says emulated, from which table, with no loss (nan), no adapting and no pause ($rows rows)"
 else
-    fail "every row says emulated, from which table, with no loss (nan) ($rows of $((lines - 1)) rows)"
+    fail "every row says emulated, from which table, with no loss (nan), no adapting and no pause ($rows of $((lines - 1)) rows)"
 fi
 
 # --- zero bubble splits B and W; Hanayo hands activations over in memory ---------------

@@ -21,7 +21,7 @@ run_emu() { # NAME ARGS...
         --micro-batches 4 --steps 3 --measure "$out/$name.csv" "$@" > "$out/$name.log" 2>&1
 }
 
-run_emu plain
+run_emu plain --results "$out/plain_rows.csv"
 expect_status 0 $? "4 ranks, emulated, --measure"
 # what,stage -> count in every iteration; times, bytes, bandwidth positive
 awk -F, 'NR == 1 { if ($0 != "iteration,what,stage,count,mean_s,bytes,timed,bandwidth_Bps") bad = "header " $0; next }
@@ -41,6 +41,41 @@ if [ $? -eq 0 ]; then
     pass "F and B of 4 stages and both directions of 3 boundaries, 4 each per iteration, sizes equal both ways, some timed"
 else
     fail "measurement rows: $(cat "$out/plain.check")"
+fi
+
+# the results rows carry the same measurements: per stage F + B + W of one
+# micro-batch, per boundary the slower timed direction's bandwidth
+if python3 - "$out/plain.csv" "$out/plain_rows.csv" <<'PY'
+import csv, sys
+meas = list(csv.DictReader(open(sys.argv[1])))
+rows = list(csv.DictReader(open(sys.argv[2])))
+def near(a, b):
+    return abs(a - b) <= 1e-5 * max(abs(a), abs(b), 1e-12)
+ok = len(rows) == 3
+for r in rows:
+    it = r["iteration"]
+    mine = [m for m in meas if m["iteration"] == it]
+    compute = [sum(float(m["mean_s"]) for m in mine if m["what"] in ("F", "B", "W") and int(m["stage"]) == st)
+               for st in range(4)]
+    links = []
+    for b in range(1, 4):
+        timed = [float(m["bandwidth_Bps"]) for m in mine
+                 if m["what"] in ("activation", "gradient") and int(m["stage"]) == b and float(m["timed"]) > 0]
+        links.append(min(timed) if timed else 0.0)
+    got_c = [float(x) for x in r["stage_compute_s"].split(":")]
+    got_l = [float(x) for x in r["link_bandwidth_Bps"].split(":")]
+    ok = ok and r["adapt"] == "none" and float(r["pause_s"]) == 0 and len(r["partition"].split(":")) == 4
+    ok = ok and len(got_c) == 4 and all(near(a, b) and a > 0 for a, b in zip(got_c, compute))
+    ok = ok and len(got_l) == 3 and all(near(a, b) for a, b in zip(got_l, links))
+    if not ok:
+        print("iteration", it, r["stage_compute_s"], compute, r["link_bandwidth_Bps"], links)
+        break
+sys.exit(0 if ok else 1)
+PY
+then
+    pass "each results row's stage_compute_s and link_bandwidth_Bps are the --measure rows' F+B+W and slower direction"
+else
+    fail "the results rows' measurement columns against --measure"
 fi
 
 # the measured trace draws every message of the last iteration, from its

@@ -144,4 +144,66 @@ PATH="$out/bin:$PATH" bash "$p/job.sbatch" > /dev/null 2>&1
 expect_contains "$p/run.log" "resuming from ckpt" "a requeued job resumes from its checkpoint"
 [ -f "$p/DONE" ] && pass "and writes DONE again" || fail "no DONE after resume"
 
+# axis adapt: run --adapt (and the campaign's adapt_every) where not none, the
+# value in the point's id; a run it refuses is an error before anything is
+# written; two points run end to end (mpiexec, 2 ranks) and harvest keeps
+# the adaptive and the static run apart, each with its own series
+adapt_camp() { # FILE AXES
+    cat > "$1" <<EOF
+format = "wavepipe-campaign"; version = 1;
+name = "adapt-test"; template = "run-cpu"; model = "$WP_SRCDIR/jobs/models/gpt-tiny.cfg";
+scaling = "strong"; global_batch = 8; steps = 4; warmup = 1; adapt_every = 2; launcher = "mpiexec";
+slurm = { partition = "wp"; time = "00:10:00"; };
+axes = { $2 };
+EOF
+}
+adapt_camp "$out/adapt.cfg" 'schedule = ["1f1b"]; ranks_per_node = [2]; adapt = ["none", "k", "partition", "both"];'
+"$WAVEPIPE" sweep "$out/adapt.cfg" --dry-run --results "$out/ares" --templates "$tpl" > "$out/adapt.txt" 2>&1
+expect_status 0 $? "sweep --dry-run of a campaign with axis adapt"
+expect_status "p000-adaptnone-n1-r0 p001-adaptk-n1-r0 p002-adaptpartition-n1-r0 p003-adaptboth-n1-r0" \
+    "$(ls "$out/ares/adapt-test" | tr '\n' ' ' | sed 's/ $//')" "the point directories name the adapt value"
+a=$out/ares/adapt-test
+if grep -q -- "--adapt" "$a/p000-adaptnone-n1-r0/job.sbatch"; then
+    fail "adapt none passes no --adapt"
+else
+    pass "adapt none passes no --adapt"
+fi
+for pm in 1:k 2:partition 3:both; do
+    expect_contains "$a/p00${pm%%:*}-adapt${pm#*:}-n1-r0/job.sbatch" "--adapt '${pm#*:}' --adapt-every '2'" \
+        "adapt ${pm#*:}: --adapt '${pm#*:}' with the campaign's adapt_every"
+done
+expect_status 'value = "k";' "$(grep -A1 'name = "adapt";' "$a/p001-adaptk-n1-r0/point.cfg" | tail -n 1 | sed 's/^ *//')" \
+    "point.cfg records the adapt axis"
+adapt_camp "$out/adapt_bad.cfg" 'adapt = ["none", "auto"];'
+"$WAVEPIPE" sweep "$out/adapt_bad.cfg" --dry-run --results "$out/abad" --templates "$tpl" > "$out/adapt_bad.txt" 2>&1
+expect_status 1 $? "an unknown adapt value is an error"
+expect_contains "$out/adapt_bad.txt" 'adapt_bad.cfg:5: adapt "auto" must be "none", "k", "partition" or "both"' \
+    "named with file:line and the values"
+adapt_camp "$out/adapt_bad2.cfg" 'schedule = ["interleaved"]; chunks = [2]; ranks_per_node = [2]; micro_batches = [4]; adapt = ["partition"];'
+"$WAVEPIPE" sweep "$out/adapt_bad2.cfg" --dry-run --results "$out/abad" --templates "$tpl" > "$out/adapt_bad2.txt" 2>&1
+expect_status 1 $? "adapt partition on interleaved (two stages a rank) is an error"
+expect_contains "$out/adapt_bad2.txt" "moves layers between ranks that hold one stage each" "and says why"
+adapt_camp "$out/adapt_bad3.cfg" 'schedule = ["gpipe"]; adapt = ["k"];'
+"$WAVEPIPE" sweep "$out/adapt_bad3.cfg" --dry-run --results "$out/abad" --templates "$tpl" > "$out/adapt_bad3.txt" 2>&1
+expect_status 1 $? "adapt k on gpipe is an error"
+expect_contains "$out/adapt_bad3.txt" "adapt k tunes 1f1b and kfkb runs, not gpipe" "and says why"
+[ ! -e "$out/abad" ] && pass "nothing written for the refused adapt campaigns" || fail "refused adapt campaigns wrote $out/abad"
+
+for pt in p000-adaptnone-n1-r0 p002-adaptpartition-n1-r0; do
+    PATH="$out/bin:$PATH" timeout 300 bash "$a/$pt/job.sbatch" > /dev/null 2>&1
+    expect_status 0 $? "job.sbatch of $pt runs (mpiexec, 2 ranks)"
+done
+expect_contains "$a/p002-adaptpartition-n1-r0/run.log" "adapt partition: every 2 iterations" "the partition point ran adaptively"
+expect_status "none partition" \
+    "$(for pt in p000-adaptnone-n1-r0 p002-adaptpartition-n1-r0; do
+           awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "adapt") c = i; next } { print $c }' "$a/$pt/results.csv" | sort -u
+       done | tr '\n' ' ' | sed 's/ $//')" "the results rows say how each point adapted"
+"$WAVEPIPE" harvest "$a" --no-plots > "$out/aharv.txt" 2> "$out/aharv.err"
+expect_status 0 $? "harvest of the adapt campaign"
+expect_status "none,1 partition,1" \
+    "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "adapt") c = i; if ($i == "strong_speedup") s = i } next }
+               { print $c "," $s + 0 }' "$a/harvest.csv" | tr '\n' ' ' | sed 's/ $//')" \
+    "two runs, each its own group and baseline (strong speedup 1 each, not against their mean)"
+expect_contains "$out/aharv.txt" "adapt=partition" "the summary table names the series by adapt"
+
 finish

@@ -14,9 +14,10 @@
 #include "util/strutil.h"
 
 const char *const wp_campaign_axis_names[] = {
-    "schedule", "k", "waves", "chunks", "micro_batches", "nodes", "ranks_per_node", "policy", "model", NULL};
+    "schedule", "k", "waves", "chunks", "micro_batches", "nodes", "ranks_per_node", "policy", "model", "adapt", NULL};
 
 static const char *const schedules[] = {"gpipe", "1f1b", "kfkb", "interleaved", "chimera", "hanayo", "zb-h1", NULL};
+static const char *const adapt_modes[] = {"none", "k", "partition", "both", NULL}; /* run --adapt */
 static const char *const scalings[] = {"weak", "strong", NULL};
 static const char *const launchers[] = {"srun", "mpiexec", NULL};
 static const char *const devices[] = {"cpu", "cuda", NULL};
@@ -42,6 +43,7 @@ static const struct wp_cfg_key axes_keys[] = {
     WP_KEY_RANGE("ranks_per_node", WP_CFG_INT_ARRAY, 0, 1, 1024),
     WP_KEY("policy", WP_CFG_STRING_ARRAY, 0),
     WP_KEY("model", WP_CFG_STRING_ARRAY, 0),
+    WP_KEY("adapt", WP_CFG_STRING_ARRAY, 0),
     WP_KEY_END};
 
 /* exclude groups name axes with a value or a list of values: checked by hand */
@@ -61,6 +63,7 @@ static const struct wp_cfg_key campaign_keys[] = {
     WP_KEY_RANGE("warmup", WP_CFG_INT, 0, 0, 1000000),
     WP_KEY_RANGE("repetitions", WP_CFG_INT, 0, 1, 1000),
     WP_KEY_RANGE("save_every", WP_CFG_INT, 0, 1, 1000000),
+    WP_KEY_RANGE("adapt_every", WP_CFG_INT, 0, 1, 1000000),
     WP_KEY_CHOICE("launcher", 0, launchers),
     WP_KEY_CHOICE("device", 0, devices),
     WP_KEY_GROUP("slurm", WP_CFG_GROUP, 0, slurm_keys),
@@ -204,6 +207,14 @@ static int read_axes(const config_setting_t *axes, struct wp_campaign *c, struct
                 }
                 if (strcmp(name, "policy") == 0 && strcmp(v, "A") != 0 && strcmp(v, "B") != 0)
                     return wp_cfg_errorf(err, a, "policy \"%s\" must be \"A\" or \"B\"", v);
+                if (strcmp(name, "adapt") == 0) {
+                    int found = 0;
+                    for (const char *const *m = adapt_modes; *m; m++)
+                        found |= strcmp(*m, v) == 0;
+                    if (!found)
+                        return wp_cfg_errorf(err, a, "adapt \"%s\" must be \"none\", \"k\", \"partition\" or \"both\"",
+                                             v);
+                }
                 wp_strlcpy(dst, v, WP_POINT_NAME_MAX);
             } else {
                 snprintf(dst, WP_POINT_NAME_MAX, "%lld", (long long)config_setting_get_int64(e));
@@ -440,6 +451,7 @@ static int campaign_from_cfg(config_t *cfg, const char *path, struct wp_campaign
                              "warmup (%d) must be below steps (%d), or no iteration is measured", c->warmup, c->steps);
     c->repetitions = wp_cfg_int(root, "repetitions", 1);
     c->save_every = wp_cfg_int(root, "save_every", 50);
+    c->adapt_every = wp_cfg_int(root, "adapt_every", 10);
     wp_strlcpy(c->launcher, wp_cfg_string(root, "launcher", "srun"), sizeof c->launcher);
     wp_strlcpy(c->device, wp_cfg_string(root, "device", "cpu"), sizeof c->device);
     if (read_slurm(config_setting_get_member(root, "slurm"), c, err))
@@ -513,7 +525,7 @@ static const char *axis_tag(const char *name)
 {
     static const char *const map[][2] = {{"k", "k"},     {"waves", "w"},          {"chunks", "v"},
                                          {"micro_batches", "m"}, {"nodes", "n"}, {"ranks_per_node", "g"},
-                                         {"policy", "pol"}, {NULL, NULL}};
+                                         {"policy", "pol"}, {"adapt", "adapt"}, {NULL, NULL}};
     for (int i = 0; map[i][0]; i++)
         if (strcmp(map[i][0], name) == 0)
             return map[i][1];
@@ -551,6 +563,15 @@ static int check_point(const struct wp_campaign *c, const struct wp_campaign_poi
         return wp_errorf(err, "%s: point %s: %s on %d ranks has %d stages but the model has %d layers "
                          "(each stage needs one)%s", c->path, id, p->schedule, P, S, p->layers,
                          strcmp(p->schedule, "hanayo") == 0 ? "; hanayo needs layers >= 2*W*P" : "");
+    /* what `wavepipe run --adapt` refuses */
+    int tunes_k = strcmp(p->adapt, "k") == 0 || strcmp(p->adapt, "both") == 0;
+    int moves = strcmp(p->adapt, "partition") == 0 || strcmp(p->adapt, "both") == 0;
+    if (tunes_k && strcmp(p->schedule, "1f1b") != 0 && strcmp(p->schedule, "kfkb") != 0)
+        return wp_errorf(err, "%s: point %s: adapt %s tunes 1f1b and kfkb runs, not %s; exclude the point",
+                         c->path, id, p->adapt, p->schedule);
+    if (moves && (S != P || strcmp(p->schedule, "chimera") == 0))
+        return wp_errorf(err, "%s: point %s: adapt %s moves layers between ranks that hold one stage each, and %s "
+                         "gives a rank two; exclude the point", c->path, id, p->adapt, p->schedule);
     return 0;
 }
 
@@ -582,6 +603,7 @@ static int build_point(const struct wp_campaign *c, const int *choice, int index
     p->index = index;
     wp_strlcpy(p->schedule, "1f1b", sizeof p->schedule);
     wp_strlcpy(p->policy, "A", sizeof p->policy);
+    wp_strlcpy(p->adapt, "none", sizeof p->adapt);
     p->k = p->waves = p->chunks = p->nodes = p->ranks_per_node = 1;
     p->micro_batches = c->default_micro_batches;
     const char *slash = strrchr(c->model_path, '/');
@@ -599,6 +621,7 @@ static int build_point(const struct wp_campaign *c, const int *choice, int index
         int iv = atoi(v);
         if (strcmp(ax->name, "schedule") == 0) wp_strlcpy(p->schedule, v, sizeof p->schedule);
         else if (strcmp(ax->name, "policy") == 0) wp_strlcpy(p->policy, v, sizeof p->policy);
+        else if (strcmp(ax->name, "adapt") == 0) wp_strlcpy(p->adapt, v, sizeof p->adapt);
         else if (strcmp(ax->name, "k") == 0) p->k = iv;
         else if (strcmp(ax->name, "waves") == 0) p->waves = iv;
         else if (strcmp(ax->name, "chunks") == 0) p->chunks = iv;

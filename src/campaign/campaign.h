@@ -13,9 +13,10 @@
  *   layers = 128;        (optional: the model's layer count for every point, or
  *                         the base of weak scaling without layers_per_node)
  *   steps = 4; warmup = 1; repetitions = 1; save_every = 2;
+ *   adapt_every = 10;    (optional: run --adapt-every for points of axis adapt)
  *   launcher = "srun" | "mpiexec"; device = "cpu" | "cuda";
  *   slurm = { partition = "wp"; time = "00:10:00"; cpus_per_task = 1; ... };
- *   axes = { schedule = ["1f1b", "kfkb"]; k = [2]; nodes = [1, 2, 3]; ... };
+ *   axes = { schedule = ["1f1b", "kfkb"]; k = [2]; nodes = [1, 2, 3]; adapt = ["none", "k"]; ... };
  *   zip = ( ["nodes", "ranks_per_node"] );
  *   exclude = ( { schedule = "!kfkb"; k = "!1"; } );
  */
@@ -77,6 +78,7 @@ struct wp_campaign {
     int layers_fixed;                      /* the campaign gave 'layers' */
     int default_micro_batches;             /* from the model file, when not swept */
     int steps, warmup, repetitions, save_every;
+    int adapt_every; /* run --adapt-every where a point adapts (default 10) */
     char launcher[16]; /* "srun" or "mpiexec" */
     char device[8];    /* "cpu" or "cuda" */
     struct wp_campaign_slurm slurm;
@@ -93,6 +95,7 @@ struct wp_campaign_point {
     int index;             /* position in the expansion (before repetitions) */
     char schedule[WP_POINT_NAME_MAX];
     char policy[8];
+    char adapt[16]; /* none, k, partition or both: run --adapt */
     char model_name[WP_POINT_NAME_MAX];
     int k, waves, chunks, micro_batches, nodes, ranks_per_node, global_batch, layers;
 };

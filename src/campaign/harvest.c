@@ -16,17 +16,24 @@
 #include "util/strutil.h"
 #include "util/read_file.h"
 
-#define RESULTS_HEADER                                                                             \
-    "timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,micro_batch_size," \
-    "global_batch,iteration,iter_time_s,samples_per_s,tokens_per_s,bubble_ratio,"                   \
-    "peak_activation_bytes,loss"
-#define RESULTS_FIELDS 19
-/* the same, with how compute was done (real or emulated) and the layer table
- * of an emulated run: rows of either header are read alike */
-#define RESULTS_HEADER_COMPUTE RESULTS_HEADER ",compute,layer_table"
-#define RESULTS_FIELDS_MAX 21
-/* field indices in a results.csv row */
-enum { F_GLOBAL_BATCH = 11, F_ITERATION, F_ITER_TIME, F_SAMPLES, F_TOKENS, F_BUBBLE, F_PEAK, F_LOSS };
+/* The columns harvest reads from a results.csv, found by name in its
+ * header: every `wavepipe run --results` header has the first eight (the
+ * first line starts with "timestamp,"); pause_s and partition came with
+ * --adapt (issue 12), and an older file without them is read alike, their
+ * harvested columns left empty. Whatever else a header holds (compute,
+ * layer_table, stage_compute_s, ...) is counted, not read. */
+enum { C_GLOBAL_BATCH, C_ITERATION, C_ITER_TIME, C_SAMPLES, C_TOKENS, C_BUBBLE, C_PEAK, C_LOSS, C_REQUIRED,
+       C_PAUSE = C_REQUIRED, C_PARTITION, C_COLUMNS };
+static const char *const column_names[C_COLUMNS] = {
+    "global_batch", "iteration", "iter_time_s", "samples_per_s", "tokens_per_s", "bubble_ratio",
+    "peak_activation_bytes", "loss", "pause_s", "partition"};
+#define RESULTS_FIELDS_MAX 64
+
+/* a results.csv header: its field count and where each column is (-1: absent) */
+struct layout {
+    int nfields;
+    int at[C_COLUMNS];
+};
 
 /* one parsed results.csv row */
 struct row {
@@ -34,6 +41,8 @@ struct row {
     long order; /* line number: later lines win */
     int global_batch;
     double iter_time_s, samples_per_s, tokens_per_s, bubble_ratio, peak, loss;
+    double pause_s;      /* NAN without the column */
+    char partition[256]; /* "" without the column */
 };
 
 struct rows {
@@ -74,17 +83,47 @@ static int parse_long(const char *s, long *v)
     return errno || end == s || *end ? -1 : 0;
 }
 
+/* The layout of header line (split in place); -1 when it is not the
+ * header of `wavepipe run --results`. */
+static int parse_header(char *line, struct layout *lo)
+{
+    for (int c = 0; c < C_COLUMNS; c++)
+        lo->at[c] = -1;
+    lo->nfields = 0;
+    if (strncmp(line, "timestamp,", 10) != 0)
+        return -1;
+    for (char *p = line; p; lo->nfields++) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (lo->nfields == RESULTS_FIELDS_MAX)
+            return -1;
+        for (int c = 0; c < C_COLUMNS; c++)
+            if (strcmp(p, column_names[c]) == 0) {
+                if (lo->at[c] >= 0)
+                    return -1; /* a column twice */
+                lo->at[c] = lo->nfields;
+            }
+        p = comma ? comma + 1 : NULL;
+    }
+    for (int c = 0; c < C_REQUIRED; c++)
+        if (lo->at[c] < 0)
+            return -1;
+    return 0;
+}
+
 /* Parses one row's fields into r; on error writes the reason to why. */
-static int parse_row(char **f, struct row *r, char *why, size_t whysize)
+static int parse_row(char **f, const struct layout *lo, struct row *r, char *why, size_t whysize)
 {
     long gb;
-    if (parse_long(f[F_GLOBAL_BATCH], &gb) || gb <= 0 || gb > 1000000000L) {
-        snprintf(why, whysize, "global_batch '%s' is not a positive integer", f[F_GLOBAL_BATCH]);
+    const char *g = f[lo->at[C_GLOBAL_BATCH]], *it = f[lo->at[C_ITERATION]];
+    if (parse_long(g, &gb) || gb <= 0 || gb > 1000000000L) {
+        snprintf(why, whysize, "global_batch '%s' is not a positive integer", g);
         return -1;
     }
     r->global_batch = (int)gb;
-    if (parse_long(f[F_ITERATION], &r->iteration) || r->iteration < 0) {
-        snprintf(why, whysize, "iteration '%s' is not a non-negative integer", f[F_ITERATION]);
+    if (parse_long(it, &r->iteration) || r->iteration < 0) {
+        snprintf(why, whysize, "iteration '%s' is not a non-negative integer", it);
         return -1;
     }
     static const struct {
@@ -93,16 +132,19 @@ static int parse_row(char **f, struct row *r, char *why, size_t whysize)
         double min, max; /* inclusive bounds; min_excl: strictly above min */
         int min_excl;
     } num[] = {
-        {F_ITER_TIME, "iter_time_s", 0, INFINITY, 1},
-        {F_SAMPLES, "samples_per_s", 0, INFINITY, 1},
-        {F_TOKENS, "tokens_per_s", 0, INFINITY, 0},
-        {F_BUBBLE, "bubble_ratio", 0, 1, 0},
-        {F_PEAK, "peak_activation_bytes", 0, INFINITY, 0},
-        {F_LOSS, "loss", -INFINITY, INFINITY, 0},
+        {C_ITER_TIME, "iter_time_s", 0, INFINITY, 1},
+        {C_SAMPLES, "samples_per_s", 0, INFINITY, 1},
+        {C_TOKENS, "tokens_per_s", 0, INFINITY, 0},
+        {C_BUBBLE, "bubble_ratio", 0, 1, 0},
+        {C_PEAK, "peak_activation_bytes", 0, INFINITY, 0},
+        {C_LOSS, "loss", -INFINITY, INFINITY, 0},
+        {C_PAUSE, "pause_s", 0, INFINITY, 0},
     };
-    double v[6];
-    for (int i = 0; i < 6; i++) {
-        const char *s = f[num[i].field];
+    double v[7] = {0, 0, 0, 0, 0, 0, NAN};
+    for (int i = 0; i < 7; i++) {
+        if (lo->at[num[i].field] < 0)
+            continue; /* pause_s, in an older file */
+        const char *s = f[lo->at[num[i].field]];
         if (parse_double(s, &v[i])) {
             snprintf(why, whysize, "%s '%.40s' is not a number", num[i].name, s);
             return -1;
@@ -118,6 +160,16 @@ static int parse_row(char **f, struct row *r, char *why, size_t whysize)
     r->bubble_ratio = v[3];
     r->peak = v[4];
     r->loss = v[5];
+    r->pause_s = v[6];
+    r->partition[0] = '\0';
+    if (lo->at[C_PARTITION] >= 0) {
+        const char *p = f[lo->at[C_PARTITION]];
+        if (!*p || strspn(p, "0123456789:") != strlen(p) || strlen(p) >= sizeof r->partition) {
+            snprintf(why, whysize, "partition '%.40s' is not counts joined by ':'", p);
+            return -1;
+        }
+        wp_strlcpy(r->partition, p, sizeof r->partition);
+    }
     return 0;
 }
 
@@ -142,7 +194,7 @@ static int parse_results(const char *path, char *text, size_t len, FILE *log, st
 {
     size_t pos = 0;
     long line = 0;
-    int nfields = RESULTS_FIELDS; /* of this file's header */
+    struct layout lo = {0}; /* of this file's header (line 1) */
     while (pos < len) {
         char *start = text + pos;
         char *nl = memchr(start, '\n', len - pos);
@@ -154,16 +206,13 @@ static int parse_results(const char *path, char *text, size_t len, FILE *log, st
         if (linelen && start[linelen - 1] == '\r')
             start[--linelen] = '\0';
         if (line == 1) {
-            if (strcmp(start, RESULTS_HEADER_COMPUTE) == 0 && !torn) {
-                nfields = RESULTS_FIELDS_MAX;
-                continue;
-            }
-            if (strcmp(start, RESULTS_HEADER) != 0 || torn) {
+            if (torn || parse_header(start, &lo)) {
                 snprintf(why, whysize, "line 1 is not the header of `wavepipe run --results`");
                 return -1;
             }
             continue;
         }
+        int nfields = lo.nfields;
         if (strlen(start) != linelen) {
             fprintf(log, "%s:%ld: NUL bytes in the line — row skipped\n", path, line);
             (*skipped)++;
@@ -171,8 +220,8 @@ static int parse_results(const char *path, char *text, size_t len, FILE *log, st
         }
         if (linelen == 0 && !torn)
             continue; /* a blank line holds no row */
-        if (strcmp(start, RESULTS_HEADER) == 0 || strcmp(start, RESULTS_HEADER_COMPUTE) == 0)
-            continue;
+        if (strncmp(start, "timestamp,", 10) == 0)
+            continue; /* a header again; rows start with their time stamp */
         if (torn) {
             fprintf(log, "%s:%ld: last line has no newline (a torn write) — row skipped\n", path, line);
             (*skipped)++;
@@ -195,7 +244,7 @@ static int parse_results(const char *path, char *text, size_t len, FILE *log, st
             /* a torn row followed, on the same line, by the whole row the
              * requeued job appended: keep the last nfields fields when the
              * first of them ends with a time stamp */
-            char *g[RESULTS_FIELDS_MAX];
+            char *g[RESULTS_FIELDS_MAX] = {NULL}; /* nfields >= 9: the header has the required columns */
             char *p = start;
             for (int i = 0; i < nf - nfields; i++)
                 p += strlen(p) + 1;
@@ -222,7 +271,7 @@ static int parse_results(const char *path, char *text, size_t len, FILE *log, st
         }
         struct row r;
         char reason[160];
-        if (parse_row(f, &r, reason, sizeof reason)) {
+        if (parse_row(f, &lo, &r, reason, sizeof reason)) {
             fprintf(log, "%s:%ld: %s — row skipped\n", path, line, reason);
             (*skipped)++;
             continue;
@@ -385,6 +434,10 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
     for (size_t i = 0; i < k; i++)
         if (kept[i].peak > run->peak_activation_bytes)
             run->peak_activation_bytes = kept[i].peak;
+    run->pause_s_total = 0;
+    for (size_t i = 0; i < k; i++)
+        run->pause_s_total += kept[i].pause_s; /* NAN from a file without pause_s */
+    wp_strlcpy(run->partition_last, kept[k - 1].partition, sizeof run->partition_last);
     run->iterations = (int)k;
     run->loss_last = kept[k - 1].loss;
     run->global_batch = kept[k - 1].global_batch;
@@ -631,7 +684,8 @@ void wp_harvest_write_csv(FILE *fp, const struct wp_harvest *h)
     for (int f = 0; f < 4; f++)
         fprintf(fp, ",%s_median,%s_min,%s_max", figures[f], figures[f], figures[f]);
     fprintf(fp, ",peak_activation_bytes_max,loss_last,predicted_iter_time_s,predicted_samples_per_s,"
-                "predicted_bubble_ratio,weak_efficiency,strong_speedup,strong_efficiency\n");
+                "predicted_bubble_ratio,weak_efficiency,strong_speedup,strong_efficiency,pause_s_total,"
+                "partition_last\n");
     for (int i = 0; i < h->nruns; i++) {
         const struct wp_harvest_run *r = &h->runs[i];
         for (int a = 0; a < h->naxes; a++) {
@@ -658,6 +712,9 @@ void wp_harvest_write_csv(FILE *fp, const struct wp_harvest *h)
         csv_num(fp, "%.4f", r->weak_efficiency);
         csv_num(fp, "%.4f", r->strong_speedup);
         csv_num(fp, "%.4f", r->strong_efficiency);
+        csv_num(fp, "%.6f", r->pause_s_total);
+        fputc(',', fp);
+        csv_text(fp, r->partition_last);
         fputc('\n', fp);
     }
 }

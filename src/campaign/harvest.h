@@ -7,6 +7,9 @@
  *  - point directories are read in strcmp order of their names; a directory
  *    without point.cfg, a corrupt point.cfg, a missing or empty results.csv,
  *    or a point left with no iteration after warm-up is skipped and named;
+ *  - results.csv columns are found by name in its header: a file of an
+ *    older wavepipe (no adapt, partition, pause_s, ... columns) is read
+ *    alike, the columns taken from the missing ones left empty;
  *  - a results.csv row is skipped and named (file:line) when it has the wrong
  *    number of fields, an unparsable or out-of-range number, or is the last
  *    line without its newline (a torn write);
@@ -16,7 +19,9 @@
  *  - a point without DONE is still harvested (state "incomplete", or
  *    "failed" with FAILED): its rows are good rows;
  *  - scaling groups: points with the same scaling kind and the same value of
- *    every axis except "nodes"; repetitions share their group. The baseline
+ *    every axis except "nodes" (an adaptive run, axis adapt, and a static
+ *    one of otherwise equal settings are two groups and two series);
+ *    repetitions share their group. The baseline
  *    is the mean over repetitions of samples_per_s_median at the group's
  *    smallest node count n0; every run (repetition) keeps its own row:
  *      weak:   weak_efficiency   = (T/n) / (T0/n0)
@@ -48,6 +53,8 @@ struct wp_harvest_run {
     double pred_iter_time_s, pred_samples_per_s, pred_bubble_ratio;
     int group;                    /* scaling group index */
     double weak_efficiency, strong_speedup, strong_efficiency; /* NAN when not applicable */
+    double pause_s_total;         /* the kept iterations' pauses to move layers (NAN: no pause_s column) */
+    char partition_last[256];     /* units per stage of the last kept iteration ("": no partition column) */
 };
 
 struct wp_harvest {

@@ -132,6 +132,10 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
         put_opt_int(b, "--chunks", p->chunks);
     if (wp_point_axis(&p->point, "policy"))
         put_opt(b, "--policy", p->policy);
+    if (strcmp(p->adapt, "none") != 0) {
+        put_opt(b, "--adapt", p->adapt);
+        put_opt_int(b, "--adapt-every", c->adapt_every);
+    }
     put_opt_int(b, "--micro-batches", p->micro_batches);
     put_opt_int(b, "--global-batch", p->global_batch);
     put_opt_int(b, "--steps", c->steps);
