@@ -5,7 +5,12 @@
 #  (b) measured against simulated bubble ratio, for every schedule;
 #  (c) what measuring costs (pairing the messages' times and agreeing the
 #      sums at each iteration's end, wavepipe run's "measuring:" line): its
-#      share of the iteration. Goal: at most 1 %.
+#      share of the iteration. Goal: at most 1 %. With BENCH_ADAPT=MODE
+#      (k, partition, both) the runs that can tune also do (--adapt MODE
+#      --adapt-every 2: a decision every other iteration, ten times the
+#      default's rate), and the share is that of measuring and tuning
+#      together, the mean over the steps (decisions included); the goal is
+#      the same 1 % when nothing changes.
 # Two modes:
 #  real      the demo GPT computed by the CPU kernels; the simulator replays
 #            the run's own measured per-stage F/B/W times (CPU time of each
@@ -50,10 +55,16 @@ for spec in "gpipe:" "1f1b:" "kfkb:--k 2" "interleaved:--chunks 2" "chimera:" "h
         M=$((2 * ranks)) # DualPipeV needs M >= 2P
         [ "$mode" = real ] && [ "$M" -gt 8 ] && batch=(--global-batch "$M") # gpt-tiny's batch is 8
     fi
+    adapt=""
+    case "${BENCH_ADAPT:-}" in
+    k | both) case $kind in 1f1b | kfkb) adapt="--adapt $BENCH_ADAPT --adapt-every 2" ;; esac ;;
+    partition) case $kind in gpipe | 1f1b | kfkb | zb-h1) adapt="--adapt partition --adapt-every 2" ;; esac ;;
+    esac
     # shellcheck disable=SC2086
-    out=$("$mpiexec" -n "$ranks" "$wavepipe" run "${model[@]}" --schedule "$kind" $opts --steps "$steps" \
+    out=$("$mpiexec" -n "$ranks" "$wavepipe" run "${model[@]}" --schedule "$kind" $opts $adapt --steps "$steps" \
            --micro-batches "$M" "${batch[@]}" 2>&1)
     share=$(echo "$out" | sed -n 's/^measuring: .*(median, \([0-9.]*\) %.*/\1/p')
+    [ -n "$adapt" ] && share=$(echo "$out" | sed -n 's/^measuring and tuning: .* mean [0-9.]* ms, \([0-9.]*\) %.*/\1/p')
     echo "$out" | grep '^summary:' |
         sed -E 's/.*bubble ratio measured ([0-9.]+) simulated ([0-9.]+), iteration measured ([0-9.]+) s simulated ([0-9.]+) s \(overhead ([0-9.]+)[^)]*\).*/\3 \4 \5 \1 \2/' |
         { read -r it sim ov bm bs; printf '%-12s %10s %10s %10s %10s %10s %10s\n' "$kind" "$it" "$sim" "$ov" "$bm" "$bs" "${share:-?}"; }

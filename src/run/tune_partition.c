@@ -148,49 +148,99 @@ static double state_bytes(const struct wp_layer_table *table, int a, int z)
     return bytes;
 }
 
+/* Seconds to move the state of every layer that changes stage from count
+ * to trial over the links it crosses (its old and new stages are
+ * neighbours or next but one). */
+static double move_cost_s(const struct wp_tune_partition *t, const int *count, const int *trial, double *bytes_out)
+{
+    double seconds = 0, bytes = 0;
+    int old_st = 0, new_st = 0, old_left = count[0], new_left = trial[0];
+    for (int u = 0; u < t->nunits; u++) {
+        while (old_left == 0)
+            old_left = count[++old_st];
+        while (new_left == 0)
+            new_left = trial[++new_st];
+        if (old_st != new_st) {
+            int l = u + t->unit_offset, lo = old_st < new_st ? old_st : new_st, hi = old_st ^ new_st ^ lo;
+            double b = state_bytes(t->table, l, l), worst = 0;
+            for (int k = lo; k < hi; k++)
+                worst = t->link_s_per_byte[k] > worst ? t->link_s_per_byte[k] : worst;
+            seconds += b * worst;
+            bytes += b;
+        }
+        old_left--;
+        new_left--;
+    }
+    *bytes_out = bytes;
+    return seconds;
+}
+
+/* "4 layers from stage 0 to 1, ..." of a move from count to trial. */
+static void describe(const int *count, const int *trial, int S, char *buf, size_t size)
+{
+    size_t len = 0;
+    int cum_old = 0, cum_new = 0;
+    buf[0] = '\0';
+    for (int b = 0; b + 1 < S && len < size; b++) {
+        cum_old += count[b];
+        cum_new += trial[b];
+        int shift = cum_new - cum_old; /* > 0: stage b took layers of b + 1 */
+        if (shift)
+            len += (size_t)snprintf(buf + len, size - len, "%s%d layer%s from stage %d to %d", len ? " and " : "",
+                                    abs(shift), abs(shift) > 1 ? "s" : "", shift > 0 ? b + 1 : b,
+                                    shift > 0 ? b : b + 1);
+    }
+}
+
 int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedule *s, int global_batch,
                              int *count_out, double *predicted_now_s, double *predicted_new_s, char *why, size_t size,
                              struct wp_err *err)
 {
-    int S = t->nstages;
+    int S = t->nstages, M = t->max_shift;
     double now;
     if (predict(t, s, global_batch, t->count, &now, err))
         return -1;
-    int *trial = malloc((size_t)S * sizeof *trial);
+    int *trial = malloc((size_t)2 * S * sizeof *trial), *best = trial ? trial + S : NULL;
     if (!trial)
         return wp_errorf(err, "out of memory");
-    int best_b = -1, best_d = 0;
+    int found = 0, rc = 0;
     double best_s = now, best_net = 0, best_cost = 0;
-    int rc = 0;
+    /* one boundary b by d (d > 0: the last d units of stage b go to b + 1;
+     * d < 0: the first -d of b + 1 go to b), or with it the next boundary
+     * by e (AutoPipe's moves between two workers, and between the three
+     * around one, so that a stage can give or take on both sides at once) */
     for (int b = 0; b + 1 < S && rc == 0; b++)
-        for (int d = -t->max_shift; d <= t->max_shift && rc == 0; d++) {
-            /* d > 0: the last d units of stage b go to b + 1; d < 0: the first -d of b + 1 go to b */
-            if (d == 0 || t->count[b] - d < 1 || t->count[b + 1] + d < 1)
-                continue;
-            memcpy(trial, t->count, (size_t)S * sizeof *trial);
-            trial[b] -= d;
-            trial[b + 1] += d;
-            double iter;
-            if ((rc = predict(t, s, global_batch, trial, &iter, err)) != 0)
-                break;
-            int a, z;
-            wp_tune_partition_range(t, trial, d > 0 ? b + 1 : b, &a, &z);
-            int first_moved = d > 0 ? a : z + d + 1, last_moved = d > 0 ? a + d - 1 : z;
-            double bytes = state_bytes(t->table, first_moved, last_moved);
-            double link = t->link_s_per_byte[b] > 0 ? t->link_s_per_byte[b] : 0;
-            double cost = bytes * link + t->pause_s;
-            double net = (now - iter) * t->horizon_iters - cost;
-            if (iter < now * (1 - t->min_gain) && net > best_net) {
-                best_b = b;
-                best_d = d;
-                best_s = iter;
-                best_net = net;
-                best_cost = cost;
+        for (int d = -M; d <= M && rc == 0; d++)
+            for (int e = b + 2 < S ? -M : 0; e <= (b + 2 < S ? M : 0) && rc == 0; e++) {
+                if (d == 0)
+                    continue;
+                memcpy(trial, t->count, (size_t)S * sizeof *trial);
+                trial[b] -= d;
+                trial[b + 1] += d - e;
+                if (e)
+                    trial[b + 2] += e;
+                int ok = 1;
+                for (int st = 0; st < S; st++)
+                    ok &= trial[st] >= 1;
+                if (!ok)
+                    continue;
+                double iter, bytes;
+                if ((rc = predict(t, s, global_batch, trial, &iter, err)) != 0)
+                    break;
+                double cost = move_cost_s(t, t->count, trial, &bytes) + t->pause_s;
+                double net = (now - iter) * t->horizon_iters - cost;
+                if (iter < now * (1 - t->min_gain) && net > best_net) {
+                    memcpy(best, trial, (size_t)S * sizeof *best);
+                    found = 1;
+                    best_s = iter;
+                    best_net = net;
+                    best_cost = cost;
+                }
             }
-        }
-    free(trial);
-    if (rc)
+    if (rc) {
+        free(trial);
         return -1;
+    }
     *predicted_now_s = now;
     *predicted_new_s = best_s;
     size_t len = (size_t)snprintf(why, size, "speed factors F");
@@ -198,23 +248,23 @@ int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedu
         len += (size_t)snprintf(why + len, size - len, " %.2f", t->speed_f[st] > 0 ? t->speed_f[st] : 1);
     if (len < size)
         len += (size_t)snprintf(why + len, size - len, "; predicted %.4fs now", now);
-    if (best_b < 0) {
+    memcpy(count_out, found ? best : t->count, (size_t)S * sizeof *count_out);
+    if (!found) {
         if (len < size)
             snprintf(why + len, size - len, "; no move gains more than %.0f%% and its cost over %.0f iterations: stay",
                      100 * t->min_gain, t->horizon_iters);
-        memcpy(count_out, t->count, (size_t)S * sizeof *count_out);
+        free(trial);
         return 0;
     }
-    memcpy(count_out, t->count, (size_t)S * sizeof *count_out);
-    count_out[best_b] -= best_d;
-    count_out[best_b + 1] += best_d;
+    char moves[512];
+    describe(t->count, best, S, moves, sizeof moves);
     if (len < size)
         snprintf(why + len, size - len,
-                 "; moving %d layer%s from stage %d to %d: %.4fs (%.1f%% faster), %.3fs saved over %.0f iterations "
-                 "against %.3fs to switch (state over the link and the last pause %.3fs): move",
-                 abs(best_d), abs(best_d) > 1 ? "s" : "", best_d > 0 ? best_b : best_b + 1,
-                 best_d > 0 ? best_b + 1 : best_b, best_s, 100 * (now / best_s - 1),
-                 (now - best_s) * t->horizon_iters, t->horizon_iters, best_cost, t->pause_s);
+                 "; moving %s: %.4fs (%.1f%% faster), %.3fs saved over %.0f iterations against %.3fs to switch "
+                 "(state over the links and the last pause %.3fs): move",
+                 moves, best_s, 100 * (now / best_s - 1), (now - best_s) * t->horizon_iters, t->horizon_iters,
+                 best_cost, t->pause_s);
+    free(trial);
     return 1;
 }
 
