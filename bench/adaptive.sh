@@ -31,8 +31,11 @@
 #                         python3 readers, in the node namespaces) from
 #                         iteration 20 to 40; 60 iterations
 #   contended-gpu         rank 1's passes twice as long (--slowdown-file)
-#                         from iteration 20 to 30 and from 40 to 50; links
+#                         from iteration 20, three times from 40 (AutoPipe
+#                         5.3: slowed at 20 and again at 40); links
 #                         unshaped; 60 iterations
+#   contended-gpu-bursts  rank 1 twice as slow from 20 to 30 and from 40 to
+#                         50 only: conditions that last 10 iterations
 #   nothing-changes       links unshaped, no change; 40 iterations
 #   rate-drop             (not in the default list: tests/slurm_adapt.sh's)
 #                         links unshaped, 100 Mbit/s from iteration 12; 24
@@ -62,7 +65,7 @@ fi
 . "$(dirname "$0")/vcluster_jobs.sh"
 vcj_args "$0" "$1" "$2" "$3"
 shift 3
-ALL_SCENARIOS="bandwidth-steps bandwidth-steps-down preempted-network contended-gpu nothing-changes"
+ALL_SCENARIOS="bandwidth-steps bandwidth-steps-down preempted-network contended-gpu contended-gpu-bursts nothing-changes"
 SCENARIOS=${*:-$ALL_SCENARIOS}
 EVERY=${ADAPT_EVERY:-5}
 MODE=${ADAPT_MODE:-both}
@@ -84,7 +87,7 @@ die() { log "error: $*"; exit 1; }
 scenario_iterations() {
     case $1 in
     bandwidth-steps | bandwidth-steps-down) echo 80 ;;
-    preempted-network | contended-gpu) echo 60 ;;
+    preempted-network | contended-gpu | contended-gpu-bursts) echo 60 ;;
     nothing-changes) echo 40 ;;
     rate-drop) echo 24 ;;
     *) die "unknown scenario $1 ($ALL_SCENARIOS)" ;;
@@ -96,7 +99,8 @@ scenario_changes() {
     bandwidth-steps) printf '0 rate 100mbit\n20 rate 250mbit\n40 rate 400mbit\n60 rate 1000mbit\n' ;;
     bandwidth-steps-down) printf '0 rate 1000mbit\n20 rate 400mbit\n40 rate 250mbit\n60 rate 100mbit\n' ;;
     preempted-network) printf '0 rate %s\n20 flow on\n40 flow off\n' "$PREEMPT_RATE" ;;
-    contended-gpu) printf '0 rate none\n20 slow 1:2\n30 slow 1:1\n40 slow 1:2\n50 slow 1:1\n' ;;
+    contended-gpu) printf '0 rate none\n20 slow 1:2\n40 slow 1:3\n' ;;
+    contended-gpu-bursts) printf '0 rate none\n20 slow 1:2\n30 slow 1:1\n40 slow 1:2\n50 slow 1:1\n' ;;
     nothing-changes) printf '0 rate none\n' ;;
     rate-drop) printf '0 rate none\n12 rate 100mbit\n' ;;
     esac
