@@ -467,6 +467,13 @@ cmd_up() {
     local t0=$SECONDS
     mkdir -p "$dir"
     cmd_down "$dir"
+    # MPICH's shared-memory segments of killed jobs stay in /dev/shm under
+    # names made from the job's PMI space, which a new cluster (job ids from
+    # 1 again) gives its jobs too: MPI_Init then fails with "Out of memory"
+    # in MPIDI_POSIX_comm_bootstrap and the other ranks wait in MPI_Init.
+    # Every job of the machine's one cluster is gone now (cmd_down), so the
+    # segments left are stale.
+    rm -f /dev/shm/mpich_shm_*
     : >"$dir/.vcluster"
     rm -rf "${dir:?}/etc" "$dir/munge" "$dir/state" "$dir/sp" "$dir/log" \
         "$dir/run" "$dir/nodes" "$dir/env"
