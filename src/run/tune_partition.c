@@ -207,12 +207,15 @@ int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedu
     double best_s = now, best_net = 0, best_cost = 0;
     /* one boundary b by d (d > 0: the last d units of stage b go to b + 1;
      * d < 0: the first -d of b + 1 go to b), or with it the next boundary
-     * by e (AutoPipe's moves between two workers, and between the three
-     * around one, so that a stage can give or take on both sides at once) */
+     * by e (e > 0: the last e units of b + 1 go to b + 2): AutoPipe's moves
+     * between two workers, and a stage giving to or taking from both of
+     * its neighbours at once */
     for (int b = 0; b + 1 < S && rc == 0; b++)
         for (int d = -M; d <= M && rc == 0; d++)
             for (int e = b + 2 < S ? -M : 0; e <= (b + 2 < S ? M : 0) && rc == 0; e++) {
-                if (d == 0)
+                /* with e: the middle stage b + 1 takes from both sides (d > 0 > e)
+                 * or gives to both (d < 0 < e); a shift through it is two moves */
+                if (d == 0 || (e != 0 && (d > 0) == (e > 0)))
                     continue;
                 memcpy(trial, t->count, (size_t)S * sizeof *trial);
                 trial[b] -= d;
