@@ -208,38 +208,40 @@ int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedu
     /* one boundary b by d (d > 0: the last d units of stage b go to b + 1;
      * d < 0: the first -d of b + 1 go to b), or with it the next boundary
      * by e (e > 0: the last e units of b + 1 go to b + 2): AutoPipe's moves
-     * between two workers, and a stage giving to or taking from both of
-     * its neighbours at once */
-    for (int b = 0; b + 1 < S && rc == 0; b++)
-        for (int d = -M; d <= M && rc == 0; d++)
-            for (int e = b + 2 < S ? -M : 0; e <= (b + 2 < S ? M : 0) && rc == 0; e++) {
-                /* with e: the middle stage b + 1 takes from both sides (d > 0 > e)
-                 * or gives to both (d < 0 < e); a shift through it is two moves */
-                if (d == 0 || (e != 0 && (d > 0) == (e > 0)))
-                    continue;
-                memcpy(trial, t->count, (size_t)S * sizeof *trial);
-                trial[b] -= d;
-                trial[b + 1] += d - e;
-                if (e)
-                    trial[b + 2] += e;
-                int ok = 1;
-                for (int st = 0; st < S; st++)
-                    ok &= trial[st] >= 1;
-                if (!ok)
-                    continue;
-                double iter, bytes;
-                if ((rc = predict(t, s, global_batch, trial, &iter, err)) != 0)
-                    break;
-                double cost = move_cost_s(t, t->count, trial, &bytes) + t->pause_s;
-                double net = (now - iter) * t->horizon_iters - cost;
-                if (iter < now * (1 - t->min_gain) && net > best_net) {
-                    memcpy(best, trial, (size_t)S * sizeof *best);
-                    found = 1;
-                    best_s = iter;
-                    best_net = net;
-                    best_cost = cost;
+     * between two workers first, and only when none pays a stage giving to
+     * or taking from both of its neighbours at once */
+    for (int pass = 0; pass < 2 && !found && rc == 0; pass++) { /* pairs only when no single move pays */
+        for (int b = 0; b + 1 < S && rc == 0; b++)
+            for (int d = -M; d <= M && rc == 0; d++)
+                for (int e = pass && b + 2 < S ? -M : 0; e <= (pass && b + 2 < S ? M : 0) && rc == 0; e++) {
+                    /* with e: the middle stage b + 1 takes from both sides (d > 0 > e)
+                     * or gives to both (d < 0 < e); a shift through it is two moves */
+                    if (d == 0 || (pass && e == 0) || (e != 0 && (d > 0) == (e > 0)))
+                        continue;
+                    memcpy(trial, t->count, (size_t)S * sizeof *trial);
+                    trial[b] -= d;
+                    trial[b + 1] += d - e;
+                    if (e)
+                        trial[b + 2] += e;
+                    int ok = 1;
+                    for (int st = 0; st < S; st++)
+                        ok &= trial[st] >= 1;
+                    if (!ok)
+                        continue;
+                    double iter, bytes;
+                    if ((rc = predict(t, s, global_batch, trial, &iter, err)) != 0)
+                        break;
+                    double cost = move_cost_s(t, t->count, trial, &bytes) + t->pause_s;
+                    double net = (now - iter) * t->horizon_iters - cost;
+                    if (iter < now * (1 - t->min_gain) && net > best_net) {
+                        memcpy(best, trial, (size_t)S * sizeof *best);
+                        found = 1;
+                        best_s = iter;
+                        best_net = net;
+                        best_cost = cost;
+                    }
                 }
-            }
+    }
     if (rc) {
         free(trial);
         return -1;

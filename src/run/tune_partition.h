@@ -8,9 +8,10 @@
  *    per stage, the allreduce's seconds per byte of gradients.
  *  - The predictor (AutoPipe learns one; here the simulator): each move of
  *    one boundary by 1 .. max_shift layers either way (AutoPipe's moves
- *    between two workers), or of the two boundaries of one stage at once
- *    (it gives layers to both neighbours or takes from both: a stage that
- *    gave to both sides takes them back in one move), its stages' F, B, W
+ *    between two workers), and when none of those pays, of the two
+ *    boundaries of one stage at once (it gives layers to both neighbours or
+ *    takes from both: a stage that gave to both sides takes them back in
+ *    one move), its stages' F, B, W
  *    the table's for their new
  *    layers times the rank's factor, the messages across the moved
  *    boundary re-sized, run through the simulator with the running
