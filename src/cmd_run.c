@@ -148,8 +148,8 @@ static void usage(void)
            "                         with every plan's prediction (* never measured)\n"
            "                         partition: AutoPipe's live re-partitioning (one stage a rank).\n"
            "                         Every N iterations each move of one boundary between neighbouring\n"
-           "                         stages, or of two neighbouring boundaries at once, by 1-4 layers\n"
-           "                         each (GPT-2: blocks) is predicted by the simulator:\n"
+           "                         stages by 1-4 layers (GPT-2: blocks), and when none pays, of both\n"
+           "                         boundaries of a stage at once, is predicted by the simulator:\n"
            "                         each stage's F, B, W a reference table's time for its new layers\n"
            "                         (emulated: --layers; real: GPT-2's analytic table) times its\n"
            "                         rank's measured speed against that table, the messages re-sized\n"
@@ -1108,8 +1108,8 @@ int wp_cmd_run(int argc, char **argv)
         if (rank == 0 && o.adapt.partition) {
             char text[512];
             wp_adapt_partition_text(unit_count, s.nstages, text, sizeof text);
-            printf("adapt partition: every %d iterations, %s per stage %s, moves of one boundary or two neighbouring "
-                   "ones by up to %d, a gain counted over %.0f iterations%s\n",
+            printf("adapt partition: every %d iterations, %s per stage %s, moves of one boundary (or both of a "
+                   "stage) by up to %d, a gain counted over %.0f iterations%s\n",
                    o.adapt.every, o.emulated ? "layers" : "blocks", text, adapt.parts.max_shift, o.adapt.horizon,
                    o.adapt.replay_path ? "; moves replayed from the log" : "");
         }
