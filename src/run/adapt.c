@@ -217,7 +217,7 @@ static int decide(struct wp_adapt *a, long iteration, struct decision *d, struct
         }
     }
     if (a->o.k) {
-        int pick = wp_tune_k_decide_scaled(&a->tune, scales, scales ? scales + a->nstages : NULL, d->k_why,
+        int pick = wp_tune_k_decide(&a->tune, scales, scales ? scales + a->nstages : NULL, d->k_why,
                                            sizeof d->k_why, err);
         free(scales);
         if (pick < 0)
@@ -323,8 +323,7 @@ int wp_adapt_iteration(struct wp_adapt *a, const struct wp_measure *m, long iter
         say(a, iteration, &d, from);
     if (d.switched) {
         a->tune.current = d.pick;
-        a->switches++;
-        *next = &a->tune.plans[d.pick].sched;
+            *next = &a->tune.plans[d.pick].sched;
     }
     if (d.moved) {
         memcpy(next_count, d.count, (size_t)S * sizeof *next_count);
@@ -337,7 +336,6 @@ int wp_adapt_iteration(struct wp_adapt *a, const struct wp_measure *m, long iter
 
 void wp_adapt_moved(struct wp_adapt *a, const int *count, double pause_s)
 {
-    a->moves++;
     if (a->o.partition) {
         memcpy(a->parts.count, count, (size_t)a->nstages * sizeof *count);
         a->parts.pause_s = pause_s;

@@ -54,7 +54,6 @@ struct wp_adapt {
     struct wp_tune_partition parts; /* o.partition */
     struct wp_adapt_switch *replay; /* rank 0: the replayed switches */
     int nreplay, next_replay;
-    int switches, moves;
 };
 
 int wp_adapt_init(struct wp_adapt *a, const struct wp_adapt_options *o, const struct wp_schedule *start, int start_k,

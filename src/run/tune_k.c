@@ -7,7 +7,9 @@
 
 #include "sched/simulate.h"
 
-int wp_tune_k_peak_sequences(const struct wp_schedule *s, int b, int *peak)
+/* Peak sequences whose activations each rank holds at once under s (F
+ * takes, the schedule's freeing pass gives back), times b. */
+static void peak_sequences(const struct wp_schedule *s, int b, int *peak)
 {
     int frees = wp_sched_frees_op(s);
     for (int r = 0; r < s->nranks; r++) {
@@ -20,7 +22,6 @@ int wp_tune_k_peak_sequences(const struct wp_schedule *s, int b, int *peak)
         }
         peak[r] = most * b;
     }
-    return 0;
 }
 
 /* The largest replica count of any stage: a micro-batch must split over it. */
@@ -43,26 +44,39 @@ static int plan_arrays(struct wp_kfkb_plan *p, int S)
     return 0;
 }
 
-int wp_tune_k_init(struct wp_tune_k *t, const struct wp_schedule *start, int start_k, int global_batch, int max_k,
-                   wp_tune_make_fn make, void *make_ctx, struct wp_err *err)
+/* The tuner's fields and room for nplans plans (either way of init). */
+static int setup(struct wp_tune_k *t, const struct wp_schedule *start, int global_batch, int nplans,
+                 struct wp_err *err)
 {
     memset(t, 0, sizeof *t);
-    int S = start->nstages, P = start->nranks, R = widest_stage(start);
+    int S = start->nstages;
     t->nstages = S;
     t->global_batch = global_batch;
     t->min_gain = 0.05;
     t->average_weight = 0.5;
-    t->plans = calloc((size_t)(max_k + 1), sizeof *t->plans);
+    t->plans = calloc((size_t)nplans, sizeof *t->plans);
     t->link_s_per_seq = calloc((size_t)2 * S, sizeof *t->link_s_per_seq);
     t->link_last_s_per_seq = t->link_s_per_seq ? t->link_s_per_seq + S : NULL;
+    if (!t->plans || !t->link_s_per_seq) {
+        wp_tune_k_destroy(t);
+        return wp_errorf(err, "out of memory");
+    }
+    return 0;
+}
+
+int wp_tune_k_init(struct wp_tune_k *t, const struct wp_schedule *start, int start_k, int global_batch, int max_k,
+                   wp_tune_make_fn make, void *make_ctx, struct wp_err *err)
+{
+    int S = start->nstages, P = start->nranks, R = widest_stage(start);
+    if (setup(t, start, global_batch, max_k + 1, err))
+        return -1;
     int *budget = calloc((size_t)2 * P, sizeof *budget), *peak = budget ? budget + P : NULL;
-    if (!t->plans || !t->link_s_per_seq || !budget) {
-        free(budget);
+    if (!budget) {
         wp_tune_k_destroy(t);
         return wp_errorf(err, "out of memory");
     }
     int b0 = global_batch / start->nmicro;
-    wp_tune_k_peak_sequences(start, b0, budget);
+    peak_sequences(start, b0, budget);
     int rc = 0;
     for (int k = 1; k <= max_k && rc == 0; k++) {
         struct wp_kfkb_plan *p = &t->plans[t->nplans];
@@ -86,7 +100,7 @@ int wp_tune_k_init(struct wp_tune_k *t, const struct wp_schedule *start, int sta
                 rc = -1;
                 break;
             }
-            wp_tune_k_peak_sequences(&s, b, peak);
+            peak_sequences(&s, b, peak);
             int fits = 1;
             for (int r = 0; r < P; r++)
                 fits &= peak[r] <= budget[r];
@@ -113,19 +127,9 @@ int wp_tune_k_init(struct wp_tune_k *t, const struct wp_schedule *start, int sta
 int wp_tune_k_init_given(struct wp_tune_k *t, const struct wp_schedule *start, int start_k, int global_batch,
                          const int *k_b, int ngiven, wp_tune_make_fn make, void *make_ctx, struct wp_err *err)
 {
-    memset(t, 0, sizeof *t);
     int S = start->nstages, R = widest_stage(start), b0 = global_batch / start->nmicro;
-    t->nstages = S;
-    t->global_batch = global_batch;
-    t->min_gain = 0.05;
-    t->average_weight = 0.5;
-    t->plans = calloc((size_t)ngiven + 1, sizeof *t->plans);
-    t->link_s_per_seq = calloc((size_t)2 * S, sizeof *t->link_s_per_seq);
-    t->link_last_s_per_seq = t->link_s_per_seq ? t->link_s_per_seq + S : NULL;
-    if (!t->plans || !t->link_s_per_seq) {
-        wp_tune_k_destroy(t);
-        return wp_errorf(err, "out of memory");
-    }
+    if (setup(t, start, global_batch, ngiven + 1, err))
+        return -1;
     int rc = 0, have_start = 0;
     for (int i = 0; i <= ngiven && rc == 0; i++) {
         int k = i < ngiven ? k_b[2 * i] : start_k, b = i < ngiven ? k_b[2 * i + 1] : b0;
@@ -251,12 +255,7 @@ static int predict(const struct wp_tune_k *t, int i, const double *stage_scale, 
     return rc;
 }
 
-int wp_tune_k_decide(struct wp_tune_k *t, char *why, size_t size, struct wp_err *err)
-{
-    return wp_tune_k_decide_scaled(t, NULL, NULL, why, size, err);
-}
-
-int wp_tune_k_decide_scaled(struct wp_tune_k *t, const double *stage_scale, const double *link_scale, char *why,
+int wp_tune_k_decide(struct wp_tune_k *t, const double *stage_scale, const double *link_scale, char *why,
                             size_t size, struct wp_err *err)
 {
     for (int i = 0; i < t->nplans; i++)

@@ -64,16 +64,11 @@ void wp_tune_k_destroy(struct wp_tune_k *t);
 void wp_tune_k_observe(struct wp_tune_k *t, const struct wp_measure *m);
 
 /* Predicts every plan; returns the plan the arbiter picks (maybe current)
- * and writes the reasons into why (one line). */
-int wp_tune_k_decide(struct wp_tune_k *t, char *why, size_t size, struct wp_err *err);
-/* The same for a partition about to change: each stage's compute scaled
- * by stage_scale and each boundary's messages by link_scale
- * (tune_partition.h's wp_tune_partition_scales). */
-int wp_tune_k_decide_scaled(struct wp_tune_k *t, const double *stage_scale, const double *link_scale, char *why,
-                            size_t size, struct wp_err *err);
-
-/* Peak sequences whose activations a rank holds at once under s, per rank
- * (F taken, freed at the schedule's freeing pass), times b. */
-int wp_tune_k_peak_sequences(const struct wp_schedule *s, int b, int *peak);
+ * and writes the reasons into why (one line). For a partition about to
+ * change, each stage's compute is scaled by stage_scale and each
+ * boundary's messages by link_scale (tune_partition.h's
+ * wp_tune_partition_scales); NULL: unchanged. */
+int wp_tune_k_decide(struct wp_tune_k *t, const double *stage_scale, const double *link_scale, char *why, size_t size,
+                     struct wp_err *err);
 
 #endif
