@@ -10,9 +10,11 @@
 #             micro-batch size: with emulated compute a pass lasts linearly
 #             in its size, so a smaller micro-batch would always win and hide
 #             the k trade-off),
-# each appending a row per iteration (--results). A watcher counts those
-# rows and makes each change once the run has finished the iteration before
-# it (so changes happen at iteration numbers, not at wall times). Writes per
+# each appending a row per iteration (--results). The run itself makes the
+# scenario's changes (wavepipe run --changes) at the iteration boundaries
+# named, before the iteration begins on any rank: a slowed rank directly,
+# the links' rate and the competing flow through tests/cluster/
+# scenario-hook.sh (--changes-hook), which rank 0 runs and waits for. Writes per
 # scenario OUTDIR/SCENARIO.csv (both runs, every iteration, the changes and
 # the switches), OUTDIR/SCENARIO.{svg,png} (samples/s over iterations, the
 # changes marked; PNG and SVG when gnuplot is installed) and a summary line
@@ -27,10 +29,10 @@
 #                         scaled to what a veth carries here); 80 iterations
 #   bandwidth-steps-down  the reverse: 1000 -> 400 -> 250 -> 100 Mbit/s
 #   preempted-network     links at ADAPT_PREEMPT_RATE; competing TCP flows
-#                         each way between the nodes (bash /dev/tcp writers,
-#                         python3 readers, in the node namespaces) from
-#                         iteration 20 to 40; 60 iterations
-#   contended-gpu         rank 1's passes twice as long (--slowdown-file)
+#                         each way between the nodes (scenario-hook.sh flow:
+#                         bash /dev/tcp writers, python3 readers, in the node
+#                         namespaces) from iteration 20 to 40; 60 iterations
+#   contended-gpu         rank 1's passes twice as long ('slow 1 2')
 #                         from iteration 20, three times from 40 (AutoPipe
 #                         5.3: slowed at 20 and again at 40); links
 #                         unshaped; 60 iterations
@@ -76,9 +78,7 @@ FLOPS=${ADAPT_FLOPS:-2e12}
 CLDIR=${ADAPT_CLUSTER:-$OUT/vcluster}
 RUNS=${ADAPT_RUNS:-static adaptive}
 FLOWS=${ADAPT_FLOWS:-4}
-FLOW_PORT=26900
-PYTHON=$(python3 -c 'import sys; print(sys.executable)') || die "no python3 (the competing flow's readers)"
-flow_streams=0
+HOOK=$SRCDIR/tests/cluster/scenario-hook.sh
 log() { printf 'adaptive: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -93,73 +93,16 @@ scenario_iterations() {
     *) die "unknown scenario $1 ($ALL_SCENARIOS)" ;;
     esac
 }
-# scenario_changes NAME: lines 'ITERATION ACTION ARG', the start as iteration 0
+# scenario_changes NAME: its --changes file (wavepipe run --help), the start as iteration 0
 scenario_changes() {
     case $1 in
     bandwidth-steps) printf '0 rate 100mbit\n20 rate 250mbit\n40 rate 400mbit\n60 rate 1000mbit\n' ;;
     bandwidth-steps-down) printf '0 rate 1000mbit\n20 rate 400mbit\n40 rate 250mbit\n60 rate 100mbit\n' ;;
-    preempted-network) printf '0 rate %s\n20 flow on\n40 flow off\n' "$PREEMPT_RATE" ;;
-    contended-gpu) printf '0 rate none\n20 slow 1:2\n40 slow 1:3\n' ;;
-    contended-gpu-bursts) printf '0 rate none\n20 slow 1:2\n30 slow 1:1\n40 slow 1:2\n50 slow 1:1\n' ;;
+    preempted-network) printf '0 rate %s\n20 flow on %d\n40 flow off\n' "$PREEMPT_RATE" "$FLOWS" ;;
+    contended-gpu) printf '0 rate none\n20 slow 1 2\n40 slow 1 3\n' ;;
+    contended-gpu-bursts) printf '0 rate none\n20 slow 1 2\n30 slow 1 1\n40 slow 1 2\n50 slow 1 1\n' ;;
     nothing-changes) printf '0 rate none\n' ;;
     rate-drop) printf '0 rate none\n12 rate 100mbit\n' ;;
-    esac
-}
-
-# --- the competing flow: FLOWS TCP streams each way between wpn1 and wpn2 ----------------
-flow_pids=""
-flow_on() {
-    local a b f n tries
-    # the readers in the receiving nodes first (python3 itself, not a
-    # version manager's slow shim), the writers once every reader listens:
-    # a writer that finds no listener ends at once
-    for b in 1 2; do
-        for f in $(seq 1 "$FLOWS"); do
-            nsenter --net="/run/netns/wpn$b" "$PYTHON" -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1)
-c, _ = s.accept(); buf = bytearray(1 << 20)
-while c.recv_into(buf): pass' $((FLOW_PORT + f)) &
-            flow_pids="$flow_pids $!"
-        done
-    done
-    for tries in $(seq 1 100); do
-        n=0
-        for b in 1 2; do
-            n=$((n + $(nsenter --net="/run/netns/wpn$b" ss -Hltn "sport > :$FLOW_PORT and sport <= :$((FLOW_PORT + FLOWS))" | wc -l)))
-        done
-        [ "$n" -ge $((2 * FLOWS)) ] && break
-        sleep 0.05
-    done
-    local writers=""
-    for a in 1 2; do
-        b=$((3 - a))
-        for f in $(seq 1 "$FLOWS"); do
-            nsenter --net="/run/netns/wpn$a" bash -c "exec cat /dev/zero > /dev/tcp/10.250.0.1$b/$((FLOW_PORT + f))" \
-                2>/dev/null &
-            writers="$writers $!"
-        done
-    done
-    flow_pids="$flow_pids$writers"
-    sleep 0.2
-    n=0
-    for f in $writers; do kill -0 "$f" 2>/dev/null && n=$((n + 1)); done
-    flow_streams=$n
-}
-flow_off() {
-    local pid
-    for pid in $flow_pids; do kill "$pid" 2>/dev/null; done
-    for pid in $flow_pids; do wait "$pid" 2>/dev/null; done
-    flow_pids=""
-}
-
-# apply ACTION ARG SLOWDOWN_FILE: make one change
-apply() {
-    case $1 in
-    rate) vcj_shape "$2" ;;
-    flow) if [ "$2" = on ]; then flow_on; else flow_off; fi ;;
-    slow) echo "${2%:*} ${2#*:}" > "$3" ;;
     esac
 }
 
@@ -188,25 +131,22 @@ MIXED=$OUT/tables/mixed-16.cfg
 for s in $SCENARIOS; do scenario_iterations "$s" > /dev/null; done
 if [ -z "${ADAPT_REPLOT:-}" ]; then
     vcj_up "$CLDIR" 2 2
-    trap 'flow_off; bash "$VC" down "$VCJ_DIR" >/dev/null 2>&1' EXIT
+    trap 'bash "$HOOK" flow off >/dev/null 2>&1; bash "$VC" down "$VCJ_DIR" >/dev/null 2>&1' EXIT
 else
     MPI_LINE=$(sed -n -e 's/^MPI: //p' -e 's/^\(MPICH Version: [0-9.]*, ofi eager threshold [0-9a-z]*\) .*/\1/p' \
         "$OUT/adaptive.txt" 2>/dev/null | head -n 1)
 fi
 
 # run_one SCENARIO RUN: one run (static or adaptive) with its changes; its
-# rows in OUT/runs/SCENARIO/RUN.csv, the changes made in RUN.changes
-# (iteration,rows_seen,action,arg)
+# rows in OUT/runs/SCENARIO/RUN.csv, the changes it made in RUN.changes
+# (iteration,rows_seen,action,arg: from the run's lines "change before
+# iteration I: ...", rows_seen = I, as the run makes them at the boundary)
 run_one() {
-    local scen=$1 run=$2 dir=$OUT/runs/$1 iters it action arg rows jobpid
+    local scen=$1 run=$2 dir=$OUT/runs/$1 iters
     iters=$(scenario_iterations "$scen")
-    local rows_csv=$dir/$run.csv slow=$dir/$run.slowdown changes=$dir/$run.changes
+    local rows_csv=$dir/$run.csv changes=$dir/$run.changes log=$OUT/logs/adaptive-$scen-$run.out
     rm -f "$rows_csv" "$dir/$run.adapt.csv" "$changes"
-    echo "* 1" > "$slow"
-    flow_off
-    scenario_changes "$scen" | while read -r it action arg; do
-        [ "$it" -eq 0 ] && apply "$action" "$arg" "$slow"
-    done
+    scenario_changes "$scen" > "$dir/changes.txt"
     local adapt_args=""
     [ "$run" = adaptive ] && adapt_args="--adapt $MODE --adapt-every $EVERY --adapt-candidates $CANDIDATES --adapt-log \"$dir/$run.adapt.csv\""
     local table=$TABLE
@@ -214,32 +154,26 @@ run_one() {
     cat > "$dir/$run.sh" <<EOS
 #!/bin/bash
 srun --mpi=pmi2 "$WAVEPIPE" run --compute emulated --layers "$table" --schedule 1f1b --micro-batches $M \\
-    --global-batch $M --steps $iters --slowdown-file "$slow" --results "$rows_csv" $adapt_args
+    --global-batch $M --steps $iters --changes "$dir/changes.txt" --changes-hook "$HOOK" \\
+    --results "$rows_csv" $adapt_args
 EOS
     log "$scen: $run run, $iters iterations"
-    vcj_job "adaptive-$scen-$run" 2 4 2 "$dir/$run.sh" 900 &
-    jobpid=$!
+    vcj_job "adaptive-$scen-$run" 2 4 2 "$dir/$run.sh" 900 || log "$scen/$run: the job failed ($log)"
+    bash "$HOOK" flow off > /dev/null 2>&1 # a run that failed half way
     echo "iteration,rows_seen,action,arg" > "$changes"
-    scenario_changes "$scen" | awk '$1 > 0' > "$dir/pending"
-    while kill -0 "$jobpid" 2>/dev/null; do
-        rows=$(($(cat "$rows_csv" 2>/dev/null | wc -l) - 1))
-        while read -r it action arg; do
-            [ "$rows" -ge "$it" ] || break
-            apply "$action" "$arg" "$slow"
-            [ "$action $arg" = "flow on" ] && arg="on ($flow_streams of $((2 * FLOWS)) streams running)"
-            echo "$it,$rows,$action,$arg" >> "$changes"
-            log "$scen/$run: after $rows iterations: $action $arg"
-            sed -i 1d "$dir/pending"
-        done < "$dir/pending"
-        sleep 0.05
-    done
-    wait "$jobpid" || log "$scen/$run: the job failed ($OUT/logs/adaptive-$scen-$run.out)"
+    awk '/^scenario-hook: flow on: / { streams = $5 " of " $7 " streams running" }
+         /^change before iteration [0-9]*: / {
+             it = $4; sub(":", "", it); arg = $6
+             for (i = 7; i <= NF && substr($i, 1, 1) != "("; i++) arg = arg " " $i
+             if ($5 == "flow" && $6 == "on") pending = NR
+             rows[NR] = it "," it "," $5 "," arg }
+         END { for (i = 1; i <= NR; i++) if (i in rows) {
+                   r = rows[i]; if (i == pending && streams != "") sub(/,on [0-9]*$/, ",on (" streams ")", r); print r } }' \
+        "$log" >> "$changes"
     # the moves and the pause each made (iteration,partition,pause_s), from the job's output
     awk '/^adapt partition after iteration [0-9]*: move to/ { it = $5; sub(":", "", it); part = $8 }
          /^adapt partition: moved/ && it != "" { printf "%d,%s,%s\n", it, part, $(NF - 1); it = "" }' \
-        "$OUT/logs/adaptive-$scen-$run.out" > "$dir/$run.moves" 2>/dev/null
-    flow_off
-    rm -f "$dir/pending"
+        "$log" > "$dir/$run.moves" 2>/dev/null
 }
 
 # combine SCENARIO: OUT/SCENARIO.csv from both runs' rows, changes, decisions

@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "run/adapt.h"
+#include "run/changes.h"
 #include "run/checkpoint.h"
 #include "run/interpreter.h"
 #include "run/measure.h"
@@ -41,7 +42,7 @@
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
        OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_PLAN,
-       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_PROGRESS_US, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
+       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_CHANGES, OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
        OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN,
        OPT_ADAPT_HORIZON };
 
@@ -127,6 +128,15 @@ static void usage(void)
            "                         (lines 'RANK FACTOR' or '* FACTOR'): a contended GPU. Emulated: the\n"
            "                         pass sleeps FACTOR times the table's time; real: a pass that took t\n"
            "                         is followed by (FACTOR - 1) t asleep\n"
+           "  --changes FILE         a scenario: changes made at iteration boundaries, one a line,\n"
+           "                         'ITERATION slow RANK|* FACTOR' (from ITERATION on, as --slowdown-file)\n"
+           "                         or 'ITERATION ACTION [ARG...]' (rank 0 runs --changes-hook PROGRAM\n"
+           "                         ACTION ARG... and waits; e.g. '20 rate 100mbit', '40 flow on' with\n"
+           "                         tests/cluster/scenario-hook.sh on the test cluster). 0 is the start;\n"
+           "                         a change's time is in no iteration's; a line 'change before iteration\n"
+           "                         I: ...' per change; a resumed run makes the earlier ones again\n"
+           "  --changes-hook PROGRAM what makes the changes --changes names other than slow (at most 120 s\n"
+           "                         each; a hook that fails ends the run)\n"
            "  --progress-us N        emulated: while a pass waits and messages are in flight, wake every N\n"
            "                         microseconds to move them (default 200)\n"
            "  --adapt none|k|partition|both\n"
@@ -192,6 +202,7 @@ struct run_options {
     struct wp_sched_cli sched;
     const char *config, *data, *results, *trace, *svg, *partition, *save, *resume, *device, *plan_path;
     const char *layers_path, *slowdown_path, *measure;
+    const char *changes_path, *changes_hook; /* --changes, --changes-hook */
     struct wp_adapt_options adapt;
     int adapt_given[2 * 64];
     int emulated, progress_us;
@@ -226,6 +237,8 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"layers", required_argument, NULL, OPT_LAYERS},
         {"slowdown-file", required_argument, NULL, OPT_SLOWDOWN},
+        {"changes", required_argument, NULL, OPT_CHANGES},
+        {"changes-hook", required_argument, NULL, OPT_CHANGES_HOOK},
         {"progress-us", required_argument, NULL, OPT_PROGRESS_US},
         {"measure", required_argument, NULL, OPT_MEASURE},
         {"adapt", required_argument, NULL, OPT_ADAPT},
@@ -317,6 +330,8 @@ static int parse(int argc, char **argv, struct run_options *o)
             break;
         case OPT_LAYERS: o->layers_path = optarg; break;
         case OPT_SLOWDOWN: o->slowdown_path = optarg; break;
+        case OPT_CHANGES: o->changes_path = optarg; break;
+        case OPT_CHANGES_HOOK: o->changes_hook = optarg; break;
         case OPT_MEASURE: o->measure = optarg; break;
         case OPT_ADAPT: {
             int both = strcmp(optarg, "both") == 0;
@@ -400,6 +415,8 @@ static int parse(int argc, char **argv, struct run_options *o)
                                    "--synthetic-data and --device do not apply");
     if (!o->config && !o->emulated)
         return wp_usage_error(CMD, "--config FILE is required (e.g. jobs/models/gpt-tiny.cfg)");
+    if (o->changes_hook && !o->changes_path)
+        return wp_usage_error(CMD, "--changes-hook goes with --changes FILE");
     if (o->save_every && !o->save)
         return wp_usage_error(CMD, "--save-every needs --save DIR");
     if (!o->adapt.k && !o->adapt.partition && (o->adapt.log_path || o->adapt.replay_path))
@@ -984,9 +1001,21 @@ int wp_cmd_run(int argc, char **argv)
         if (status == 0 && !cfg.train.synthetic_data && cfg.model.vocabulary < 256)
             status = wp_errorf(&err, "byte-level tokens need vocabulary 256 (the model has %d)", cfg.model.vocabulary);
     }
+    /* --changes: every rank holds the scenario (its slow changes are its own) */
+    struct wp_changes changes = {0};
+    if (status == 0 && o.changes_path && (status = wp_changes_load(o.changes_path, &changes, &err)) == 0) {
+        if (wp_changes_max_rank(&changes) >= P)
+            status = wp_errorf(&err, "%s: slows rank %d of a run of %d ranks", o.changes_path,
+                               wp_changes_max_rank(&changes), P);
+        else if (wp_changes_need_hook(&changes) && !o.changes_hook)
+            status = wp_errorf(&err, "%s: changes other than slow need --changes-hook PROGRAM", o.changes_path);
+        else if (wp_changes_slow(&changes) && o.slowdown_path)
+            status = wp_errorf(&err, "%s slows ranks, and so does --slowdown-file: give one of them", o.changes_path);
+    }
     if (status) {
         if (rank == 0)
             wp_err_print(CMD, &err);
+        wp_changes_free(&changes);
         wp_schedule_destroy(&s);
         free(first);
         free(end);
@@ -1018,7 +1047,8 @@ int wp_cmd_run(int argc, char **argv)
         status = cops->init(&comm, &err);
     struct wp_slowdown slowdown;
     wp_slowdown_init(&slowdown, o.slowdown_path, rank);
-    struct wp_stage_gpt2_ctx gpt2_ctx = {kernels, &cfg, &corpus, first, end, o.slowdown_path ? &slowdown : NULL,
+    int slowed = o.slowdown_path || wp_changes_slow(&changes);
+    struct wp_stage_gpt2_ctx gpt2_ctx = {kernels, &cfg, &corpus, first, end, slowed ? &slowdown : NULL,
                                          1e-6 * o.progress_us};
     struct wp_stage_emulated_ctx emu_ctx = {&o.table, first, end, &slowdown, 1e-6 * o.progress_us};
     float dloss = 1.0f / ((float)cfg.train.global_batch * (float)cfg.model.sequence_length);
@@ -1093,6 +1123,7 @@ int wp_cmd_run(int argc, char **argv)
         MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (any_bad) { /* every rank ends here: no abort that could swallow the message */
             wp_adapt_destroy(&adapt);
+            wp_changes_free(&changes);
             wp_interp_destroy(&in);
             cops->destroy(comm);
             MPI_Finalize();
@@ -1125,6 +1156,7 @@ int wp_cmd_run(int argc, char **argv)
         if (status) {
             if (rank == 0)
                 wp_err_print(CMD, &err);
+            wp_changes_free(&changes);
             wp_interp_destroy(&in);
             cops->destroy(comm);
             MPI_Finalize();
@@ -1132,6 +1164,14 @@ int wp_cmd_run(int argc, char **argv)
         }
         if (rank == 0)
             printf("resumed from %s after %ld steps\n", o.resume, first_step);
+    }
+    /* --changes: the start's (and, resumed, every earlier one) before the first iteration */
+    const double hook_timeout_s = 120;
+    if (changes.n) {
+        if (wp_changes_apply(&changes, -1, first_step, rank, rank == 0 ? o.changes_hook : NULL, hook_timeout_s,
+                             &slowdown, &err))
+            status = -1; /* rank 0's hook: said at the end */
+        MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
     char replicas[256] = "";
     for (int st = 0; st < s.nstages && strlen(replicas) < sizeof replicas - 8; st++)
@@ -1272,6 +1312,11 @@ int wp_cmd_run(int argc, char **argv)
                     status = len < 0 ? wp_errorf(&err, "the measurement rows of step %ld do not fit", step) : -1;
             }
         }
+        /* --changes before the next iteration: rank 0's hook ends before the broadcast below lets any rank on */
+        if (status == 0 && changes.n && step + 1 < cfg.train.steps &&
+            wp_changes_apply(&changes, step, step + 1, rank, rank == 0 ? o.changes_hook : NULL, hook_timeout_s,
+                             &slowdown, &err))
+            status = -1;
         MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (status == 0 && o.save && o.save_every && (step + 1) % o.save_every == 0 && step + 1 < cfg.train.steps)
             status = wp_checkpoint_save(&in, o.save, step + 1, partition_text(unit_count, s.nstages, o.emulated,
@@ -1320,6 +1365,7 @@ int wp_cmd_run(int argc, char **argv)
         free((void *)o.adapt.given);
     free(rank_map);
     wp_layer_stage_arrays_free(&table_costs);
+    wp_changes_free(&changes);
     if (status && rank == 0 && err.msg[0])
         wp_err_print(CMD, &err);
     wp_interp_destroy(&in);
