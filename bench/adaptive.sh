@@ -111,23 +111,8 @@ mkdir -p "$OUT/tables"
 TABLE=$OUT/tables/gpt2-small-deep.cfg
 "$WAVEPIPE" profile --model "$SRCDIR/bench/models/gpt2-small-deep.cfg" --analytic --flops-per-s "$FLOPS" \
     --micro-batch 2 -o "$TABLE" > "$OUT/tables/gpt2-small-deep.txt" || die "wavepipe profile --analytic failed"
-# rate-drop's table: 16 equal layers (4 and 8 ms a sequence), outputs of 384
-# KiB a sequence except layer 8's, half of that (as a CNN's pooling
-# shrinks its activations): the cut between nodes can move to it
-MIXED=$OUT/tables/mixed-16.cfg
-{
-    echo 'format = "wavepipe-layers"; version = 1; name = "mixed-16"; profile_batch = 1;'
-    echo 'source = "synthetic: 16 layers of 4 ms forward, 8 ms backward a sequence; outputs 384 KiB, layer 8 192 KiB";'
-    echo 'layers = ('
-    for l in $(seq 0 15); do
-        act=393216
-        [ "$l" = 8 ] && act=196608
-        [ "$l" = 15 ] && act=0
-        printf '  { name = "layer%d"; forward_s = 0.004; backward_s = 0.008; activation_bytes = %d.0; parameter_bytes = 4194304.0; optimizer_bytes = 8388608.0; }%s\n' \
-            "$l" "$act" "$([ "$l" = 15 ] || echo ,)"
-    done
-    echo ');'
-} > "$MIXED"
+# rate-drop's table: 16 equal layers, layer 8's output half the others'
+MIXED=$SRCDIR/jobs/tables/mixed-16.cfg
 for s in $SCENARIOS; do scenario_iterations "$s" > /dev/null; done
 if [ -z "${ADAPT_REPLOT:-}" ]; then
     vcj_up "$CLDIR" 2 2

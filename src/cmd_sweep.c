@@ -31,7 +31,7 @@ static void usage(void)
            "                      [--results DIR] [--templates DIR] [--wavepipe PATH]\n\n"
            "Expands a campaign file (jobs/campaigns/*.cfg) into points: the cartesian\n"
            "product of its axes (schedule, k, waves, chunks, micro_batches, nodes,\n"
-           "ranks_per_node, policy, model, adapt), axes in a zip group taken together, points\n"
+           "ranks_per_node, policy, model, adapt, scenario), axes in a zip group taken together, points\n"
            "matching an exclude rule dropped, each point repeated `repetitions` times.\n"
            "Weak scaling multiplies global_batch_per_node (and layers_per_node, when\n"
            "given) by the point's nodes; strong scaling keeps global_batch fixed.\n"
@@ -40,7 +40,9 @@ static void usage(void)
            "file:line and nothing is written.\n\n"
            "For each point it renders DIR/<campaign>/<point>/ (DIR: results):\n"
            "  point.cfg     the point's axes (read by wavepipe harvest)\n"
-           "  model.cfg     the campaign's model file, layers set for the point\n"
+           "  model.cfg     the campaign's model file, layers set for the point (none with\n"
+           "                compute = \"emulated\": its layer_table is the model)\n"
+           "  changes.txt   the point's scenario (axis scenario): wavepipe run --changes\n"
            "  probe.sbatch  templates/probe.sbatch: srun --mpi=pmix wavepipe probe -> cluster.cfg\n"
            "  job.sbatch    templates/<template>.sbatch: env.txt, wavepipe run -> results.csv,\n"
            "                run.log, ckpt/ (resumed when Slurm requeues), then DONE or FAILED\n"
@@ -221,7 +223,7 @@ enum action { ACT_RENDER, ACT_RERENDER_FAILED, ACT_SKIP_DONE, ACT_SKIP_SUBMITTED
 struct rendered {
     char dir[PATH_MAX];
     enum action action;
-    char *probe, *job, *model;
+    char *probe, *job, *model, *changes; /* model: NULL for emulated compute; changes: NULL without a scenario */
 };
 
 /* What to do with a point already on disk. In the queue (or, without
@@ -336,8 +338,13 @@ int wp_cmd_sweep(int argc, char **argv)
         in.step = "run";
         if (wp_render_file(run_tpl, &in, &r[i].job, &err))
             goto fail;
-        if (!(r[i].model = model_text(c, p, &err)))
+        if (c->model_path[0] && !(r[i].model = model_text(c, p, &err))) /* emulated: the table is the model */
             goto fail;
+        const struct wp_scenario *sc = wp_scenarios_find(&c->scenarios, p->scenario);
+        if (sc && !(r[i].changes = wp_scenario_changes_text(sc))) {
+            wp_errorf(&err, "out of memory");
+            goto fail;
+        }
     }
 
     /* phase 2: write */
@@ -368,7 +375,9 @@ int wp_cmd_sweep(int argc, char **argv)
             unlink(path);
         }
         snprintf(path, sizeof path, "%s/point.cfg", dir);
-        if (wp_point_write(path, &p->point, &err) || write_text(dir, "model.cfg", r[i].model, 0, &err) ||
+        if (wp_point_write(path, &p->point, &err) ||
+            (r[i].model && write_text(dir, "model.cfg", r[i].model, 0, &err)) ||
+            (r[i].changes && write_text(dir, "changes.txt", r[i].changes, 0, &err)) ||
             write_text(dir, "probe.sbatch", r[i].probe, 1, &err) || write_text(dir, "job.sbatch", r[i].job, 1, &err))
             goto fail_ids;
         rendered++;
@@ -420,6 +429,7 @@ fail:
             free(r[i].probe);
             free(r[i].job);
             free(r[i].model);
+            free(r[i].changes);
         }
     free(r);
     free(points);

@@ -11,16 +11,18 @@
 #include <unistd.h>
 
 #include "config/schema.h"
+#include "plan/layers.h"
 #include "util/strutil.h"
 
 const char *const wp_campaign_axis_names[] = {
-    "schedule", "k", "waves", "chunks", "micro_batches", "nodes", "ranks_per_node", "policy", "model", "adapt", NULL};
+    "schedule", "k", "waves", "chunks", "micro_batches", "nodes", "ranks_per_node", "policy", "model", "adapt", "scenario", NULL};
 
 static const char *const schedules[] = {"gpipe", "1f1b", "kfkb", "interleaved", "chimera", "hanayo", "zb-h1", NULL};
 static const char *const adapt_modes[] = {"none", "k", "partition", "both", NULL}; /* run --adapt */
 static const char *const scalings[] = {"weak", "strong", NULL};
 static const char *const launchers[] = {"srun", "mpiexec", NULL};
 static const char *const devices[] = {"cpu", "cuda", NULL};
+static const char *const computes[] = {"real", "emulated", NULL}; /* run --compute */
 
 static const struct wp_cfg_key slurm_keys[] = {
     WP_KEY("partition", WP_CFG_STRING, 0),
@@ -44,15 +46,17 @@ static const struct wp_cfg_key axes_keys[] = {
     WP_KEY("policy", WP_CFG_STRING_ARRAY, 0),
     WP_KEY("model", WP_CFG_STRING_ARRAY, 0),
     WP_KEY("adapt", WP_CFG_STRING_ARRAY, 0),
+    WP_KEY("scenario", WP_CFG_STRING_ARRAY, 0),
     WP_KEY_END};
 
-/* exclude groups name axes with a value or a list of values: checked by hand */
+/* exclude groups name axes with a value or a list of values, and scenarios
+ * have names of the campaign's choosing: checked by hand */
 static const struct wp_cfg_key campaign_keys[] = {
     WP_KEY("format", WP_CFG_STRING, 1),
     WP_KEY_RANGE("version", WP_CFG_INT, 1, 1, 1),
     WP_KEY("name", WP_CFG_STRING, 1),
     WP_KEY("template", WP_CFG_STRING, 1),
-    WP_KEY("model", WP_CFG_STRING, 1),
+    WP_KEY("model", WP_CFG_STRING, 0), /* required, but with compute = "emulated" */
     WP_KEY("data", WP_CFG_STRING, 0),
     WP_KEY_CHOICE("scaling", 1, scalings),
     WP_KEY_RANGE("global_batch", WP_CFG_INT, 0, 1, 1 << 20),
@@ -64,8 +68,12 @@ static const struct wp_cfg_key campaign_keys[] = {
     WP_KEY_RANGE("repetitions", WP_CFG_INT, 0, 1, 1000),
     WP_KEY_RANGE("save_every", WP_CFG_INT, 0, 1, 1000000),
     WP_KEY_RANGE("adapt_every", WP_CFG_INT, 0, 1, 1000000),
+    WP_KEY("adapt_candidates", WP_CFG_STRING, 0),
     WP_KEY_CHOICE("launcher", 0, launchers),
     WP_KEY_CHOICE("device", 0, devices),
+    WP_KEY_CHOICE("compute", 0, computes),
+    WP_KEY("layer_table", WP_CFG_STRING, 0),
+    WP_KEY("scenario_hook", WP_CFG_STRING, 0),
     WP_KEY_GROUP("slurm", WP_CFG_GROUP, 0, slurm_keys),
     WP_KEY_GROUP("axes", WP_CFG_GROUP, 1, axes_keys),
     WP_KEY_END};
@@ -207,6 +215,8 @@ static int read_axes(const config_setting_t *axes, struct wp_campaign *c, struct
                 }
                 if (strcmp(name, "policy") == 0 && strcmp(v, "A") != 0 && strcmp(v, "B") != 0)
                     return wp_cfg_errorf(err, a, "policy \"%s\" must be \"A\" or \"B\"", v);
+                if (strcmp(name, "scenario") == 0 && strcmp(v, "none") != 0 && !wp_scenarios_find(&c->scenarios, v))
+                    return wp_cfg_errorf(err, a, "scenario \"%s\" is not in 'scenarios' (nor \"none\", no change)", v);
                 if (strcmp(name, "adapt") == 0) {
                     int found = 0;
                     for (const char *const *m = adapt_modes; *m; m++)
@@ -391,6 +401,63 @@ static int read_slurm(const config_setting_t *sl, struct wp_campaign *c, struct 
     return 0;
 }
 
+/* compute = "emulated": the layer table is the model (its layers the
+ * points' layers unless the campaign sets them); no checkpoints, no device
+ * and no corpus, so not the templates that take them. */
+static int emulated_compute(const config_setting_t *root, const char *path, struct wp_campaign *c,
+                            struct wp_err *err)
+{
+    const config_setting_t *m = config_setting_get_member(root, "layer_table");
+    if (strcmp(c->compute, "emulated") != 0) {
+        if (m)
+            return wp_cfg_errorf(err, m, "layer_table goes with compute = \"emulated\"");
+        return 0;
+    }
+    if (!m)
+        return wp_cfg_errorf(err, config_setting_get_member(root, "compute"),
+                             "compute = \"emulated\" needs layer_table (wavepipe profile -o TABLE, or a DAPPLE profile)");
+    const char *rel = config_setting_get_string(m);
+    if (resolve_path(path, rel, c->layer_table_path, sizeof c->layer_table_path))
+        return wp_cfg_errorf(err, m, "layer table \"%s\" not found", rel);
+    struct wp_layer_table t;
+    if (wp_layer_table_read(&t, c->layer_table_path, 0, WP_CONTRACT_AUTO, err))
+        return wp_err_prefix(err, "%s:%d: layer_table: ", path, config_setting_source_line(m));
+    int nlayers = t.nlayers;
+    wp_layer_table_destroy(&t);
+    if (!c->model_path[0])
+        c->model_layers = nlayers;
+    else if (c->model_layers != nlayers)
+        return wp_cfg_errorf(err, m, "the layer table has %d layers, the model %d: give one of them", nlayers,
+                             c->model_layers);
+    const config_setting_t *bad = config_setting_get_member(root, "data");
+    if (bad)
+        return wp_cfg_errorf(err, bad, "emulated compute reads no data");
+    const char *tpl = c->template_name;
+    if (strcmp(tpl, "run-cpu") == 0 || strcmp(tpl, "run-gpu") == 0)
+        return wp_cfg_errorf(err, config_setting_get_member(root, "template"),
+                             "template %s checkpoints and picks a device, which emulated compute has not: "
+                             "use \"run-emulated\"", tpl);
+    return 0;
+}
+
+/* scenarios and scenario_hook (scenarios.h) */
+static int read_scenarios(const config_setting_t *root, const char *path, struct wp_campaign *c, struct wp_err *err)
+{
+    const config_setting_t *g = config_setting_get_member(root, "scenarios");
+    if (g && config_setting_type(g) != CONFIG_TYPE_GROUP)
+        return wp_cfg_errorf(err, g, "'scenarios' must be a group { name = [\"ITERATION ACTION ...\", ...]; ... }");
+    if (wp_scenarios_read(g, &c->scenarios, err))
+        return -1;
+    const config_setting_t *h = config_setting_get_member(root, "scenario_hook");
+    if (h && resolve_path(path, config_setting_get_string(h), c->scenario_hook_path, sizeof c->scenario_hook_path))
+        return wp_cfg_errorf(err, h, "scenario_hook \"%s\" not found", config_setting_get_string(h));
+    for (int i = 0; i < c->scenarios.n; i++)
+        if (c->scenarios.v[i].need_hook && !h)
+            return wp_cfg_errorf(err, g, "scenario '%s' changes more than a rank's speed: it needs scenario_hook "
+                                 "(tests/cluster/scenario-hook.sh on the test cluster)", c->scenarios.v[i].name);
+    return 0;
+}
+
 static int campaign_from_cfg(config_t *cfg, const char *path, struct wp_campaign *c, struct wp_err *err)
 {
     const config_setting_t *root = config_root_setting(cfg);
@@ -408,13 +475,22 @@ static int campaign_from_cfg(config_t *cfg, const char *path, struct wp_campaign
         return -1;
     wp_strlcpy(c->template_name, config_setting_get_string(m), sizeof c->template_name);
 
-    m = config_setting_get_member(root, "model");
-    const char *model = config_setting_get_string(m);
-    if (resolve_path(path, model, c->model_path, sizeof c->model_path))
-        return wp_cfg_errorf(err, m, "model file \"%s\" not found (looked in the current directory, "
-                             "beside the campaign and two folders up)", model);
+    wp_strlcpy(c->compute, wp_cfg_string(root, "compute", "real"), sizeof c->compute);
+    int emulated = strcmp(c->compute, "emulated") == 0;
     int mb_default = 4;
-    if (model_info(c->model_path, &c->model_layers, &mb_default, err))
+    m = config_setting_get_member(root, "model");
+    if (m) {
+        const char *model = config_setting_get_string(m);
+        if (resolve_path(path, model, c->model_path, sizeof c->model_path))
+            return wp_cfg_errorf(err, m, "model file \"%s\" not found (looked in the current directory, "
+                                 "beside the campaign and two folders up)", model);
+        if (model_info(c->model_path, &c->model_layers, &mb_default, err))
+            return -1;
+    } else if (!emulated) {
+        return wp_cfg_errorf(err, root, "no 'model' (a model file such as \"jobs/models/gpt-tiny.cfg\"; "
+                             "compute = \"emulated\" takes a layer_table instead)");
+    }
+    if (emulated_compute(root, path, c, err))
         return -1;
     const config_setting_t *fixed_layers = config_setting_get_member(root, "layers");
     if (fixed_layers)
@@ -452,12 +528,24 @@ static int campaign_from_cfg(config_t *cfg, const char *path, struct wp_campaign
     c->repetitions = wp_cfg_int(root, "repetitions", 1);
     c->save_every = wp_cfg_int(root, "save_every", 50);
     c->adapt_every = wp_cfg_int(root, "adapt_every", 10);
+    m = config_setting_get_member(root, "adapt_candidates");
+    if (m) { /* run --adapt-candidates checks the pairs; here only what may reach a script */
+        const char *v = config_setting_get_string(m);
+        if (!only_chars(v, "0123456789:,") || strlen(v) >= sizeof c->adapt_candidates)
+            return unsafe(err, m, "adapt_candidates", v, "K:B pairs joined by ',' (e.g. \"2:1,4:1\")");
+        wp_strlcpy(c->adapt_candidates, v, sizeof c->adapt_candidates);
+    }
     wp_strlcpy(c->launcher, wp_cfg_string(root, "launcher", "srun"), sizeof c->launcher);
     wp_strlcpy(c->device, wp_cfg_string(root, "device", "cpu"), sizeof c->device);
+    if (read_scenarios(root, path, c, err))
+        return -1;
     if (read_slurm(config_setting_get_member(root, "slurm"), c, err))
         return -1;
     if (read_axes(config_setting_get_member(root, "axes"), c, err))
         return -1;
+    if (axis_index(c, "model") >= 0 && !c->model_path[0])
+        return wp_cfg_errorf(err, config_setting_get_member(config_setting_get_member(root, "axes"), "model"),
+                             "axis model names files beside 'model', and the campaign has none");
     m = config_setting_get_member(root, "zip");
     if (m && read_zip(m, c, err))
         return -1;
@@ -496,6 +584,8 @@ int wp_campaign_read(const char *path, struct wp_campaign *c, struct wp_err *err
             config_setting_remove(root, "zip");
         if (config_setting_get_member(root, "exclude"))
             config_setting_remove(root, "exclude");
+        if (config_setting_get_member(root, "scenarios"))
+            config_setting_remove(root, "scenarios");
         rc = wp_cfg_check_group(root, campaign_keys, path, err);
         if (rc == 0)
             rc = campaign_from_cfg(&full, path, c, err);
@@ -563,6 +653,10 @@ static int check_point(const struct wp_campaign *c, const struct wp_campaign_poi
         return wp_errorf(err, "%s: point %s: %s on %d ranks has %d stages but the model has %d layers "
                          "(each stage needs one)%s", c->path, id, p->schedule, P, S, p->layers,
                          strcmp(p->schedule, "hanayo") == 0 ? "; hanayo needs layers >= 2*W*P" : "");
+    const struct wp_scenario *sc = wp_scenarios_find(&c->scenarios, p->scenario);
+    if (sc && sc->max_rank >= P)
+        return wp_errorf(err, "%s: point %s: scenario %s slows rank %d of %d ranks; exclude the point", c->path, id,
+                         sc->name, sc->max_rank, P);
     /* what `wavepipe run --adapt` refuses */
     int tunes_k = strcmp(p->adapt, "k") == 0 || strcmp(p->adapt, "both") == 0;
     int moves = strcmp(p->adapt, "partition") == 0 || strcmp(p->adapt, "both") == 0;
@@ -604,10 +698,12 @@ static int build_point(const struct wp_campaign *c, const int *choice, int index
     wp_strlcpy(p->schedule, "1f1b", sizeof p->schedule);
     wp_strlcpy(p->policy, "A", sizeof p->policy);
     wp_strlcpy(p->adapt, "none", sizeof p->adapt);
+    wp_strlcpy(p->scenario, "none", sizeof p->scenario);
     p->k = p->waves = p->chunks = p->nodes = p->ranks_per_node = 1;
     p->micro_batches = c->default_micro_batches;
-    const char *slash = strrchr(c->model_path, '/');
-    wp_strlcpy(p->model_name, slash ? slash + 1 : c->model_path, sizeof p->model_name);
+    const char *named = c->model_path[0] ? c->model_path : c->layer_table_path; /* emulated: the table's name */
+    const char *slash = strrchr(named, '/');
+    wp_strlcpy(p->model_name, slash ? slash + 1 : named, sizeof p->model_name);
     char *dot = strrchr(p->model_name, '.');
     if (dot && strcmp(dot, ".cfg") == 0)
         *dot = '\0';
@@ -622,6 +718,7 @@ static int build_point(const struct wp_campaign *c, const int *choice, int index
         if (strcmp(ax->name, "schedule") == 0) wp_strlcpy(p->schedule, v, sizeof p->schedule);
         else if (strcmp(ax->name, "policy") == 0) wp_strlcpy(p->policy, v, sizeof p->policy);
         else if (strcmp(ax->name, "adapt") == 0) wp_strlcpy(p->adapt, v, sizeof p->adapt);
+        else if (strcmp(ax->name, "scenario") == 0) wp_strlcpy(p->scenario, v, sizeof p->scenario);
         else if (strcmp(ax->name, "k") == 0) p->k = iv;
         else if (strcmp(ax->name, "waves") == 0) p->waves = iv;
         else if (strcmp(ax->name, "chunks") == 0) p->chunks = iv;

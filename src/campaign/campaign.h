@@ -14,9 +14,14 @@
  *                         the base of weak scaling without layers_per_node)
  *   steps = 4; warmup = 1; repetitions = 1; save_every = 2;
  *   adapt_every = 10;    (optional: run --adapt-every for points of axis adapt)
+ *   adapt_candidates = "2:1,4:1";  (optional: run --adapt-candidates where k is tuned)
+ *   compute = "emulated"; layer_table = "TABLE";  (optional: run --compute emulated
+ *                         --layers TABLE; model is then optional, template run-emulated)
+ *   scenarios = { NAME = ["20 slow 1 2", ...]; };  scenario_hook = "PROGRAM";
+ *                        (optional: timed changes, axis scenario; scenarios.h)
  *   launcher = "srun" | "mpiexec"; device = "cpu" | "cuda";
  *   slurm = { partition = "wp"; time = "00:10:00"; cpus_per_task = 1; ... };
- *   axes = { schedule = ["1f1b", "kfkb"]; k = [2]; nodes = [1, 2, 3]; adapt = ["none", "k"]; ... };
+ *   axes = { schedule = ["1f1b", "kfkb"]; k = [2]; nodes = [1, 2, 3]; adapt = ["none", "k"]; scenario = ["none", "NAME"]; ... };
  *   zip = ( ["nodes", "ranks_per_node"] );
  *   exclude = ( { schedule = "!kfkb"; k = "!1"; } );
  */
@@ -24,6 +29,7 @@
 #define WP_CAMPAIGN_CAMPAIGN_H
 
 #include "campaign/point.h"
+#include "campaign/scenarios.h"
 #include "util/error.h"
 
 #define WP_CAMPAIGN_MAX_AXES 16
@@ -79,8 +85,13 @@ struct wp_campaign {
     int default_micro_batches;             /* from the model file, when not swept */
     int steps, warmup, repetitions, save_every;
     int adapt_every; /* run --adapt-every where a point adapts (default 10) */
+    char adapt_candidates[256]; /* run --adapt-candidates where a point tunes k ("": the run's default) */
     char launcher[16]; /* "srun" or "mpiexec" */
     char device[8];    /* "cpu" or "cuda" */
+    char compute[16];  /* "real" or "emulated" (run --compute) */
+    char layer_table_path[WP_CAMPAIGN_PATH_MAX];  /* emulated: resolved, absolute */
+    char scenario_hook_path[WP_CAMPAIGN_PATH_MAX]; /* run --changes-hook; "" without */
+    struct wp_scenarios scenarios;
     struct wp_campaign_slurm slurm;
     int naxes;
     struct wp_campaign_axis axes[WP_CAMPAIGN_MAX_AXES];
@@ -96,6 +107,7 @@ struct wp_campaign_point {
     char schedule[WP_POINT_NAME_MAX];
     char policy[8];
     char adapt[16]; /* none, k, partition or both: run --adapt */
+    char scenario[WP_POINT_NAME_MAX]; /* a name in the campaign's scenarios, or "none" */
     char model_name[WP_POINT_NAME_MAX];
     int k, waves, chunks, micro_batches, nodes, ranks_per_node, global_batch, layers;
 };

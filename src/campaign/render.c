@@ -135,12 +135,28 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
     if (strcmp(p->adapt, "none") != 0) {
         put_opt(b, "--adapt", p->adapt);
         put_opt_int(b, "--adapt-every", c->adapt_every);
+        if (c->adapt_candidates[0] && strcmp(p->adapt, "partition") != 0)
+            put_opt(b, "--adapt-candidates", c->adapt_candidates);
+        char log[WP_CAMPAIGN_PATH_MAX + 16]; /* every decision and its reasons */
+        snprintf(log, sizeof log, "%s/adapt.csv", in->point_dir);
+        put_opt(b, "--adapt-log", log);
     }
     put_opt_int(b, "--micro-batches", p->micro_batches);
     put_opt_int(b, "--global-batch", p->global_batch);
     put_opt_int(b, "--steps", c->steps);
     if (c->data_path[0])
         put_opt(b, "--data", c->data_path);
+    if (strcmp(c->compute, "emulated") == 0) {
+        put_opt(b, "--compute", "emulated");
+        put_opt(b, "--layers", c->layer_table_path);
+    }
+    if (wp_scenarios_find(&c->scenarios, p->scenario)) { /* sweep writes the point's changes.txt */
+        char changes[WP_CAMPAIGN_PATH_MAX + 16];
+        snprintf(changes, sizeof changes, "%s/changes.txt", in->point_dir);
+        put_opt(b, "--changes", changes);
+        if (c->scenario_hook_path[0])
+            put_opt(b, "--changes-hook", c->scenario_hook_path);
+    }
 }
 
 static int placeholder(struct buf *b, const char *name, const struct wp_render_input *in, int alone_on_line)

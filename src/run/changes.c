@@ -29,9 +29,12 @@ static int push(struct wp_changes *c, const struct wp_change *ch, struct wp_err 
     return 0;
 }
 
-/* One line's words into ch; 0 for a blank line, 1 for a change, -1 on error. */
-static int parse_line(char *line, const char *name, int lineno, struct wp_change *ch, struct wp_err *err)
+int wp_change_parse_line(const char *text, struct wp_change *ch, struct wp_err *err)
 {
+    char line[512];
+    if (strlen(text) >= sizeof line)
+        return wp_errorf(err, "line too long");
+    wp_strlcpy(line, text, sizeof line);
     char *hash = strchr(line, '#');
     if (hash)
         *hash = '\0';
@@ -39,46 +42,43 @@ static int parse_line(char *line, const char *name, int lineno, struct wp_change
     int n = 0;
     for (char *w = strtok(line, " \t\r"); w; w = strtok(NULL, " \t\r")) {
         if (n == (int)(sizeof words / sizeof *words))
-            return wp_errorf(err, "%s:%d: at most %d arguments after the action", name, lineno, WP_CHANGE_ARGS_MAX);
+            return wp_errorf(err, "at most %d arguments after the action", WP_CHANGE_ARGS_MAX);
         if (strspn(w, WORD_CHARS) != strlen(w) || strlen(w) >= WP_CHANGE_WORD_MAX)
-            return wp_errorf(err, "%s:%d: '%s' is not allowed: words of at most %d of [A-Za-z0-9._:*+-]", name,
-                             lineno, w, WP_CHANGE_WORD_MAX - 1);
+            return wp_errorf(err, "'%s' is not allowed: words of at most %d of [A-Za-z0-9._:*+-]", w,
+                             WP_CHANGE_WORD_MAX - 1);
         words[n++] = w;
     }
     if (n == 0)
         return 0;
     memset(ch, 0, sizeof *ch);
-    ch->line = lineno;
     char *end;
     errno = 0;
     ch->iteration = strtol(words[0], &end, 10);
     if (errno || *end || end == words[0] || ch->iteration < 0)
-        return wp_errorf(err, "%s:%d: '%s' is not an iteration (0 or more)", name, lineno, words[0]);
+        return wp_errorf(err, "'%s' is not an iteration (0 or more)", words[0]);
     if (n < 2)
-        return wp_errorf(err, "%s:%d: an iteration without an action (e.g. '20 slow 1 2' or '20 rate 100mbit')",
-                         name, lineno);
+        return wp_errorf(err, "an iteration without an action (e.g. '20 slow 1 2' or '20 rate 100mbit')");
     wp_strlcpy(ch->action, words[1], sizeof ch->action);
     if (strcmp(ch->action, "slow") == 0) {
         if (n != 4)
-            return wp_errorf(err, "%s:%d: expected 'ITERATION slow RANK FACTOR' (RANK a number or *)", name, lineno);
+            return wp_errorf(err, "expected 'ITERATION slow RANK FACTOR' (RANK a number or *)");
         if (strcmp(words[2], "*") == 0) {
             ch->slow_rank = -1;
         } else {
             errno = 0;
             long r = strtol(words[2], &end, 10);
             if (errno || *end || end == words[2] || r < 0 || r > 1 << 20)
-                return wp_errorf(err, "%s:%d: '%s' is neither a rank nor *", name, lineno, words[2]);
+                return wp_errorf(err, "'%s' is neither a rank nor *", words[2]);
             ch->slow_rank = (int)r;
         }
         errno = 0;
         ch->slow_factor = strtod(words[3], &end);
         if (errno || *end || end == words[3] || !(ch->slow_factor > 0) || ch->slow_factor > 1e6)
-            return wp_errorf(err, "%s:%d: the factor '%s' must be a number with 0 < FACTOR <= 1e6", name, lineno,
-                             words[3]);
+            return wp_errorf(err, "the factor '%s' must be a number with 0 < FACTOR <= 1e6", words[3]);
         return 1;
     }
     if (!(ch->action[0] >= 'a' && ch->action[0] <= 'z'))
-        return wp_errorf(err, "%s:%d: the action '%s' must start with a lower-case letter", name, lineno, ch->action);
+        return wp_errorf(err, "the action '%s' must start with a lower-case letter", ch->action);
     ch->nargs = n - 2;
     for (int i = 0; i < ch->nargs; i++)
         wp_strlcpy(ch->args[i], words[2 + i], sizeof ch->args[i]);
@@ -103,7 +103,10 @@ int wp_changes_parse(const char *text, const char *name, struct wp_changes *c, s
         line[len] = '\0';
         p += len + (eol ? 1 : 0);
         struct wp_change ch;
-        int rc = parse_line(line, name, lineno, &ch, err);
+        int rc = wp_change_parse_line(line, &ch, err);
+        if (rc < 0)
+            wp_err_prefix(err, "%s:%d: ", name, lineno);
+        ch.line = lineno;
         if (rc == 1 && c->n && ch.iteration < c->v[c->n - 1].iteration)
             rc = wp_errorf(err, "%s:%d: iteration %ld comes before the line above's %ld: list changes in order", name,
                            lineno, ch.iteration, c->v[c->n - 1].iteration);
