@@ -4,7 +4,9 @@
 # from the same table (communication here is shared memory between local
 # ranks, cheap next to the passes: 15 % tolerance, loose enough for a loaded
 # CI machine, and a run that misses it runs once more, the faster kept: load
-# only ever slows a run down); a slowdown file stretches passes while the job runs; rows
+# only ever slows a run down); a slowdown file stretches passes while the job runs,
+# and so does a scenario's change at a given iteration (--changes), whose other
+# changes a hook makes; rows
 # and summary say compute=emulated and name the table; bad settings are
 # refused with one clear error.
 . "$(dirname "$0")/lib.sh"
@@ -119,6 +121,37 @@ else
     fail "rank 0 made 3x slower mid-run: the last step $last s against $first s early on"
 fi
 
+# --- a scenario (--changes): rank 1 slowed before iteration 3, a hook's change ---------
+printf '# a test scenario\n0 slow * 1\n3 slow 1 3   # rank 1\n3 mark one two\n5 slow 1 1\n' > "$out/changes.txt"
+printf '#!/bin/sh\necho "$WAVEPIPE_CHANGE_ITERATION $*" >> "%s"\n' "$out/hook.log" > "$out/hook.sh"
+chmod +x "$out/hook.sh"
+timeout 120 "$MPIEXEC" -n 2 "$WAVEPIPE" run --compute emulated --layers "$bert" --schedule 1f1b --micro-batches 2 \
+    --steps 7 --changes "$out/changes.txt" --changes-hook "$out/hook.sh" --results "$out/changes.csv" \
+    > "$out/changes.log" 2>&1
+expect_status 0 $? "a run with --changes and a hook"
+expect_status "3 mark one two" "$(cat "$out/hook.log" 2>/dev/null)" \
+    "the hook ran once, before iteration 3, with the change's words and WAVEPIPE_CHANGE_ITERATION"
+expect_status 4 "$(grep -c '^change before iteration' "$out/changes.log")" "a line per change"
+expect_contains "$out/changes.log" "change before iteration 3: slow 1 3" "the slow change said"
+# rows 2..7 hold iterations 0..5 (column 14 the iteration time)
+read -r before slowed after < <(awk -F, 'NR == 4 { b = $14 } NR == 6 { s = $14 } NR == 8 { a = $14 }
+    END { print b, s, a }' "$out/changes.csv")
+if awk -v b="$before" -v s="$slowed" -v a="$after" 'BEGIN { exit !(s > 1.5 * b && a < 0.75 * s) }'; then
+    pass "iterations 3-4 slowed and 5 on not: $before s, $slowed s, $after s"
+else
+    fail "iterations 3-4 slowed and 5 on not: $before s, $slowed s, $after s"
+fi
+printf '1 mark x\n' > "$out/fails.txt"
+timeout 120 "$MPIEXEC" -n 2 "$WAVEPIPE" run --compute emulated --layers "$bert" --schedule 1f1b --micro-batches 2 \
+    --steps 4 --changes "$out/fails.txt" --changes-hook /bin/false > "$out/fails.log" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -qF "fails.txt:1: the hook /bin/false failed on 'mark x' (exit status 1)" "$out/fails.log" &&
+    [ "$(grep -c '^step' "$out/fails.log")" -eq 1 ]; then
+    pass "a hook that fails ends the run after the iteration before its change, with the reason"
+else
+    fail "a hook that fails ends the run (exit $rc)"; sed 's/^/    | /' "$out/fails.log" | head -8
+fi
+
 # --- refused ----------------------------------------------------------------------
 bad() { # DESCRIPTION TEXT P ARGS...
     local what=$1 text=$2 P=$3
@@ -139,6 +172,21 @@ bad "checkpoints of an emulated run" "--compute emulated computes no model" 1 --
 bad "a missing table" "none.txt: No such file" 1 --compute emulated --layers "$out/none.txt"
 bad "more stages than the table's layers" "has 53 layers, too few for 64 stages" 4 --compute emulated \
     --layers "$bert" --schedule hanayo --waves 8 --micro-batches 4
+printf '0 slow 1 2\n4 slow 1 x\n' > "$out/badchanges.txt"
+bad "a bad change" "badchanges.txt:2: the factor 'x' must be a number" 2 --compute emulated --layers "$bert" \
+    --changes "$out/badchanges.txt"
+printf '4 slow 1 2\n2 slow 1 1\n' > "$out/badchanges.txt"
+bad "changes out of order" "badchanges.txt:2: iteration 2 comes before the line above's 4" 2 --compute emulated \
+    --layers "$bert" --changes "$out/badchanges.txt"
+printf '2 slow 3 2\n' > "$out/badchanges.txt"
+bad "a change slowing a rank the run has not" "slows rank 3 of a run of 2 ranks" 2 --compute emulated \
+    --layers "$bert" --changes "$out/badchanges.txt"
+printf '2 rate 100mbit\n' > "$out/badchanges.txt"
+bad "a change other than slow without a hook" "changes other than slow need --changes-hook" 2 --compute emulated \
+    --layers "$bert" --changes "$out/badchanges.txt"
+printf '2 slow 1 2\n' > "$out/badchanges.txt"
+bad "a slowdown file and slow changes" "and so does --slowdown-file" 2 --compute emulated --layers "$bert" \
+    --changes "$out/badchanges.txt" --slowdown-file "$out/slow.txt"
 printf 'timestamp,schedule\n' > "$out/real.csv"
 bad "emulated rows into a file of real rows" "real.csv:1: its header is not that of emulated compute rows" 2 \
     --compute emulated --layers "$bert" --micro-batches 2 --steps 1 --results "$out/real.csv"
