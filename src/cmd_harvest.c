@@ -1,7 +1,8 @@
 /* `wavepipe harvest DIR`: gather a campaign's point directories into one
  * tidy CSV (one row per run: axes, median/min/max of the measured figures
- * after warm-up, the simulator's prediction, scaling efficiencies), print a
- * summary table and draw the plots with gnuplot. */
+ * after warm-up, the simulator's prediction, scaling efficiencies, adaptive
+ * runs against their static twins), print a summary table and draw the
+ * plots with gnuplot. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,10 +48,20 @@ static void usage(void)
         "                          partition|both)\n"
         "  partition_last          units per stage of the last kept iteration (blocks, or\n"
         "                          emulated compute's table layers)\n"
+        "  samples_per_s_mean      what the job delivered: the kept iterations' samples over\n"
+        "                          their time, pauses included: sum(global_batch) /\n"
+        "                          sum(iter_time_s + pause_s) (the median hides the pauses\n"
+        "                          and the slow iterations before a switch)\n"
+        "  adapt_vs_static         runs with adapt other than none: samples_per_s_mean over\n"
+        "                          the mean samples_per_s_mean of the static twins (adapt =\n"
+        "                          none, every other axis equal, nodes and scenario included;\n"
+        "                          repetitions pooled); empty without such a twin\n"
         "where T is samples_per_s_median, n the nodes, and n0 the smallest node count of\n"
         "the run's group (same scaling and same value of every other axis, adapt among them:\n"
         "an adaptive run and a static one are two groups); T0 is the mean over repetitions\n"
-        "of T at n0. Every repetition keeps its own row. Columns that do not apply are empty.\n\n"
+        "of T at n0. Every repetition keeps its own row. Columns that do not apply are empty.\n"
+        "The summary table shows samples_per_s_mean as \"mean s/s\" and adapt_vs_static as\n"
+        "\"vs static\".\n\n"
         "Options:\n"
         "  --warmup N    drop the first N iterations of every point (default: point.cfg's warmup)\n"
         "  --no-plots    write the CSV and the table only\n"
@@ -60,6 +71,13 @@ static void usage(void)
         "  throughput.svg/png  samples/s against nodes per series, with the ideal line\n"
         "  bubble.svg/png      bubble ratio against nodes per series (dashed: simulated)\n"
         "  predicted.svg/png   measured against predicted samples/s, with y = x\n"
+        "  adapt_<axis>-<value>_....svg/png   when the campaign sweeps adapt, per set of\n"
+        "                      twins (repetition 0, equal in every axis but adapt, at least\n"
+        "                      two): samples/s of each kept iteration, one series per adapt\n"
+        "                      value, dotted marks where an adaptive run changed plan (its k\n"
+        "                      or partition differs from the previous row's); named from\n"
+        "                      the twins' values of the other axes that vary (adapt_all\n"
+        "                      when none does)\n"
         "A series is the values of the axes other than nodes that vary over the campaign\n"
         "(adapt=none and adapt=k are two series).\n\n"
         "Exit status: 0 when at least one point was harvested, 1 when none, 2 on usage errors.\n"

@@ -4,9 +4,11 @@
 # (iterations written twice: the last row wins), a point with a corrupt and a
 # torn row, a point still running (no DONE), and points that must be skipped
 # and named (no results.csv, empty results.csv, corrupt point.cfg); a
-# strong-scaling campaign with two repetitions at the baseline. Efficiencies
-# are checked against values computed by hand; plots and a second harvest
-# must give identical files.
+# strong-scaling campaign with two repetitions at the baseline; adaptive
+# runs against their static twins (two scenarios, pauses, k and partition
+# changes, a run without a twin). Efficiencies, mean throughputs and
+# adapt_vs_static are checked against values computed by hand; plots and a
+# second harvest must give identical files.
 . "$(dirname "$0")/lib.sh"
 out=$(scratch_dir)
 
@@ -99,8 +101,8 @@ expect_status "p00 p01 p02 p03 p04 p05" "$(tail -n +2 "$csv" | cut -d, -f5 | tr 
 
 # col POINT COLUMN: a cell of harvest.csv by point id and column name
 col() {
-    awk -F, -v p="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
-                                 $5 == p { print $k }' "$csv"
+    awk -F, -v p="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == c) k = i; if ($i == "point") at = i }; next }
+                                 $at == p { print $k }' "$csv"
 }
 for spec in p00:1.0000 p01:0.9500 p02:0.9000 p03:1.0000 p04:0.9375 p05:0.9000; do
     expect_status "${spec#*:}" "$(col "${spec%%:*}" weak_efficiency)" "weak efficiency of ${spec%%:*} computed by hand"
@@ -250,6 +252,129 @@ done
 expect_status "adapt=none adapt=partition adapt=none adapt=partition" \
     "$(tail -n +2 "$out/a.out" | grep -o '^adapt=[a-z]*' | tr '\n' ' ' | sed 's/ $//')" \
     "the summary table's series are named by adapt"
+
+# the old file without pause_s: its pauses count 0 in samples_per_s_mean
+expect_status "$(awk -F, 'NR > 2 { b += $12; t += $14 } END { printf "%.4f", b / t }' "$a/a2/results.csv")" \
+    "$(col a2 samples_per_s_mean)" "a2 (no pause_s column): samples_per_s_mean = sum(global_batch) / sum(iter_time_s)"
+expect_status "|1" "$(col a0 adapt_vs_static)|$(col a1 adapt_vs_static | grep -c '^[0-9]')" \
+    "a static run has no adapt_vs_static, its adaptive twin at the same node count has one"
+
+# adaptive runs against their static twins: axes schedule, adapt, scenario
+# (a name like any other axis; one with characters unsafe in file names),
+# nodes; strong scaling, warm-up 1, global batch 16. A row is
+# "ITERATION:ITER_TIME_S:K:PARTITION:PAUSE_S" (pause_s: the move after it).
+w="$out/results/twins"
+tp() { # ID REP ADAPT SCENARIO NODES ROW...
+    local id=$1 rep=$2 adapt=$3 scenario=$4 nodes=$5
+    shift 5
+    mkdir -p "$w/$id"
+    cat > "$w/$id/point.cfg" <<EOF
+format = "wavepipe-point";
+version = 1;
+campaign = "twins";
+point = "$id";
+scaling = "strong";
+repetition = $rep;
+warmup = 1;
+axes = ( { name = "schedule"; value = "1f1b"; }, { name = "adapt"; value = "$adapt"; }, { name = "scenario"; value = "$scenario"; }, { name = "nodes"; value = "$nodes"; } );
+EOF
+    {
+        echo "$HEADER$NEW"
+        for spec in "$@"; do
+            IFS=: read -r it t k p0 p1 p2 p3 pause <<< "$spec"
+            awk -v it="$it" -v t="$t" -v k="$k" -v part="$p0:$p1:$p2:$p3" -v pause="$pause" -v a="$adapt" -v n="$nodes" 'BEGIN {
+                printf "2026-02-01T10:00:%02dZ,1f1b,4,%d,4,1:1:1:1,1,%d,1,8,2,16,%d,%.6f,%.3f,0.0,0.3000,1000,5.0,%s,%s,%.6f,0.01:0.01:0.01:0.01,1e+09\n",
+                       it, n, k, it, t, 16 / t, a, part, pause }'
+        done
+    } > "$w/$id/results.csv"
+    echo 0 > "$w/$id/DONE"
+}
+U=4:4:4:4
+tp t00 0 none steady 2 0:0.5:1:$U:0 1:0.1:1:$U:0 2:0.1:1:$U:0 3:0.1:1:$U:0 4:0.1:1:$U:0 5:0.1:1:$U:0
+tp t01 1 none steady 2 0:0.5:1:$U:0 1:0.125:1:$U:0 2:0.125:1:$U:0 3:0.125:1:$U:0 4:0.125:1:$U:0 5:0.125:1:$U:0
+# the warm-up row ran another partition (a change at the first kept
+# iteration, 1); k 1 -> 2 at iteration 3
+tp t02 0 both steady 2 0:0.5:1:5:3:4:4:0 1:0.1:1:$U:0 2:0.1:1:$U:0 3:0.08:2:$U:0 4:0.08:2:$U:0 5:0.08:2:$U:0
+tp t03 0 none 'slow:r1@20' 2 0:0.5:1:$U:0 1:0.1:1:$U:0 2:0.2:1:$U:0 3:0.2:1:$U:0 4:0.2:1:$U:0 5:0.2:1:$U:0
+# a move after iteration 2 (0.3 s) to 3:5:4:4 from iteration 3, k 1 -> 2 at 4, another pause after 5
+tp t04 0 both 'slow:r1@20' 2 0:0.5:1:$U:0 1:0.1:1:$U:0 2:0.2:1:$U:0.3 3:0.12:1:3:5:4:4:0 4:0.12:2:3:5:4:4:0 5:0.11:2:3:5:4:4:0.05
+# no static run at 4 nodes: no twin
+tp t05 0 both 'slow:r1@20' 4 0:0.5:1:$U:0 1:0.05:1:$U:0 2:0.05:1:$U:0 3:0.05:1:$U:0 4:0.05:1:$U:0 5:0.05:1:$U:0
+"$WAVEPIPE" harvest "$w" > "$out/w1.out" 2> "$out/w1.err"
+expect_status 0 $? "harvest of a campaign of adaptive runs and their static twins"
+csv="$w/harvest.csv"
+expect_status "schedule,adapt,scenario,nodes,repetition" "$(head -n 1 "$csv" | cut -d, -f1-5)" \
+    "the scenario axis is a column like any other"
+expect_status "partition_last,samples_per_s_mean,adapt_vs_static" "$(head -n 1 "$csv" | awk -F, '{ print $(NF-2) "," $(NF-1) "," $NF }')" \
+    "the new columns come last, after the older ones"
+# by hand, from the rows above (iterations 1-5): samples / (times + pauses)
+mean() { echo "$@" | awk '{ t = 0; for (i = 1; i <= NF; i++) t += $i; printf "%.4f", 16 * 5 / t }'; }
+m00=$(mean 0.1 0.1 0.1 0.1 0.1) m01=$(mean 0.125 0.125 0.125 0.125 0.125) m02=$(mean 0.1 0.1 0.08 0.08 0.08)
+m03=$(mean 0.1 0.2 0.2 0.2 0.2) m04=$(mean 0.1 0.2 0.3 0.12 0.12 0.11 0.05) m05=$(mean 0.05 0.05 0.05 0.05 0.05)
+for spec in t00:$m00 t01:$m01 t02:$m02 t03:$m03 t04:$m04 t05:$m05; do
+    expect_status "${spec#*:}" "$(col "${spec%%:*}" samples_per_s_mean)" "samples_per_s_mean of ${spec%%:*}, pauses included, computed by hand"
+done
+expect_status "80.0000 133.3330" "$(col t04 samples_per_s_mean) $(col t04 samples_per_s_median)" \
+    "t04: 80 samples/s delivered while its median says 133"
+vs02=$(awk -v a="$m02" -v s0="$m00" -v s1="$m01" 'BEGIN { printf "%.4f", a / ((s0 + s1) / 2) }')
+vs04=$(awk -v a="$m04" -v s="$m03" 'BEGIN { printf "%.4f", a / s }')
+expect_status "1.2626 $vs02" "$(col t02 adapt_vs_static) $vs02" "t02 against the mean of its static twin's two repetitions"
+expect_status "0.9000 $vs04" "$(col t04 adapt_vs_static) $vs04" "t04 against its static twin of the same scenario"
+expect_status "|||" "$(col t00 adapt_vs_static)|$(col t01 adapt_vs_static)|$(col t03 adapt_vs_static)|$(col t05 adapt_vs_static)" \
+    "adapt_vs_static empty for static runs and for t05 (no static run at 4 nodes)"
+expect_contains "$out/w1.out" "vs static" "the summary table has the vs static column"
+expect_contains "$out/w1.out" "mean s/s" "and the mean samples/s"
+expect_status "1.263 0.900" "$(awk '/^adapt=both/ && $(NF-14) == 2 { printf "%s%s", n++ ? " " : "", $(NF-6) }' "$out/w1.out")" \
+    "the table's vs static of t02 and t04"
+
+pl="$w/plots"
+steady="$pl/adapt_scenario-steady_nodes-2" slow="$pl/adapt_scenario-slow_r1_20_nodes-2"
+for f in "$steady.dat" "$steady.gp" "$slow.dat" "$slow.gp"; do
+    if [ -s "$f" ]; then pass "per-iteration plot file ${f#"$pl"/} written"; else fail "per-iteration plot file ${f#"$pl"/} missing"; fi
+done
+expect_status "" "$(ls "$pl" | grep 'nodes-4')" "no per-iteration plot for t05, which has no twin"
+expect_status 4 "$(ls "$pl" | grep -c '^adapt_.*\.\(dat\|gp\)$')" "one data file and one script per set of twins"
+# blk FILE HEADER: the rows of the data block after a header line
+blk() { awk -v h="$2" '$0 == h { on = 1; next } on && /^#/ { next } on && NF == 0 { exit } on { print }' "$1" | tr '\n' ' ' | sed 's/ $//'; }
+expect_status "# series adapt=none (point t00)|# series adapt=both (point t02)|# plan changes of adapt=both (point t02)" \
+    "$(grep -E '^# (series|plan)' "$steady.dat" | tr '\n' '|' | sed 's/|$//')" \
+    "steady: the static run first, then the adaptive one (repetition 1 left out), then its marks"
+expect_status "1 160.000000 1 2 160.000000 0 3 200.000000 1 4 200.000000 0 5 200.000000 0" \
+    "$(blk "$steady.dat" "# series adapt=both (point t02)")" \
+    "t02: samples/s per kept iteration, changed at 1 (after the warm-up row's partition) and 3 (k)"
+expect_status "1 216.000000 3 216.000000" "$(blk "$steady.dat" "# plan changes of adapt=both (point t02)")" \
+    "t02's marks at iterations 1 and 3, 1.08 x the set's highest samples/s"
+expect_status "3 4" "$(blk "$slow.dat" "# plan changes of adapt=both (point t04)" | awk '{ print $1, $3 }')" \
+    "t04's marks at iteration 3 (partition) and 4 (k)"
+expect_status 0 "$(blk "$slow.dat" "# series adapt=none (point t03)" | awk '{ for (i = 3; i <= NF; i += 3) s += $i } END { print s + 0 }')" \
+    "the static twin changed nothing"
+expect_contains "$slow.gp" "index 0 using 1:2 with linespoints lc 1 lw 2 pt 7 ps 0.6 title \"adapt=none\"" "script: the static series"
+expect_contains "$slow.gp" "index 1 using 1:2 with linespoints lc 2 lw 2 pt 7 ps 0.6 title \"adapt=both\"" "script: the adaptive series"
+expect_contains "$slow.gp" "index 2 using 1:2 with impulses lc 2 lw 1.5 dt 3 title \"adapt=both: plan changed\"" \
+    "script: the adaptive run's plan changes as dotted marks in its colour"
+expect_contains "$slow.gp" "scenario=slow:r1@20 nodes=2" "the title names the twins' axis values"
+if command -v "${WP_GNUPLOT:-gnuplot}" > /dev/null; then
+    for e in svg png; do
+        if [ -s "$slow.$e" ] && [ -s "$steady.$e" ]; then pass "per-iteration plots drawn as $e"; else fail "per-iteration $e missing"; fi
+    done
+fi
+mkdir -p "$out/wfirst" && cp -r "$csv" "$pl" "$out/wfirst/"
+"$WAVEPIPE" harvest "$w" > "$out/w2.out" 2> "$out/w2.err"
+expect_status 0 $? "second harvest of the twins"
+same=1
+for f in "$out"/wfirst/harvest.csv "$out"/wfirst/plots/*; do
+    rel=${f#"$out"/wfirst/}
+    cmp -s "$f" "$w/$rel" || { same=0; fail "second harvest changed $rel"; }
+done
+[ "$same" = 1 ] && pass "a second harvest gives identical files ($(ls "$out"/wfirst/plots | wc -l) plot files and the CSV)"
+rm -rf "$pl"
+WP_GNUPLOT=/nonexistent/gnuplot "$WAVEPIPE" harvest "$w" > /dev/null 2> "$out/w3.err"
+expect_status 0 $? "harvest of the twins without gnuplot"
+same=1
+for f in "$steady.dat" "$steady.gp" "$slow.dat" "$slow.gp"; do
+    cmp -s "$f" "$out/wfirst/plots/${f#"$pl"/}" || { same=0; fail "without gnuplot ${f#"$pl"/} differs or is missing"; }
+done
+[ "$same" = 1 ] && pass "without gnuplot the per-iteration data and scripts are still written, the same"
 
 mkdir -p "$out/results/empty/p0"
 "$WAVEPIPE" harvest "$out/results/empty" > /dev/null 2> "$out/e.err"

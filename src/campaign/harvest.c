@@ -1,8 +1,10 @@
 /* Harvesting a campaign directory into one row per run: reading and
  * validating each point's results.csv (rows named and skipped when torn or
  * corrupt), de-duplicating requeued iterations (last row wins), dropping
- * warm-up, median/min/max per figure, the simulator's prediction from
- * run.log's summary line, and weak/strong scaling per group (harvest.h). */
+ * warm-up, median/min/max per figure, the mean throughput with pauses,
+ * the simulator's prediction from run.log's summary line, weak/strong
+ * scaling per group and adaptive runs against their static twins
+ * (harvest.h). */
 #include "campaign/harvest.h"
 
 #include <dirent.h>
@@ -20,13 +22,14 @@
  * header: every `wavepipe run --results` header has the first eight (the
  * first line starts with "timestamp,"); pause_s and partition came with
  * --adapt (issue 12), and an older file without them is read alike, their
- * harvested columns left empty. Whatever else a header holds (compute,
- * layer_table, stage_compute_s, ...) is counted, not read. */
+ * harvested columns left empty; k (every header has it) only marks plan
+ * changes, so a file without it is read alike too. Whatever else a header
+ * holds (compute, layer_table, stage_compute_s, ...) is counted, not read. */
 enum { C_GLOBAL_BATCH, C_ITERATION, C_ITER_TIME, C_SAMPLES, C_TOKENS, C_BUBBLE, C_PEAK, C_LOSS, C_REQUIRED,
-       C_PAUSE = C_REQUIRED, C_PARTITION, C_COLUMNS };
+       C_PAUSE = C_REQUIRED, C_PARTITION, C_K, C_COLUMNS };
 static const char *const column_names[C_COLUMNS] = {
     "global_batch", "iteration", "iter_time_s", "samples_per_s", "tokens_per_s", "bubble_ratio",
-    "peak_activation_bytes", "loss", "pause_s", "partition"};
+    "peak_activation_bytes", "loss", "pause_s", "partition", "k"};
 #define RESULTS_FIELDS_MAX 64
 
 /* a results.csv header: its field count and where each column is (-1: absent) */
@@ -43,6 +46,7 @@ struct row {
     double iter_time_s, samples_per_s, tokens_per_s, bubble_ratio, peak, loss;
     double pause_s;      /* NAN without the column */
     char partition[256]; /* "" without the column */
+    long k;              /* the schedule's k; -1 without the column */
 };
 
 struct rows {
@@ -169,6 +173,14 @@ static int parse_row(char **f, const struct layout *lo, struct row *r, char *why
             return -1;
         }
         wp_strlcpy(r->partition, p, sizeof r->partition);
+    }
+    r->k = -1;
+    if (lo->at[C_K] >= 0) {
+        const char *k = f[lo->at[C_K]];
+        if (parse_long(k, &r->k) || r->k <= 0) {
+            snprintf(why, whysize, "k '%.40s' is not a positive integer", k);
+            return -1;
+        }
     }
     return 0;
 }
@@ -357,6 +369,7 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
     memset(run, 0, sizeof *run);
     wp_strlcpy(run->dir, name, sizeof run->dir);
     run->weak_efficiency = run->strong_speedup = run->strong_efficiency = NAN;
+    run->adapt_vs_static = NAN;
     run->pred_iter_time_s = run->pred_samples_per_s = run->pred_bubble_ratio = NAN;
 
     struct wp_err err;
@@ -413,8 +426,12 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
     struct row *kept = rs.v + warmup;
     size_t k = n - (size_t)warmup;
     double *tmp = malloc(k * sizeof *tmp);
-    if (!tmp) {
+    run->per_iteration = malloc(k * sizeof *run->per_iteration);
+    if (!tmp || !run->per_iteration) {
         fprintf(log, "%s: out of memory — point skipped\n", path);
+        free(tmp);
+        free(run->per_iteration);
+        run->per_iteration = NULL;
         free(rs.v);
         return 0;
     }
@@ -438,6 +455,22 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
     for (size_t i = 0; i < k; i++)
         run->pause_s_total += kept[i].pause_s; /* NAN from a file without pause_s */
     wp_strlcpy(run->partition_last, kept[k - 1].partition, sizeof run->partition_last);
+    /* what the job delivered: the pauses count, as do slow iterations */
+    double samples = 0, seconds = 0;
+    for (size_t i = 0; i < k; i++) {
+        samples += kept[i].global_batch;
+        seconds += kept[i].iter_time_s + (isfinite(kept[i].pause_s) ? kept[i].pause_s : 0);
+    }
+    run->samples_per_s_mean = samples / seconds;
+    /* a plan change shows in the first row run on the new plan; the row
+     * before it may be a warm-up row */
+    for (size_t i = 0; i < k; i++) {
+        const struct row *prev = i + (size_t)warmup > 0 ? &kept[i] - 1 : NULL;
+        run->per_iteration[i].iteration = kept[i].iteration;
+        run->per_iteration[i].samples_per_s = kept[i].samples_per_s;
+        run->per_iteration[i].plan_changed =
+            prev && (prev->k != kept[i].k || strcmp(prev->partition, kept[i].partition) != 0);
+    }
     run->iterations = (int)k;
     run->loss_last = kept[k - 1].loss;
     run->global_batch = kept[k - 1].global_batch;
@@ -550,6 +583,26 @@ static void compute_scaling(struct wp_harvest *h)
     }
 }
 
+/* adapt_vs_static of every adaptive run: against the mean over its static
+ * twins (every repetition of them). */
+static void compute_adapt_vs_static(struct wp_harvest *h)
+{
+    for (int i = 0; i < h->nruns; i++) {
+        struct wp_harvest_run *r = &h->runs[i];
+        if (!wp_point_axis(&r->point, "adapt") || wp_harvest_is_static(r))
+            continue;
+        double sum = 0;
+        int cnt = 0;
+        for (int j = 0; j < h->nruns; j++)
+            if (wp_harvest_is_static(&h->runs[j]) && wp_harvest_twins(h, r, &h->runs[j])) {
+                sum += h->runs[j].samples_per_s_mean;
+                cnt++;
+            }
+        if (cnt)
+            r->adapt_vs_static = r->samples_per_s_mean / (sum / cnt);
+    }
+}
+
 int wp_harvest_scan(const char *dir, int warmup, FILE *log, struct wp_harvest *h, struct wp_err *err)
 {
     memset(h, 0, sizeof *h);
@@ -617,14 +670,46 @@ int wp_harvest_scan(const char *dir, int warmup, FILE *log, struct wp_harvest *h
         }
     }
     compute_scaling(h);
+    compute_adapt_vs_static(h);
     return 0;
 }
 
 void wp_harvest_free(struct wp_harvest *h)
 {
+    for (int i = 0; i < h->nruns; i++)
+        free(h->runs[i].per_iteration);
     free(h->runs);
     h->runs = NULL;
     h->nruns = 0;
+}
+
+static int same_value(const char *a, const char *b)
+{
+    return (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0);
+}
+
+int wp_harvest_axis_varies(const struct wp_harvest *h, const char *name)
+{
+    const char *v0 = h->nruns ? wp_point_axis(&h->runs[0].point, name) : NULL;
+    for (int i = 1; i < h->nruns; i++)
+        if (!same_value(v0, wp_point_axis(&h->runs[i].point, name)))
+            return 1;
+    return 0;
+}
+
+int wp_harvest_is_static(const struct wp_harvest_run *r)
+{
+    const char *adapt = wp_point_axis(&r->point, "adapt");
+    return adapt && strcmp(adapt, "none") == 0;
+}
+
+int wp_harvest_twins(const struct wp_harvest *h, const struct wp_harvest_run *a, const struct wp_harvest_run *b)
+{
+    for (int i = 0; i < h->naxes; i++)
+        if (strcmp(h->axis_name[i], "adapt") != 0 &&
+            !same_value(wp_point_axis(&a->point, h->axis_name[i]), wp_point_axis(&b->point, h->axis_name[i])))
+            return 0;
+    return 1;
 }
 
 void wp_harvest_series_label(const struct wp_harvest *h, const struct wp_harvest_run *r, char *buf, size_t size)
@@ -633,15 +718,7 @@ void wp_harvest_series_label(const struct wp_harvest *h, const struct wp_harvest
     buf[0] = '\0';
     for (int a = 0; a < h->naxes; a++) {
         const char *name = h->axis_name[a];
-        if (follows_nodes(r->point.scaling, name))
-            continue;
-        const char *v0 = wp_point_axis(&h->runs[0].point, name);
-        int varies = 0;
-        for (int i = 1; i < h->nruns && !varies; i++) {
-            const char *v = wp_point_axis(&h->runs[i].point, name);
-            varies = (v == NULL) != (v0 == NULL) || (v && strcmp(v, v0) != 0);
-        }
-        if (!varies)
+        if (follows_nodes(r->point.scaling, name) || !wp_harvest_axis_varies(h, name))
             continue;
         const char *v = wp_point_axis(&r->point, name);
         if (used < size)
@@ -685,7 +762,7 @@ void wp_harvest_write_csv(FILE *fp, const struct wp_harvest *h)
         fprintf(fp, ",%s_median,%s_min,%s_max", figures[f], figures[f], figures[f]);
     fprintf(fp, ",peak_activation_bytes_max,loss_last,predicted_iter_time_s,predicted_samples_per_s,"
                 "predicted_bubble_ratio,weak_efficiency,strong_speedup,strong_efficiency,pause_s_total,"
-                "partition_last\n");
+                "partition_last,samples_per_s_mean,adapt_vs_static\n");
     for (int i = 0; i < h->nruns; i++) {
         const struct wp_harvest_run *r = &h->runs[i];
         for (int a = 0; a < h->naxes; a++) {
@@ -715,6 +792,8 @@ void wp_harvest_write_csv(FILE *fp, const struct wp_harvest *h)
         csv_num(fp, "%.6f", r->pause_s_total);
         fputc(',', fp);
         csv_text(fp, r->partition_last);
+        csv_num(fp, "%.4f", r->samples_per_s_mean);
+        csv_num(fp, "%.4f", r->adapt_vs_static);
         fputc('\n', fp);
     }
 }
@@ -738,20 +817,22 @@ static void fmt_num(char *buf, size_t size, const char *fmt, double v)
 
 void wp_harvest_print_table(FILE *fp, const struct wp_harvest *h)
 {
-    fprintf(fp, "%-20s %5s %3s %5s %10s %21s %7s %7s %10s %7s %7s  %s\n", "series", "nodes", "rep", "iters",
-            "samples/s", "(min - max)", "bubble", "(pred)", "pred s/s", "eff", "speedup", "state");
+    fprintf(fp, "%-20s %5s %3s %5s %10s %21s %10s %9s %7s %7s %10s %7s %7s  %s\n", "series", "nodes", "rep",
+            "iters", "samples/s", "(min - max)", "mean s/s", "vs static", "bubble", "(pred)", "pred s/s", "eff",
+            "speedup", "state");
     for (int i = 0; i < h->nruns; i++) {
         const struct wp_harvest_run *r = &h->runs[i];
-        char label[128], range[64], pb[16], ps[24], eff[16], sp[16];
+        char label[128], range[64], vs[16], pb[16], ps[24], eff[16], sp[16];
         wp_harvest_series_label(h, r, label, sizeof label);
         snprintf(range, sizeof range, "(%.2f - %.2f)", r->samples_per_s.min, r->samples_per_s.max);
+        fmt_num(vs, sizeof vs, "%.3f", r->adapt_vs_static);
         fmt_num(pb, sizeof pb, "%.3f", r->pred_bubble_ratio);
         fmt_num(ps, sizeof ps, "%.2f", r->pred_samples_per_s);
         fmt_num(eff, sizeof eff, "%.3f",
                 strcmp(r->point.scaling, "strong") == 0 ? r->strong_efficiency : r->weak_efficiency);
         fmt_num(sp, sizeof sp, "%.3f", r->strong_speedup);
-        fprintf(fp, "%-20s %5d %3d %5d %10.2f %21s %7.3f %7s %10s %7s %7s  %s\n", label, r->nodes,
-                r->point.repetition, r->iterations, r->samples_per_s.median, range, r->bubble_ratio.median, pb,
-                ps, eff, sp, r->state);
+        fprintf(fp, "%-20s %5d %3d %5d %10.2f %21s %10.2f %9s %7.3f %7s %10s %7s %7s  %s\n", label, r->nodes,
+                r->point.repetition, r->iterations, r->samples_per_s.median, range, r->samples_per_s_mean, vs,
+                r->bubble_ratio.median, pb, ps, eff, sp, r->state);
     }
 }

@@ -28,6 +28,17 @@
  *      strong: strong_speedup    = T / T0,
  *              strong_efficiency = strong_speedup / (n/n0)
  *    (the columns of the other kind are left empty).
+ *  - samples_per_s_mean is what a self-tuning job delivers: the kept
+ *    iterations' samples over their time, pauses to move layers included,
+ *    sum(global_batch) / sum(iter_time_s + pause_s) (pause_s 0 in a file
+ *    without the column); the medians leave out the pauses and the slow
+ *    iterations before a switch;
+ *  - twins: runs equal in every axis except "adapt" (nodes, scenario and
+ *    any other axis included; a run without an axis the other has differs).
+ *    A run with axis adapt other than "none" gets adapt_vs_static = its
+ *    samples_per_s_mean over the mean samples_per_s_mean of its twins with
+ *    adapt = "none" (their repetitions pooled); NAN for static runs, runs
+ *    without the adapt axis and runs without such a twin.
  */
 #ifndef WP_CAMPAIGN_HARVEST_H
 #define WP_CAMPAIGN_HARVEST_H
@@ -37,6 +48,13 @@
 #include "campaign/point.h"
 #include "util/error.h"
 #include "util/stats.h" /* struct wp_stat3: median, min and max over the kept iterations */
+
+/* one kept iteration of a run, for the per-iteration plots */
+struct wp_harvest_iteration {
+    long iteration;
+    double samples_per_s;
+    int plan_changed; /* its k or partition differs from the previous row's (warm-up rows count) */
+};
 
 struct wp_harvest_run {
     struct wp_point point;
@@ -55,6 +73,9 @@ struct wp_harvest_run {
     double weak_efficiency, strong_speedup, strong_efficiency; /* NAN when not applicable */
     double pause_s_total;         /* the kept iterations' pauses to move layers (NAN: no pause_s column) */
     char partition_last[256];     /* units per stage of the last kept iteration ("": no partition column) */
+    double samples_per_s_mean;    /* sum(global_batch) / sum(iter_time_s + pause_s) over the kept iterations */
+    double adapt_vs_static;       /* samples_per_s_mean over its static twins' mean (NAN: not adaptive, no twin) */
+    struct wp_harvest_iteration *per_iteration; /* the kept iterations, ascending; `iterations` of them */
 };
 
 struct wp_harvest {
@@ -73,6 +94,7 @@ struct wp_harvest {
  * reason. Returns -1 only when dir cannot be read at all; a campaign with
  * no good point gives nruns == 0. */
 int wp_harvest_scan(const char *dir, int warmup, FILE *log, struct wp_harvest *h, struct wp_err *err);
+/* Frees the runs and their per-iteration rows. */
 void wp_harvest_free(struct wp_harvest *h);
 
 /* The CSV (header, then one row per run in scan order), fixed number formats. */
@@ -81,6 +103,17 @@ void wp_harvest_write_csv(FILE *fp, const struct wp_harvest *h);
 int wp_harvest_write_csv_file(const char *path, const struct wp_harvest *h, struct wp_err *err);
 /* A human-readable summary table. */
 void wp_harvest_print_table(FILE *fp, const struct wp_harvest *h);
+
+/* Whether the axis takes more than one value (or is missing somewhere)
+ * over the campaign's runs. */
+int wp_harvest_axis_varies(const struct wp_harvest *h, const char *name);
+
+/* Whether run r is a static run with adaptive twins: its axis adapt is "none". */
+int wp_harvest_is_static(const struct wp_harvest_run *r);
+
+/* Whether runs a and b are twins: equal in every axis of the campaign
+ * except "adapt" (an axis missing from both is equal). */
+int wp_harvest_twins(const struct wp_harvest *h, const struct wp_harvest_run *a, const struct wp_harvest_run *b);
 
 /* The label of a run's series in tables and plots: the values of the axes
  * other than nodes that vary over the campaign, joined by spaces ("all"

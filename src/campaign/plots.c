@@ -1,18 +1,18 @@
 /* Gnuplot scripts and data for a harvested campaign (plots.h): series are
  * the values of the axes other than nodes that vary over the campaign;
  * each script draws SVG and PNG into temporary names that are renamed
- * when gnuplot succeeds. */
+ * when gnuplot succeeds (gnuplot.h); the per-iteration plots of adaptive
+ * runs are plots_adapt.c's. */
 #include "campaign/plots.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "campaign/gnuplot.h"
+#include "campaign/plots_adapt.h"
 #include "util/atomic_file.h"
 
 /* one point of a series: the runs (repetitions) at one node count */
@@ -112,18 +112,6 @@ fail:
     return NULL;
 }
 
-/* A gnuplot double-quoted string. */
-static void gp_str(FILE *fp, const char *s)
-{
-    fputc('"', fp);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', fp);
-        fputc(*s, fp);
-    }
-    fputc('"', fp);
-}
-
 static void dat_num(FILE *fp, double v)
 {
     if (isfinite(v))
@@ -220,7 +208,7 @@ static void write_plot_command(FILE *fp, enum plot_kind kind, const struct serie
                 continue;
             fprintf(fp, "%s'predicted.dat' index %d using 1:2 with points lc %d pt 7 ps 1.2 title ",
                     first ? "" : ", \\\n     ", block++, k + 1);
-            gp_str(fp, s[k].label);
+            wp_gnuplot_string(fp, s[k].label);
             first = 0;
         }
         fputs(", \\\n     x with lines lc rgb \"#808080\" dt 2 title \"y = x\"\n", fp);
@@ -231,14 +219,14 @@ static void write_plot_command(FILE *fp, enum plot_kind kind, const struct serie
         first = 0;
         if (kind == PLOT_THROUGHPUT) {
             fprintf(fp, "'harvest.dat' index %d using 1:2:3:4 with yerrorlines lc %d lw 2 pt 7 title ", k, k + 1);
-            gp_str(fp, s[k].label);
+            wp_gnuplot_string(fp, s[k].label);
             fprintf(fp, ", \\\n     'harvest.dat' index %d using 1:5 with lines lc %d dt 2 title ", k, k + 1);
             char t[160];
             snprintf(t, sizeof t, "ideal (%s)", s[k].label);
-            gp_str(fp, t);
+            wp_gnuplot_string(fp, t);
         } else {
             fprintf(fp, "'harvest.dat' index %d using 1:6 with linespoints lc %d lw 2 pt 7 title ", k, k + 1);
-            gp_str(fp, s[k].label);
+            wp_gnuplot_string(fp, s[k].label);
             int any_pred = 0;
             for (int j = 0; j < s[k].npts; j++)
                 any_pred |= isfinite(s[k].pts[j].pred_bubble);
@@ -247,7 +235,7 @@ static void write_plot_command(FILE *fp, enum plot_kind kind, const struct serie
                         k, k + 1);
                 char t[160];
                 snprintf(t, sizeof t, "%s (simulated)", s[k].label);
-                gp_str(fp, t);
+                wp_gnuplot_string(fp, t);
             }
         }
     }
@@ -291,78 +279,14 @@ static int write_script(const char *dir, enum plot_kind kind, const struct serie
         }
     }
     fputs("set title ", fp);
-    gp_str(fp, title);
+    wp_gnuplot_string(fp, title);
     fputc('\n', fp);
-    static const char *const terms[2][2] = {
-        {"svg size 900,540 fixed noenhanced font \"sans,12\" background rgb \"white\"", "svg"},
-        {"pngcairo size 900,540 noenhanced font \"sans,10\" background rgb \"white\"", "png"}};
-    for (int t = 0; t < 2; t++) {
-        fprintf(fp, "set terminal %s\nset output '%s.%s.tmp'\n", terms[t][0], plot_names[kind], terms[t][1]);
+    for (int t = 0; t < WP_GNUPLOT_TERMINALS; t++) {
+        wp_gnuplot_output(fp, t, plot_names[kind]);
         write_plot_command(fp, kind, s, ns);
         fputs("unset output\n", fp);
     }
     return wp_atomic_commit(&af, err);
-}
-
-/* Runs `gnuplot SCRIPT` in dir. 0 ok, 1 gnuplot failed, 127 not installed. */
-static int run_gnuplot(const char *dir, const char *script, FILE *log)
-{
-    const char *prog = getenv("WP_GNUPLOT");
-    if (!prog || !*prog)
-        prog = "gnuplot";
-    int pfd[2];
-    if (pipe(pfd) || fcntl(pfd[0], F_SETFD, FD_CLOEXEC) || fcntl(pfd[1], F_SETFD, FD_CLOEXEC)) {
-        fprintf(log, "cannot run %s: %s\n", prog, strerror(errno));
-        return 1;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    fflush(log);
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(log, "cannot run %s: %s\n", prog, strerror(errno));
-        close(pfd[0]);
-        close(pfd[1]);
-        return 1;
-    }
-    if (pid == 0) {
-        int e = 0;
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, 0);
-            dup2(null, 1);
-        }
-        if (chdir(dir) == 0) {
-            char *const argv[] = {(char *)prog, (char *)script, NULL};
-            execvp(prog, argv);
-        }
-        e = errno;
-        if (write(pfd[1], &e, sizeof e) < 0)
-            _exit(126);
-        _exit(127);
-    }
-    close(pfd[1]);
-    int child_errno = 0;
-    ssize_t got;
-    do
-        got = read(pfd[0], &child_errno, sizeof child_errno);
-    while (got < 0 && errno == EINTR);
-    close(pfd[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (got == (ssize_t)sizeof child_errno) {
-        if (child_errno == ENOENT)
-            return 127;
-        fprintf(log, "cannot run %s in %s: %s\n", prog, dir, strerror(child_errno));
-        return 1;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(log, "%s/%s: gnuplot failed (%s %d)\n", dir, script, WIFEXITED(status) ? "exit status" : "signal",
-                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-        return 1;
-    }
-    return 0;
 }
 
 int wp_plots_write(const char *plots_dir, const struct wp_harvest *h, FILE *log, struct wp_err *err)
@@ -383,37 +307,28 @@ int wp_plots_write(const char *plots_dir, const struct wp_harvest *h, FILE *log,
         if (kind != PLOT_PREDICTED || npred)
             rc = write_script(plots_dir, (enum plot_kind)kind, s, ns, h, err);
     free_series(s, ns);
+    struct wp_plots_adapt adapt = {0};
+    if (rc == 0)
+        rc = wp_plots_adapt_write(plots_dir, h, &adapt, err);
     if (rc)
         return -1;
     if (!npred)
         fprintf(log, "%s: no run has a prediction (run.log summary) — predicted plot not drawn\n", plots_dir);
     int status = 0;
-    for (int kind = 0; kind < 3; kind++) {
-        if (kind == PLOT_PREDICTED && !npred)
+    for (int p = 0; p < 3 + adapt.nplots; p++) {
+        if (p == PLOT_PREDICTED && !npred)
             continue;
-        char script[64];
-        snprintf(script, sizeof script, "%s.gp", plot_names[kind]);
-        int g = run_gnuplot(plots_dir, script, log);
+        int g = wp_gnuplot_draw(plots_dir, p < 3 ? plot_names[p] : adapt.name[p - 3], log);
         if (g == 127) {
             fprintf(log, "gnuplot is not installed (or $WP_GNUPLOT not found) — plots not drawn; scripts and data "
                          "are in %s\n",
                     plots_dir);
-            return 1;
-        }
-        for (int t = 0; t < 2; t++) {
-            static const char *const ext[] = {"svg", "png"};
-            char tmp[4300], final[4300];
-            snprintf(tmp, sizeof tmp, "%s/%s.%s.tmp", plots_dir, plot_names[kind], ext[t]);
-            snprintf(final, sizeof final, "%s/%s.%s", plots_dir, plot_names[kind], ext[t]);
-            if (g == 0 && rename(tmp, final)) {
-                fprintf(log, "cannot rename %s: %s\n", tmp, strerror(errno));
-                g = 1;
-            } else if (g) {
-                unlink(tmp);
-            }
+            status = 1;
+            break;
         }
         if (g)
             status = 1;
     }
+    wp_plots_adapt_free(&adapt);
     return status;
 }

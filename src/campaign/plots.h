@@ -10,10 +10,13 @@
  *   predicted.{gp,svg,png}   measured against predicted samples/s per
  *                            series, with the line y = x
  *   harvest.dat, predicted.dat  the data the scripts read
+ *   adapt_*.{gp,dat,svg,png} when the campaign sweeps adapt: samples/s per
+ *                            iteration of each set of twins, plan changes
+ *                            marked (plots_adapt.h)
  * Everything written is a function of the harvest only (no dates, no
  * paths), and the terminals (svg, pngcairo) write no time stamps, so two
  * runs give identical files. The gnuplot program is "gnuplot" on PATH, or
- * $WP_GNUPLOT. */
+ * $WP_GNUPLOT (gnuplot.h). */
 #ifndef WP_CAMPAIGN_PLOTS_H
 #define WP_CAMPAIGN_PLOTS_H
 
