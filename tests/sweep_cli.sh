@@ -206,4 +206,85 @@ expect_status "none,1 partition,1" \
     "two runs, each its own group and baseline (strong speedup 1 each, not against their mean)"
 expect_contains "$out/aharv.txt" "adapt=partition" "the summary table names the series by adapt"
 
+# scenarios: emulated compute from a layer table, timed changes per point
+# (changes.txt, run --changes, the campaign's hook), axis scenario in the id
+# and point.cfg; refused campaigns name file:line and write nothing; two
+# points run end to end and harvest reads their rows (loss nan)
+printf '#!/bin/sh\necho "hook $WAVEPIPE_CHANGE_ITERATION $*" >> "%s"\n' "$out/hook.log" > "$out/hook.sh"
+chmod +x "$out/hook.sh"
+scen_camp() { # FILE EXTRA AXES
+    cat > "$1" <<EOF
+format = "wavepipe-campaign"; version = 1;
+name = "scen-test"; template = "run-emulated"; compute = "emulated";
+layer_table = "$WP_SRCDIR/jobs/tables/mixed-16.cfg";
+scaling = "strong"; global_batch = 4; steps = 6; warmup = 1; adapt_every = 2; launcher = "mpiexec";
+$2
+slurm = { partition = "wp"; time = "00:10:00"; };
+axes = { $3 };
+EOF
+}
+scen_camp "$out/scen.cfg" "scenarios = { slowed = [\"0 slow * 1\", \"3 slow 1 3\"]; marked = [\"2 mark a b\"]; };
+scenario_hook = \"$out/hook.sh\";" 'ranks_per_node = [2]; scenario = ["none", "slowed", "marked"]; adapt = ["none"];'
+"$WAVEPIPE" sweep "$out/scen.cfg" --dry-run --results "$out/sres" --templates "$tpl" > "$out/scen.txt" 2>&1
+expect_status 0 $? "sweep --dry-run of an emulated campaign with scenarios"
+sc=$out/sres/scen-test
+expect_status "p000-none-n1-r0 p001-slowed-n1-r0 p002-marked-n1-r0" "$(ls "$sc" | tr '\n' ' ' | sed 's/ $//')" \
+    "the point directories name the scenario"
+if [ ! -e "$sc/p000-none-n1-r0/changes.txt" ] && [ ! -e "$sc/p000-none-n1-r0/model.cfg" ]; then
+    pass "scenario none: no changes.txt; emulated: no model.cfg"
+else
+    fail "scenario none or emulated compute wrote changes.txt or model.cfg"
+fi
+expect_contains "$sc/p001-slowed-n1-r0/changes.txt" "3 slow 1 3" "the point's changes.txt holds its scenario"
+expect_contains "$sc/p001-slowed-n1-r0/job.sbatch" "--compute 'emulated' --layers '$WP_SRCDIR/jobs/tables/mixed-16.cfg' --changes '$sc/p001-slowed-n1-r0/changes.txt' --changes-hook '$out/hook.sh'" \
+    "the run gets --compute emulated, --layers, --changes and --changes-hook"
+if grep -q -- "--save\|--device\|--config" "$sc/p001-slowed-n1-r0/job.sbatch"; then
+    fail "the emulated template passes no --save, --device or --config"
+else
+    pass "the emulated template passes no --save, --device or --config"
+fi
+expect_status 'value = "slowed";' "$(grep -A1 'name = "scenario";' "$sc/p001-slowed-n1-r0/point.cfg" | tail -n 1 | sed 's/^ *//')" \
+    "point.cfg records the scenario axis"
+scen_refused() { # WHAT TEXT EXTRA AXES
+    scen_camp "$out/scen_bad.cfg" "$3" "$4"
+    "$WAVEPIPE" sweep "$out/scen_bad.cfg" --dry-run --results "$out/sbad" --templates "$tpl" > "$out/scen_bad.txt" 2>&1
+    local rc=$?
+    if [ "$rc" -eq 1 ] && grep -qF -- "$2" "$out/scen_bad.txt" && [ ! -e "$out/sbad" ]; then
+        pass "$1: refused ($2), nothing written"
+    else
+        fail "$1 (exit $rc)"; sed 's/^/    | /' "$out/scen_bad.txt" | head -5
+    fi
+}
+scen_refused "a bad change" "scen_bad.cfg:5: scenario 'x', change 2: the factor 'fast' must be a number" \
+    'scenarios = { x = ["0 slow 1 1", "3 slow 1 fast"]; };' 'scenario = ["x"];'
+scen_refused "changes out of order" "scenario 'x', change 2: iteration 1 comes before the change above's 3" \
+    'scenarios = { x = ["3 slow 1 1", "1 slow 1 2"]; };' 'scenario = ["x"];'
+scen_refused "a scenario not defined" "scen_bad.cfg:7: scenario \"y\" is not in 'scenarios'" \
+    'scenarios = { x = ["3 slow 1 2"]; };' 'scenario = ["y"];'
+scen_refused "a network change without a hook" "scenario 'x' changes more than a rank's speed: it needs scenario_hook" \
+    'scenarios = { x = ["3 rate 100mbit"]; };' 'scenario = ["x"];'
+scen_refused "a slowed rank the point has not" "scenario x slows rank 3 of 2 ranks" \
+    'scenarios = { x = ["3 slow 3 2"]; };' 'ranks_per_node = [2]; scenario = ["x"];'
+scen_refused "a word a change may not have" "'\$(touch' is not allowed" \
+    'scenarios = { x = ["3 mark $(touch x)"]; }; scenario_hook = "/bin/true";' 'scenario = ["x"];'
+grep -v '^layer_table' "$out/scen.cfg" > "$out/scen_bad.cfg"
+"$WAVEPIPE" sweep "$out/scen_bad.cfg" --dry-run --results "$out/sbad" --templates "$tpl" > "$out/scen_bad.txt" 2>&1
+expect_status 1 $? "emulated compute without a layer table is an error"
+expect_contains "$out/scen_bad.txt" 'compute = "emulated" needs layer_table' "and says what it needs"
+sed -e 's|"run-emulated"|"run-cpu"|' "$out/scen.cfg" > "$out/scen_bad.cfg"
+"$WAVEPIPE" sweep "$out/scen_bad.cfg" --dry-run --results "$out/sbad" --templates "$tpl" > "$out/scen_bad.txt" 2>&1
+expect_status 1 $? "emulated compute with the run-cpu template is an error"
+expect_contains "$out/scen_bad.txt" 'use "run-emulated"' "and names the template to use"
+
+for pt in p001-slowed-n1-r0 p002-marked-n1-r0; do
+    PATH="$out/bin:$PATH" timeout 300 bash "$sc/$pt/job.sbatch" > /dev/null 2>&1
+    expect_status 0 $? "job.sbatch of $pt runs (mpiexec, 2 ranks, emulated)"
+done
+expect_contains "$sc/p001-slowed-n1-r0/run.log" "change before iteration 3: slow 1 3" "the slowed point slowed rank 1 before iteration 3"
+expect_status "hook 2 mark a b" "$(cat "$out/hook.log" 2>/dev/null)" "the marked point ran the campaign's hook once, before iteration 2"
+"$WAVEPIPE" harvest "$sc" --no-plots > "$out/sharv.txt" 2> "$out/sharv.err"
+expect_status 0 $? "harvest of the emulated scenario campaign"
+expect_status 2 "$(awk -F, 'NR > 1 && $0 ~ /,done,/ { n++ } END { print n + 0 }' "$sc/harvest.csv")" \
+    "two runs harvested, their rows of loss nan read"
+
 finish

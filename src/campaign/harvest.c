@@ -149,6 +149,10 @@ static int parse_row(char **f, const struct layout *lo, struct row *r, char *why
         if (lo->at[num[i].field] < 0)
             continue; /* pause_s, in an older file */
         const char *s = f[lo->at[num[i].field]];
+        if (num[i].field == C_LOSS && strcmp(s, "nan") == 0) { /* emulated compute has no loss */
+            v[i] = NAN;
+            continue;
+        }
         if (parse_double(s, &v[i])) {
             snprintf(why, whysize, "%s '%.40s' is not a number", num[i].name, s);
             return -1;
@@ -391,6 +395,13 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
     run->nodes = (int)nv;
     if (warmup < 0)
         warmup = run->point.warmup;
+    /* the scenario's changes, to mark in the plots; a bad file is named, the point kept */
+    snprintf(path, sizeof path, "%s/changes.txt", pdir);
+    size_t clen;
+    char *ctext = file_exists(path) ? wp_read_file(path, &clen) : NULL;
+    if (ctext && wp_changes_parse(ctext, path, &run->scenario, &err))
+        fprintf(log, "%s — its changes not marked\n", err.msg);
+    free(ctext);
 
     snprintf(path, sizeof path, "%s/results.csv", pdir);
     size_t len;
@@ -676,8 +687,10 @@ int wp_harvest_scan(const char *dir, int warmup, FILE *log, struct wp_harvest *h
 
 void wp_harvest_free(struct wp_harvest *h)
 {
-    for (int i = 0; i < h->nruns; i++)
+    for (int i = 0; i < h->nruns; i++) {
         free(h->runs[i].per_iteration);
+        wp_changes_free(&h->runs[i].scenario);
+    }
     free(h->runs);
     h->runs = NULL;
     h->nruns = 0;

@@ -46,6 +46,7 @@
 #include <stdio.h>
 
 #include "campaign/point.h"
+#include "run/changes.h"
 #include "util/error.h"
 #include "util/stats.h" /* struct wp_stat3: median, min and max over the kept iterations */
 
@@ -76,6 +77,7 @@ struct wp_harvest_run {
     double samples_per_s_mean;    /* sum(global_batch) / sum(iter_time_s + pause_s) over the kept iterations */
     double adapt_vs_static;       /* samples_per_s_mean over its static twins' mean (NAN: not adaptive, no twin) */
     struct wp_harvest_iteration *per_iteration; /* the kept iterations, ascending; `iterations` of them */
+    struct wp_changes scenario;   /* the point's changes.txt (axis scenario; n == 0 without one) */
 };
 
 struct wp_harvest {

@@ -228,8 +228,24 @@ static int write_script(const char *dir, const struct wp_harvest *h, const struc
     fputs("set datafile missing \"-\"\nset grid\nset key outside right top\n", fp);
     fprintf(fp, "set xlabel \"iteration\"\nset ylabel \"samples/s (each kept iteration)\"\nset yrange [0:%.6g]\n",
             1.15 * set_max_samples_per_s(h, set));
+    /* the scenario's changes (the twins share it) as grey lines, named */
+    const struct wp_changes *scen = &h->runs[set->run[0]].scenario;
+    int marked = 0;
+    for (int i = 0; i < scen->n; i++) {
+        if (scen->v[i].iteration == 0)
+            continue; /* the start */
+        char text[400];
+        wp_change_text(&scen->v[i], text, sizeof text);
+        fprintf(fp, "set arrow from %ld, graph 0 to %ld, graph 1 nohead dt 2 lc rgb \"gray40\"\n", scen->v[i].iteration,
+                scen->v[i].iteration);
+        fputs("set label ", fp);
+        wp_gnuplot_string(fp, text);
+        fprintf(fp, " at %ld, graph %.2f left offset 0.3,0 font \",9\"\n", scen->v[i].iteration,
+                0.97 - 0.04 * (marked++ % 2));
+    }
     char title[800];
-    snprintf(title, sizeof title, "%s: samples/s per iteration, %s (dotted: plan changes)", campaign, set->label);
+    snprintf(title, sizeof title, "%s: samples/s per iteration, %s (%sdotted: plan changes)", campaign, set->label,
+             marked ? "dashed grey: the scenario's changes; " : "");
     fputs("set title ", fp);
     wp_gnuplot_string(fp, title);
     fputc('\n', fp);
