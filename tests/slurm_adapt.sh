@@ -21,7 +21,8 @@
 #     iterations went from 0.94 s to 1.5 s at the drop and to 1.0 s after,
 # its rows must run the plan the log says from the switch on, the move's
 # pause measured, and harvest must put the adaptive point ahead of its
-# static twin (adapt_vs_static 1.1-1.2 in the runs here). About 1.5
+# static twin (adapt_vs_static 1.06-1.07 in the runs here: the first 12
+# iterations alike, and the two moves paused 1.2-1.3 s in all). About 1.5
 # minutes. Skips (77) only where network namespaces cannot be made.
 if [ -z "${WAVEPIPE:-}" ] && [ -n "${top_builddir:-}" ]; then
     WAVEPIPE="$(cd "$top_builddir" && pwd)/src/wavepipe"
