@@ -108,7 +108,11 @@ static void usage(void)
            "                         time includes what the receiver was computing\n"
            "  --trace FILE.json      the measured timeline of the last iteration (Chrome trace): every\n"
            "                         rank's passes, and its messages from the send's post to the receive\n"
-           "                         seen complete, on one timeline (--measure's clock offsets)\n"
+           "                         seen complete, on one timeline (--measure's clock offsets), from\n"
+           "                         the iteration's first event. With --adapt: from the start of the\n"
+           "                         run's first iteration, every decision an instant event on a track\n"
+           "                         'adapt decisions' (args: the --adapt-log columns), and otherData\n"
+           "                         gives traced_iteration and traced_iteration_start_s\n"
            "  --svg FILE.svg         the same timeline as SVG, one row per rank\n"
            "  --device cpu|cuda      CPU kernels over MPI (default), or CUDA kernels over NCCL with one\n"
            "                         GPU per local rank (CUDA build)\n"
@@ -174,7 +178,8 @@ static void usage(void)
            "                         with the ranks' speed factors and the reasons; a move says the\n"
            "                         bytes moved and the pause. Checkpoints record the partition, and\n"
            "                         --resume without --partition uses it. both: a move first, and\n"
-           "                         when none is made, k\n"
+           "                         when none is made, k. With --trace, every decision (switch, move\n"
+           "                         or stay) is also an instant event of the trace\n"
            "  --adapt-horizon N      iterations a move's gain is counted over (default 50)\n"
            "  --adapt-candidates K:B,...\n"
            "                         the candidates instead: group size K with micro-batches of B\n"
@@ -747,12 +752,43 @@ static int setup(struct run_options *o, struct wp_run_config *cfg, int P, struct
     return wp_run_config_check(cfg, err);
 }
 
+/* --adapt: the trace's place in the run (rank 0's). */
+struct run_timeline {
+    const struct wp_adapt *adapt; /* its decisions; NULL: the trace is the iteration alone */
+    const struct wp_clock *clock; /* MPI_Wtime to the common timeline */
+    double run_start_s;           /* the run's first iteration's start, on the common timeline */
+    long traced_iteration;
+};
+
+/* One instant event per decision of --adapt, on the run's timeline (the
+ * common one less run_origin_s); their args are allocated (NULL: none). */
+static struct wp_trace_mark *decision_marks(const struct run_timeline *tl, double run_origin_s)
+{
+    const struct wp_adapt *a = tl->adapt;
+    struct wp_trace_mark *marks = calloc((size_t)(a->ndecisions ? a->ndecisions : 1), sizeof *marks);
+    for (int i = 0; marks && i < a->ndecisions; i++) {
+        const struct wp_adapt_decision *d = &a->decisions[i];
+        int is_k = strcmp(d->adapt, "k") == 0;
+        size_t args_len = wp_adapt_decision_json(d, NULL, 0) + 1;
+        char *args = malloc(args_len);
+        if (args)
+            wp_adapt_decision_json(d, args, args_len);
+        marks[i].t_s = d->decided_wtime_s - tl->clock->offset_s - tl->clock->origin_s - run_origin_s;
+        marks[i].name = is_k ? (d->switched ? "adapt k: switch" : "adapt k: stay")
+                             : (d->switched ? "adapt partition: move" : "adapt partition: stay");
+        marks[i].args_json = args;
+    }
+    return marks;
+}
+
 /* The measured timeline of the last step, gathered into rank 0's trace
  * and SVG on the common clock: every rank's computes, and the messages it
  * received, from the send's post (sent_s, per action) to the receive seen
- * complete, drawn as the sender's, the way the simulator draws transfers. */
+ * complete, drawn as the sender's, the way the simulator draws transfers.
+ * Both count from the iteration's first event; with --adapt (tl->adapt)
+ * the trace counts from the run's start instead and marks its decisions. */
 static void write_measured_trace(const struct wp_interp *pin, const struct wp_schedule *sched, const double *msg_sent_s,
-                                 const struct run_options *o, int rank, int P)
+                                 const struct run_options *o, const struct run_timeline *tl, int rank, int P)
 {
     struct wp_err err = {""};
     enum { FIELDS = 7 }; /* rank, op, stage, mb, peer, start, end */
@@ -820,8 +856,29 @@ static void write_measured_trace(const struct wp_interp *pin, const struct wp_sc
         char title[128];
         snprintf(title, sizeof title, "%s, P=%d, M=%d (measured)", wp_sched_kind_name(sched->params.kind), P,
                  sched->nmicro);
-        if ((o->trace && wp_trace_write_json(o->trace, &res, title, &err)) ||
-            (o->svg && wp_trace_write_svg(o->svg, &res, title, &err)))
+        int rc = o->svg ? wp_trace_write_svg(o->svg, &res, title, &err) : 0;
+        if (rc == 0 && o->trace && !tl->adapt) {
+            rc = wp_trace_write_json(o->trace, &res, title, &err);
+        } else if (rc == 0 && o->trace) {
+            /* the run's start is the origin: the iteration after the decisions */
+            double run_origin_s = tl->run_start_s < origin ? tl->run_start_s : origin;
+            double iteration_at_s = isfinite(origin) ? origin - run_origin_s : 0;
+            for (long i = 0; i < res.nevents; i++) {
+                res.events[i].start += iteration_at_s;
+                res.events[i].end += iteration_at_s;
+            }
+            res.makespan += iteration_at_s;
+            struct wp_trace_mark *marks = decision_marks(tl, run_origin_s);
+            char other[160];
+            snprintf(other, sizeof other, "\"traced_iteration\":%ld,\"traced_iteration_start_s\":%.6f",
+                     tl->traced_iteration, iteration_at_s);
+            struct wp_trace_marks extra = {marks, marks ? tl->adapt->ndecisions : 0, "adapt decisions", other};
+            rc = wp_trace_write_json_marked(o->trace, &res, title, &extra, &err);
+            for (int i = 0; marks && i < tl->adapt->ndecisions; i++)
+                free((void *)marks[i].args_json);
+            free(marks);
+        }
+        if (rc)
             wp_err_print(CMD, &err);
         free(res.events);
     }
@@ -1210,12 +1267,15 @@ int wp_cmd_run(int argc, char **argv)
         wp_err_print(CMD, &(struct wp_err){"out of memory"});
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    double run_start_s = 0; /* rank 0's first iteration's start: the adaptive trace's origin */
     for (long step = first_step; step < cfg.train.steps && status == 0; step++) {
         double loss_sum = 0;
         /* the units per stage this iteration runs on, before a move after it */
         wp_adapt_partition_text(unit_count, s.nstages, ran_partition, (size_t)s.nstages * 12 + 1);
         wp_measure_reset(&measure);
         status = wp_interp_step(&in, step, &loss_sum, &err);
+        if (step == first_step)
+            run_start_s = in.timing.start_s;
         double sums[3] = {loss_sum, in.timing.busy_s, 0};
         double iter = in.timing.iter_s;
         MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -1349,8 +1409,11 @@ int wp_cmd_run(int argc, char **argv)
                    100 * cost / median, 1e3 * mean, 100 * mean / median);
         }
     }
-    if (status == 0 && (o.trace || o.svg))
-        write_measured_trace(&in, run_s, msg_sent_s, &o, rank, P);
+    if (status == 0 && (o.trace || o.svg)) {
+        struct run_timeline tl = {(o.adapt.k || o.adapt.partition) && nsteps > 0 ? &adapt : NULL, &clock, run_start_s,
+                                  cfg.train.steps - 1};
+        write_measured_trace(&in, run_s, msg_sent_s, &o, &tl, rank, P);
+    }
     free(iters);
     free(row);
     free(ran_partition);

@@ -21,8 +21,10 @@
 #    uninterrupted run's losses.
 # The rows name the plan each iteration ran; the tuner decides every N
 # iterations with one line each, logs every decision, and its candidates
-# hold no more activations than the start plan. Bad logs and options get
-# one clear error.
+# hold no more activations than the start plan. With --trace every
+# decision is an instant event, in order, before the traced iteration; without
+# --adapt the trace is the iteration alone. Bad logs and options get one
+# clear error.
 . "$(dirname "$0")/lib.sh"
 out=$(scratch_dir)
 cfg="$WP_SRCDIR/jobs/models/gpt-tiny.cfg"
@@ -60,6 +62,35 @@ close() { # close REF NAME WHAT: within summation order
     fi
 }
 
+trace_decisions() { # trace_decisions NAME WHAT: $out/NAME.json has one instant event per decision line of NAME.log
+    if python3 - "$out/$1.json" "$out/$1.log" <<'PY'
+import json, re, sys
+trace = json.load(open(sys.argv[1]))
+events = trace["traceEvents"]
+marks = [e for e in events if e.get("ph") == "i"]
+said = [(m.group(1), int(m.group(2)), int(m.group(3) != "stay at"), m.group(4))
+        for m in re.finditer(r"^adapt (k|partition) after iteration (\d+): (switch to|move to|stay at) .*?\): (.*)$",
+                             open(sys.argv[2]).read(), re.M)]
+got = [(e["args"]["adapt"], e["args"]["iteration"], e["args"]["switched"], e["args"]["reasons"]) for e in marks]
+ts = [e["ts"] for e in marks]
+track = [e["tid"] for e in events if e.get("ph") == "M" and e["args"]["name"] == "adapt decisions"]
+traced_at = 1e6 * trace["otherData"]["traced_iteration_start_s"]
+ok = len(said) > 0 and got == said and all(e["ts"] >= 0 for e in events if "ts" in e)
+ok = ok and all(b >= a and (b > a or m["args"]["iteration"] == n["args"]["iteration"])
+                for a, b, m, n in zip(ts, ts[1:], marks, marks[1:]))
+ok = ok and all(e["s"] == "g" and [e["tid"]] == track for e in marks) and max(ts) < traced_at
+ok = ok and min(e["ts"] for e in events if e.get("ph") == "X") >= traced_at - 1
+if not ok:
+    print("lines", said, "events", got, "ts", ts, "iteration at", traced_at)
+sys.exit(0 if ok else 1)
+PY
+    then
+        pass "$2: --trace has an instant event per decision line (its iteration, switch and reasons), in order, before the traced iteration"
+    else
+        fail "$2: the trace's decision events"
+    fi
+}
+
 plans_of() { # the k:micro_batches of each row
     awk -F, 'NR > 1 { printf "%s%s:%s", sep, $8, $10; sep = " " }' "$1"
 }
@@ -94,7 +125,11 @@ n=$(grep -c '^adapt k after iteration [135]: switch to' "$out/same_b.log")
 expect_status 0 $? "three switch lines, after iterations 1, 3 and 5 ($n)"
 
 # other micro-batch sizes: 4 micro-batches of 4, then 8 of 2, 16 of 1, back
-run static4 4 --schedule 1f1b --micro-batches 4 || fail "static run, 4 micro-batches"
+run static4 4 --schedule 1f1b --micro-batches 4 --trace "$out/static4.json" || fail "static run, 4 micro-batches"
+python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))
+sys.exit(any(e.get("ph") == "i" for e in t["traceEvents"]) or "traced_iteration" in t["otherData"] or
+         min(e["ts"] for e in t["traceEvents"] if "ts" in e) != 0)' "$out/static4.json"
+expect_status 0 $? "without --adapt the trace has no decision events and starts at the iteration"
 decisions "$out/other_b.decisions" k 1:4 2:2 4:1 1:4
 run other_b 4 --schedule 1f1b --micro-batches 4 --adapt k --adapt-candidates 2:2,4:1 --adapt-replay "$out/other_b.decisions"
 expect_status 0 $? "adaptive run replaying switches of micro-batch size 4 -> 2 -> 1 -> 4"
@@ -124,8 +159,10 @@ expect_status 0 $? "resumed on 2 ranks, static"
 close static4 resumed "adaptive 6 steps, resumed statically on 2 ranks for 2"
 
 # the tuner deciding by itself: a line every 3 iterations, each logged
-run tuned 4 --schedule 1f1b --micro-batches 4 --adapt k --adapt-every 3 --adapt-log "$out/tuned_log.csv"
+run tuned 4 --schedule 1f1b --micro-batches 4 --adapt k --adapt-every 3 --adapt-log "$out/tuned_log.csv" \
+    --trace "$out/tuned.json"
 expect_status 0 $? "adaptive run, tuning every 3 iterations"
+trace_decisions tuned "k tuned"
 n=$(grep -c '^adapt k after iteration [25]: \(switch to\|stay at\) k=[0-9]* .*predicted k=1 b=4 ' "$out/tuned.log")
 [ "$n" = 2 ]
 expect_status 0 $? "a decision line after iterations 2 and 5, every candidate predicted ($n)"
@@ -198,20 +235,25 @@ run moved_dp 4 --schedule 1f1b --stages 2 --micro-batches 4 --adapt partition --
 expect_status 0 $? "moves in two data-parallel pipeline copies"
 same static_dp moved_dp "--stages 2, blocks 8:8 -> 5:11 -> 12:4"
 
-# both: a move and switches of k in one run
-echo "$header" > "$out/both.decisions"
-echo "1,partition,1,4,4:4:4:4,1,4,3:5:4:4,0.1,0.09,1,by hand" >> "$out/both.decisions"
-echo "3,k,1,4,3:5:4:4,2,2,3:5:4:4,0.1,0.09,1,by hand" >> "$out/both.decisions"
-echo "5,partition,2,2,3:5:4:4,2,2,4:4:3:5,0.1,0.09,1,by hand" >> "$out/both.decisions"
-run both 4 --schedule 1f1b --micro-batches 4 --adapt both --adapt-candidates 2:2 --adapt-replay "$out/both.decisions"
+# both: a move and switches of k in one run (the log's name, in the
+# reasons "replayed from ...", has a quote and a backslash for the trace's JSON)
+both_log="$out/both\"q\\.decisions"
+echo "$header" > "$both_log"
+echo "1,partition,1,4,4:4:4:4,1,4,3:5:4:4,0.1,0.09,1,by hand" >> "$both_log"
+echo "3,k,1,4,3:5:4:4,2,2,3:5:4:4,0.1,0.09,1,by hand" >> "$both_log"
+echo "5,partition,2,2,3:5:4:4,2,2,4:4:3:5,0.1,0.09,1,by hand" >> "$both_log"
+run both 4 --schedule 1f1b --micro-batches 4 --adapt both --adapt-candidates 2:2 --adapt-replay "$both_log" \
+    --trace "$out/both.json"
 expect_status 0 $? "--adapt both replaying a move, a switch of k and a move"
+trace_decisions both "replayed move, switch and move"
 close static4 both "moves and a switch of micro-batch size"
 
 # the tuner moves blocks off a rank slowed 3x (real compute), losses unchanged
 echo "2 3" > "$out/slow.txt"
 run slowed 4 --schedule 1f1b --micro-batches 4 --slowdown-file "$out/slow.txt" --adapt partition --adapt-every 3 \
-    --adapt-log "$out/slowed_log.csv"
+    --adapt-log "$out/slowed_log.csv" --trace "$out/slowed.json"
 expect_status 0 $? "adaptive run with rank 2 slowed 3x"
+trace_decisions slowed "partition tuned"
 line=$(grep -m1 '^adapt partition after iteration 2: move to' "$out/slowed.log")
 to=$(echo "$line" | sed -n 's/.*move to \([0-9:]*\) .*/\1/p')
 [ -n "$to" ] && [ "$(echo "$to" | cut -d: -f3)" -lt 4 ]

@@ -2,13 +2,16 @@
 #include "run/adapt.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/csv_append.h"
+#include "util/json.h"
 #include "util/read_file.h"
+#include "util/strutil.h"
 
 /* "n0:n1:..." of nstages counts >= 1 into count; 0 when it is one. */
 static int parse_partition(const char *text, int nstages, int *count)
@@ -158,6 +161,12 @@ void wp_adapt_destroy(struct wp_adapt *a)
     for (int i = 0; i < a->nreplay; i++)
         free(a->replay[i].to_count);
     free(a->replay);
+    for (int i = 0; i < a->ndecisions; i++) {
+        free(a->decisions[i].from_partition);
+        free(a->decisions[i].to_partition);
+        free(a->decisions[i].reasons);
+    }
+    free(a->decisions);
     memset(a, 0, sizeof *a);
 }
 
@@ -168,11 +177,12 @@ const struct wp_schedule *wp_adapt_schedule(const struct wp_adapt *a)
 
 /* A decision point: whether the partition and k were decided (a line and
  * a row each), whether each changes, k's pick, the new counts, the
- * predictions and the reasons. */
+ * predictions, the reasons and when each was decided (rank 0's MPI_Wtime). */
 struct decision {
     int part_said, moved, k_said, switched, pick;
     int *count;
     double part_from_s, part_to_s;
+    double part_decided_wtime_s, k_decided_wtime_s;
     char part_why[1536], k_why[1536];
 };
 
@@ -185,10 +195,12 @@ static void replayed(struct wp_adapt *a, long iteration, struct decision *d)
             d->part_said = d->moved = 1;
             memcpy(d->count, w->to_count, (size_t)a->nstages * sizeof *d->count);
             snprintf(d->part_why, sizeof d->part_why, "replayed from %s", a->o.replay_path);
+            d->part_decided_wtime_s = MPI_Wtime();
         } else {
             d->k_said = d->switched = 1;
             d->pick = find_plan(&a->tune, w->k, w->micro_batch);
             snprintf(d->k_why, sizeof d->k_why, "replayed from %s", a->o.replay_path);
+            d->k_decided_wtime_s = MPI_Wtime();
         }
     }
 }
@@ -209,6 +221,7 @@ static int decide(struct wp_adapt *a, long iteration, struct decision *d, struct
             return -1;
         d->part_said = 1;
         d->moved = moved;
+        d->part_decided_wtime_s = MPI_Wtime();
         if (moved && a->o.k) {
             scales = malloc((size_t)2 * a->nstages * sizeof *scales);
             if (!scales)
@@ -227,16 +240,9 @@ static int decide(struct wp_adapt *a, long iteration, struct decision *d, struct
         d->switched = pick != a->tune.current;
         if (d->moved)
             snprintf(d->k_why + strlen(d->k_why), sizeof d->k_why - strlen(d->k_why), " (on the moved partition)");
+        d->k_decided_wtime_s = MPI_Wtime();
     }
     return 0;
-}
-
-static void log_row(const struct wp_adapt *a, const char *row, size_t len)
-{
-    struct wp_err log_err;
-    if (a->o.log_path &&
-        wp_csv_append(a->o.log_path, WP_ADAPT_LOG_HEADER, "decision rows", "--adapt-log", row, len, &log_err))
-        fprintf(stderr, "wavepipe run: %s (the run goes on)\n", log_err.msg);
 }
 
 /* One CSV field: no commas, quotes or line ends. */
@@ -247,6 +253,52 @@ static void one_field(char *s)
             *c = ';';
 }
 
+/* d's --adapt-log row, appended when there is a log. */
+static void log_row(const struct wp_adapt *a, const struct wp_adapt_decision *d)
+{
+    if (!a->o.log_path)
+        return;
+    char why[1536], row[3400];
+    wp_strlcpy(why, d->reasons, sizeof why);
+    one_field(why);
+    int len = snprintf(row, sizeof row, "%ld,%s,%d,%d,%s,%d,%d,%s,%.6f,%.6f,%d,%s\n", d->iteration, d->adapt,
+                       d->from_k, d->from_micro_batch, d->from_partition, d->to_k, d->to_micro_batch,
+                       d->to_partition, d->predicted_from_s, d->predicted_to_s, d->switched, why);
+    struct wp_err log_err;
+    if (wp_csv_append(a->o.log_path, WP_ADAPT_LOG_HEADER, "decision rows", "--adapt-log", row,
+                      len < (int)sizeof row ? (size_t)len : sizeof row - 1, &log_err))
+        fprintf(stderr, "wavepipe run: %s (the run goes on)\n", log_err.msg);
+}
+
+/* A copy of d among the decisions kept for the trace. */
+static void keep(struct wp_adapt *a, const struct wp_adapt_decision *d)
+{
+    if (a->ndecisions == a->decisions_cap) {
+        int cap = a->decisions_cap ? 2 * a->decisions_cap : 16;
+        void *grown = realloc(a->decisions, (size_t)cap * sizeof *a->decisions);
+        if (!grown) {
+            fprintf(stderr, "wavepipe run: out of memory keeping the decisions for the trace (the run goes on)\n");
+            return;
+        }
+        a->decisions = grown;
+        a->decisions_cap = cap;
+    }
+    struct wp_adapt_decision *kept = &a->decisions[a->ndecisions];
+    *kept = *d;
+    kept->from_partition = strdup(d->from_partition);
+    kept->to_partition = strdup(d->to_partition);
+    kept->reasons = strdup(d->reasons);
+    if (!kept->from_partition || !kept->to_partition || !kept->reasons) {
+        free(kept->from_partition);
+        free(kept->to_partition);
+        free(kept->reasons);
+        fprintf(stderr, "wavepipe run: out of memory keeping the decisions for the trace (the run goes on)\n");
+        return;
+    }
+    a->ndecisions++;
+}
+
+/* Rank 0: each decision's line, its row and its copy for the trace. */
 static void say(struct wp_adapt *a, long iteration, struct decision *d, const int *from_count)
 {
     int S = a->nstages;
@@ -254,27 +306,77 @@ static void say(struct wp_adapt *a, long iteration, struct decision *d, const in
                     : a->start->params.kind == WP_SCHED_KFKB ? a->start->params.k : 1;
     int b0 = a->o.k ? a->tune.plans[a->tune.current].micro_batch : a->global_batch / a->start->nmicro;
     int k1 = d->switched ? a->tune.plans[d->pick].k : k0, b1 = d->switched ? a->tune.plans[d->pick].micro_batch : b0;
-    char from_p[512], to_p[512], row[3400];
+    char from_p[512], to_p[512];
     wp_adapt_partition_text(from_count, S, from_p, sizeof from_p);
     wp_adapt_partition_text(d->moved ? d->count : from_count, S, to_p, sizeof to_p);
     if (d->part_said) { /* the move, if any, comes first */
+        struct wp_adapt_decision part = {.iteration = iteration, .decided_wtime_s = d->part_decided_wtime_s,
+                                         .adapt = "partition", .switched = d->moved, .from_k = k0,
+                                         .from_micro_batch = b0, .to_k = k0, .to_micro_batch = b0,
+                                         .from_partition = from_p, .to_partition = to_p,
+                                         .predicted_from_s = d->part_from_s, .predicted_to_s = d->part_to_s,
+                                         .reasons = d->part_why};
         printf("adapt partition after iteration %ld: %s %s (layers per stage): %s\n", iteration,
-               d->moved ? "move to" : "stay at", to_p, d->part_why);
-        one_field(d->part_why);
-        int len = snprintf(row, sizeof row, "%ld,partition,%d,%d,%s,%d,%d,%s,%.6f,%.6f,%d,%s\n", iteration, k0, b0,
-                           from_p, k0, b0, to_p, d->part_from_s, d->part_to_s, d->moved, d->part_why);
-        log_row(a, row, len < (int)sizeof row ? (size_t)len : sizeof row - 1);
+               part.switched ? "move to" : "stay at", part.to_partition, part.reasons);
+        log_row(a, &part);
+        keep(a, &part);
     }
-    if (d->k_said) {
+    if (d->k_said) { /* k on the partition that will run */
+        struct wp_adapt_decision k = {.iteration = iteration, .decided_wtime_s = d->k_decided_wtime_s, .adapt = "k",
+                                      .switched = d->switched, .from_k = k0, .from_micro_batch = b0, .to_k = k1,
+                                      .to_micro_batch = b1, .from_partition = to_p, .to_partition = to_p,
+                                      .predicted_from_s = a->tune.plans[a->tune.current].predicted_s,
+                                      .predicted_to_s = a->tune.plans[d->pick].predicted_s, .reasons = d->k_why};
         printf("adapt k after iteration %ld: %s k=%d (micro-batch %d, %d micro-batches): %s\n", iteration,
-               d->switched ? "switch to" : "stay at", k1, b1, a->global_batch / b1, d->k_why);
-        one_field(d->k_why);
-        int len = snprintf(row, sizeof row, "%ld,k,%d,%d,%s,%d,%d,%s,%.6f,%.6f,%d,%s\n", iteration, k0, b0, to_p, k1,
-                           b1, to_p, a->tune.plans[a->tune.current].predicted_s, a->tune.plans[d->pick].predicted_s,
-                           d->switched, d->k_why);
-        log_row(a, row, len < (int)sizeof row ? (size_t)len : sizeof row - 1);
+               k.switched ? "switch to" : "stay at", k.to_k, k.to_micro_batch, a->global_batch / k.to_micro_batch,
+               k.reasons);
+        log_row(a, &k);
+        keep(a, &k);
     }
     fflush(stdout);
+}
+
+/* JSON text into buf as far as it fits, len counting it whole (as snprintf) */
+struct json_out {
+    char *buf;
+    size_t size, len;
+};
+
+
+static void json_put(struct json_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void json_put(struct json_out *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out->len < out->size ? out->buf + out->len : NULL, out->len < out->size ? out->size - out->len : 0,
+                      fmt, ap);
+    va_end(ap);
+    out->len += n > 0 ? (size_t)n : 0;
+}
+
+/* ,"key":"value" with value escaped */
+static void json_put_string(struct json_out *out, const char *key, const char *value)
+{
+    json_put(out, ",\"%s\":", key);
+    out->len += wp_json_string(out->len < out->size ? out->buf + out->len : NULL,
+                               out->len < out->size ? out->size - out->len : 0, value);
+}
+
+size_t wp_adapt_decision_json(const struct wp_adapt_decision *d, char *buf, size_t size)
+{
+    struct json_out out = {buf, size, 0};
+    if (size > 0)
+        buf[0] = '\0';
+    json_put(&out, "\"iteration\":%ld", d->iteration);
+    json_put_string(&out, "adapt", d->adapt);
+    json_put(&out, ",\"switched\":%d,\"from_k\":%d,\"from_micro_batch\":%d", d->switched, d->from_k,
+             d->from_micro_batch);
+    json_put_string(&out, "from_partition", d->from_partition);
+    json_put(&out, ",\"to_k\":%d,\"to_micro_batch\":%d", d->to_k, d->to_micro_batch);
+    json_put_string(&out, "to_partition", d->to_partition);
+    json_put(&out, ",\"predicted_from_s\":%.6f,\"predicted_to_s\":%.6f", d->predicted_from_s, d->predicted_to_s);
+    json_put_string(&out, "reasons", d->reasons);
+    return out.len;
 }
 
 int wp_adapt_iteration(struct wp_adapt *a, const struct wp_measure *m, long iteration, int last,

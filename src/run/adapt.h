@@ -7,7 +7,7 @@
  * k. Each decision is a line on stdout and, with a log, a CSV row (switch
  * or stay, and why); a log can be replayed (--adapt-replay): the same
  * switches after the same iterations, without tuning, to reproduce an
- * adaptive run exactly. */
+ * adaptive run exactly. Rank 0 keeps every decision for the run's trace. */
 #ifndef WP_RUN_ADAPT_H
 #define WP_RUN_ADAPT_H
 
@@ -46,6 +46,19 @@ struct wp_adapt_switch {
     int *to_count;
 };
 
+/* One decision of rank 0 (switch or stay), kept for the run's trace: the
+ * facts of its line and its --adapt-log row. */
+struct wp_adapt_decision {
+    long iteration;
+    double decided_wtime_s;  /* MPI_Wtime on rank 0 when decided */
+    const char *adapt;       /* the tuner: "k" or "partition" */
+    int switched;            /* 1: a switch of k or a move; 0: stay */
+    int from_k, from_micro_batch, to_k, to_micro_batch;
+    char *from_partition, *to_partition; /* units per stage, "n0:n1:..." */
+    double predicted_from_s, predicted_to_s;
+    char *reasons;
+};
+
 struct wp_adapt {
     struct wp_adapt_options o;
     int rank, nstages, global_batch;
@@ -54,6 +67,8 @@ struct wp_adapt {
     struct wp_tune_partition parts; /* o.partition */
     struct wp_adapt_switch *replay; /* rank 0: the replayed switches */
     int nreplay, next_replay;
+    struct wp_adapt_decision *decisions; /* rank 0: every decision, in order */
+    int ndecisions, decisions_cap;
 };
 
 int wp_adapt_init(struct wp_adapt *a, const struct wp_adapt_options *o, const struct wp_schedule *start, int start_k,
@@ -74,6 +89,10 @@ int wp_adapt_iteration(struct wp_adapt *a, const struct wp_measure *m, long iter
 
 /* The move was made: it paused the run pause_s. */
 void wp_adapt_moved(struct wp_adapt *a, const int *count, double pause_s);
+
+/* A decision's facts as the members of a JSON object (its log row's
+ * column names); returns the length, as snprintf ((NULL, 0) sizes it). */
+size_t wp_adapt_decision_json(const struct wp_adapt_decision *d, char *buf, size_t size);
 
 /* Units per stage as "n0:n1:..." */
 void wp_adapt_partition_text(const int *count, int nstages, char *buf, size_t size);

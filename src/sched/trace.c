@@ -1,12 +1,14 @@
 /* Chrome trace JSON and SVG timelines from simulator (or runtime) events.
  * Compute blocks are coloured by pass (F green, B orange, W purple,
  * ALLREDUCE grey) and carry their micro-batch number; transfers are drawn
- * as thin bars under the sender's row. */
+ * as thin bars under the sender's row. Marks (a run's adaptive decisions)
+ * are instant events of the JSON, on their own track. */
 #include "sched/trace.h"
 
 #include <string.h>
 
 #include "util/atomic_file.h"
+#include "util/json.h"
 
 static const char *event_name(const struct wp_sim_event *e, char *buf, size_t len)
 {
@@ -19,31 +21,59 @@ static const char *event_name(const struct wp_sim_event *e, char *buf, size_t le
     return buf;
 }
 
-int wp_trace_write_json(const char *path, const struct wp_sim_result *res, const char *title, struct wp_err *err)
+int wp_trace_write_json_marked(const char *path, const struct wp_sim_result *res, const char *title,
+                               const struct wp_trace_marks *marks, struct wp_err *err)
 {
     struct wp_atomic_file af;
     if (wp_atomic_open(&af, path, err))
         return -1;
     FILE *f = af.fp;
-    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"title\":\"%s\"},\"traceEvents\":[\n", title);
+    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"title\":");
+    wp_json_write_string(f, title);
+    if (marks && marks->other_json)
+        fprintf(f, ",%s", marks->other_json);
+    fprintf(f, "},\"traceEvents\":[\n");
+    const char *sep = ""; /* before every event but the first */
     for (int r = 0; r < res->nranks; r++) {
-        fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"rank %d\"}},\n", 2 * r,
-                r);
-        fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"rank %d sends\"}},\n",
+        fprintf(f, "%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"rank %d\"}},\n",
+                sep, 2 * r, r);
+        fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":\"rank %d sends\"}}",
                 2 * r + 1, r);
+        sep = ",\n";
+    }
+    if (marks && marks->track) { /* the marks' track after the ranks' */
+        fprintf(f, "%s{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{\"name\":", sep,
+                2 * res->nranks);
+        wp_json_write_string(f, marks->track);
+        fprintf(f, "}}");
+        sep = ",\n";
+    }
+    for (int i = 0; marks && i < marks->nmarks; i++) {
+        const struct wp_trace_mark *m = &marks->marks[i];
+        fprintf(f, "%s{\"name\":", sep);
+        wp_json_write_string(f, m->name);
+        fprintf(f, ",\"cat\":\"mark\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"args\":{%s}}",
+                2 * res->nranks, m->t_s * 1e6, m->args_json ? m->args_json : "");
+        sep = ",\n";
     }
     char name[96];
     for (long i = 0; i < res->nevents; i++) {
         const struct wp_sim_event *e = &res->events[i];
         int comm = wp_op_is_send(e->op);
         fprintf(f,
-                "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-                "\"args\":{\"stage\":%d,\"microbatch\":%d}}%s\n",
-                event_name(e, name, sizeof name), wp_op_name(e->op), 2 * e->rank + comm, e->start * 1e6,
-                (e->end - e->start) * 1e6, e->stage, e->microbatch, i + 1 < res->nevents ? "," : "");
+                "%s{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                "\"args\":{\"stage\":%d,\"microbatch\":%d}}",
+                sep, event_name(e, name, sizeof name), wp_op_name(e->op), 2 * e->rank + comm, e->start * 1e6,
+                (e->end - e->start) * 1e6, e->stage, e->microbatch);
+        sep = ",\n";
     }
-    fprintf(f, "]}\n");
+    fprintf(f, "\n]}\n");
     return wp_atomic_commit(&af, err);
+}
+
+int wp_trace_write_json(const char *path, const struct wp_sim_result *res, const char *title, struct wp_err *err)
+{
+    return wp_trace_write_json_marked(path, res, title, NULL, err);
 }
 
 static const char *colour(int op)
