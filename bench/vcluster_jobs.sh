@@ -46,15 +46,10 @@ vcj_up() {
 }
 
 # vcj_shape RATE: every node's link shaped to RATE (tc tbf), or "none"
+# (tests/cluster/scenario-hook.sh's rate, which runs' --changes use too)
 vcj_shape() {
-    local i
-    for i in $(seq 1 "$VCJ_NODES"); do
-        if [ "$1" = none ]; then
-            bash "$VC" unshape "$VCJ_DIR" "wpn$i" >/dev/null 2>&1
-        else
-            bash "$VC" shape "$VCJ_DIR" "wpn$i" "$1" 256kbit >/dev/null || die "cannot shape wpn$i to $1"
-        fi
-    done
+    VCLUSTER_DIR=$VCJ_DIR VCLUSTER_NODES=$VCJ_NODES bash "$SRCDIR/tests/cluster/scenario-hook.sh" rate "$1" > /dev/null ||
+        die "cannot shape the links to $1"
 }
 
 # vcj_job NAME NODES TASKS PER_NODE SCRIPT LIMIT_S: one sbatch job of TASKS

@@ -155,15 +155,20 @@ else
     pass "gnuplot not installed: plot checks skipped"
 fi
 
-mkdir -p "$out/first" && cp -r "$csv" "$c/plots" "$out/first/"
-"$WAVEPIPE" harvest "$c/" > "$out/h2.out" 2> "$out/h2.err"
-expect_status 0 $? "second harvest"
-same=1
-for f in "$out"/first/harvest.csv "$out"/first/plots/*; do
-    rel=${f#"$out"/first/}
-    cmp -s "$f" "$c/$rel" || { same=0; fail "second harvest changed $rel"; }
-done
-[ "$same" = 1 ] && pass "a second harvest gives identical files ($(ls "$out"/first/plots | wc -l) plot files and the CSV)"
+# harvest_again DIR COPY OUT: copies DIR's harvest.csv and plots to COPY,
+# harvests DIR again (its summary in OUT) and checks the files are the same
+harvest_again() {
+    local dir=$1 copy=$2 f rel same=1
+    mkdir -p "$copy" && cp -r "$dir/harvest.csv" "$dir/plots" "$copy/"
+    "$WAVEPIPE" harvest "$dir" > "$3" 2> "$3.err"
+    expect_status 0 $? "second harvest of $(basename "$dir")"
+    for f in "$copy"/harvest.csv "$copy"/plots/*; do
+        rel=${f#"$copy"/}
+        cmp -s "$f" "$dir/$rel" || { same=0; fail "second harvest changed $rel"; }
+    done
+    [ "$same" = 1 ] && pass "a second harvest gives identical files ($(ls "$copy"/plots | wc -l) plot files and the CSV)"
+}
+harvest_again "$c/" "$out/first" "$out/h2.out" # (a trailing slash too)
 expect_status "$(cat "$out/h1.out")" "$(cat "$out/h2.out")" "and the same summary"
 ls "$c" "$c/plots" | grep -q '\.tmp' && fail "temporary files left behind" || pass "no temporary files left"
 
@@ -358,15 +363,7 @@ if command -v "${WP_GNUPLOT:-gnuplot}" > /dev/null; then
         if [ -s "$slow.$e" ] && [ -s "$steady.$e" ]; then pass "per-iteration plots drawn as $e"; else fail "per-iteration $e missing"; fi
     done
 fi
-mkdir -p "$out/wfirst" && cp -r "$csv" "$pl" "$out/wfirst/"
-"$WAVEPIPE" harvest "$w" > "$out/w2.out" 2> "$out/w2.err"
-expect_status 0 $? "second harvest of the twins"
-same=1
-for f in "$out"/wfirst/harvest.csv "$out"/wfirst/plots/*; do
-    rel=${f#"$out"/wfirst/}
-    cmp -s "$f" "$w/$rel" || { same=0; fail "second harvest changed $rel"; }
-done
-[ "$same" = 1 ] && pass "a second harvest gives identical files ($(ls "$out"/wfirst/plots | wc -l) plot files and the CSV)"
+harvest_again "$w" "$out/wfirst" "$out/w2.out"
 rm -rf "$pl"
 WP_GNUPLOT=/nonexistent/gnuplot "$WAVEPIPE" harvest "$w" > /dev/null 2> "$out/w3.err"
 expect_status 0 $? "harvest of the twins without gnuplot"
