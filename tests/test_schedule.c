@@ -5,10 +5,14 @@
  * min(2(P-r)-1, M), kfkb between, hanayo within P), Hanayo's bubble falling
  * with waves (and its closed form at M = P), Ada-Grouper's communication
  * hiding, validation over a grid of every kind, stage replication, and the
- * validator rejecting hand-broken lists. */
+ * validator rejecting hand-broken lists, and the makespan's lower bound
+ * from per-stage costs (never above the simulation, exact for a balanced
+ * 1F1B, none for ranks of two stages). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "sched/generate.h"
+#include "sched/makespan_bound.h"
 #include "sched/simulate.h"
 #include "sched/validate.h"
 #include "sched_params.h"
@@ -707,6 +711,77 @@ static void test_broken(void)
     wp_schedule_destroy(&s);
 }
 
+/* wp_makespan_bound against the simulator: per-stage costs drawn at random
+ * (uneven stages, slow links, allreduces) on the one-stage-a-rank kinds,
+ * with and without replicas: never above the makespan; equal to it for a
+ * balanced 1F1B without links ((M + P - 1)(tf + tb)); 0 for chimera. */
+static void test_makespan_bound(void)
+{
+    unsigned seed = 12345;
+    int below = 1, cases = 0, tightest_pct = 100;
+    const int kinds[] = {WP_SCHED_GPIPE, WP_SCHED_1F1B, WP_SCHED_KFKB, WP_SCHED_ZBH1};
+    for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++)
+        for (int P = 2; P <= 6; P += 2)
+            for (int M = 2; M <= 12; M += 5)
+                for (int trial = 0; trial < 4; trial++) {
+                    struct wp_sched_params p = params(kinds[ki], P, M);
+                    p.k = 2 < M ? 2 : 1;
+                    struct wp_schedule s;
+                    struct wp_err err = {""};
+                    if (wp_schedule_generate(&p, &s, &err)) {
+                        ok(0, "%s P=%d M=%d generates (%s)", wp_sched_kind_name(p.kind), P, M, err.msg);
+                        continue;
+                    }
+                    double c[5][8];
+                    for (int a = 0; a < 5; a++)
+                        for (int st = 0; st < 8; st++) {
+                            seed = seed * 1103515245u + 12345u;
+                            c[a][st] = (a == 3 && trial == 0 ? 0 : 0.2) + (double)(seed >> 16 & 0x7fff) / 32768.0;
+                        }
+                    struct wp_rank_work work[8];
+                    int applies = wp_makespan_bound_prepare(&s, work);
+                    double zero[8] = {0};
+                    const double *w = s.split_backward ? c[2] : zero; /* unsplit: B holds W */
+                    const double *ar = trial == 3 ? c[4] : NULL;
+                    double bound = wp_makespan_bound(&s, work, applies, c[0], c[1], w, c[3], ar);
+                    struct wp_cost_model cost;
+                    wp_cost_model_per_stage(&cost, c[0], c[1], w, c[3], ar);
+                    struct wp_sim_result res;
+                    if (applies && wp_simulate(&s, &cost, &res, &err) == 0) {
+                        cases++;
+                        below &= bound <= res.makespan * (1 + 1e-12) && bound > 0;
+                        int pct = (int)(100 * bound / res.makespan);
+                        tightest_pct = pct < tightest_pct ? pct : tightest_pct;
+                        wp_sim_result_destroy(&res);
+                    } else {
+                        ok(0, "%s P=%d M=%d: the bound applies and the schedule simulates", wp_sched_kind_name(p.kind),
+                           P, M);
+                    }
+                    wp_schedule_destroy(&s);
+                }
+    ok(below && cases == 4 * 3 * 3 * 4,
+       "makespan bound never above the simulated makespan nor 0 (%d random cases, lowest at %d %% of it)", cases,
+       tightest_pct);
+
+    struct wp_sched_params p = params(WP_SCHED_1F1B, 4, 8);
+    struct wp_schedule s;
+    struct wp_err err = {""};
+    if (wp_schedule_generate(&p, &s, &err) == 0) {
+        double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {0}, link[4] = {0};
+        struct wp_rank_work work[4];
+        int applies = wp_makespan_bound_prepare(&s, work);
+        ok(applies && fabs(wp_makespan_bound(&s, work, applies, f, b, w, link, NULL) - (8 + 4 - 1) * 3.0) < 1e-9,
+           "balanced 1F1B P=4 M=8: the bound is (M + P - 1)(tf + tb) = 33");
+        wp_schedule_destroy(&s);
+    }
+    p = params(WP_SCHED_CHIMERA, 4, 8);
+    if (wp_schedule_generate(&p, &s, &err) == 0) {
+        struct wp_rank_work work[4];
+        ok(wp_makespan_bound_prepare(&s, work) == 0, "chimera (two stages a rank): no bound");
+        wp_schedule_destroy(&s);
+    }
+}
+
 int main(void)
 {
     test_closed_forms();
@@ -727,5 +802,6 @@ int main(void)
     test_unequal_stages();
     test_shared_cores();
     test_broken();
+    test_makespan_bound();
     return tap_done();
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan/layer_stages.h"
+#include "sched/makespan_bound.h"
 #include "sched/simulate.h"
 
 int wp_tune_partition_init(struct wp_tune_partition *t, const struct wp_layer_table *table, int unit_offset,
@@ -106,14 +107,12 @@ void wp_tune_partition_observe(struct wp_tune_partition *t, const struct wp_meas
     }
 }
 
-/* The simulator's iteration time of schedule s on partition count. */
-static int predict(const struct wp_tune_partition *t, const struct wp_schedule *s, int global_batch, const int *count,
-                   double *iter_s, struct wp_err *err)
+/* Per-stage seconds of schedule s on partition count: f, b, w, link and ar,
+ * S each, one after the other in buf (5 S). */
+static void stage_costs(const struct wp_tune_partition *t, const struct wp_schedule *s, int global_batch,
+                        const int *count, double *buf)
 {
     int S = t->nstages;
-    double *buf = calloc((size_t)5 * S, sizeof *buf);
-    if (!buf)
-        return wp_errorf(err, "out of memory");
     double *f = buf, *b = buf + S, *w = buf + 2 * S, *link = buf + 3 * S, *ar = buf + 4 * S;
     for (int st = 0; st < S; st++) {
         int a, z;
@@ -124,19 +123,32 @@ static int predict(const struct wp_tune_partition *t, const struct wp_schedule *
         b[st] = c.backward_s * (t->speed_b[st] > 0 ? t->speed_b[st] : 1);
         w[st] = c.weights_s * (t->speed_w[st] > 0 ? t->speed_w[st] : 1);
         ar[st] = c.parameter_bytes * t->allreduce_s_per_byte[st];
-        if (st + 1 < S)
-            link[st] = c.out_seq_bytes * message_seqs(s, global_batch, st) * t->link_s_per_byte[st];
+        link[st] = st + 1 < S ? c.out_seq_bytes * message_seqs(s, global_batch, st) * t->link_s_per_byte[st] : 0;
     }
+}
+
+/* The simulator's iteration time of schedule s on the stage costs of buf. */
+static int predict(const struct wp_tune_partition *t, const struct wp_schedule *s, const double *buf, double *iter_s,
+                   struct wp_err *err)
+{
+    int S = t->nstages;
     struct wp_cost_model cost;
-    wp_cost_model_per_stage(&cost, f, b, w, link, ar);
+    wp_cost_model_per_stage(&cost, buf, buf + S, buf + 2 * S, buf + 3 * S, buf + 4 * S);
     struct wp_sim_result res;
     int rc = wp_simulate(s, &cost, &res, err);
     if (rc == 0) {
         *iter_s = res.makespan;
         wp_sim_result_destroy(&res);
     }
-    free(buf);
     return rc;
+}
+
+/* A lower bound of predict's time on the stage costs of buf (0: none). */
+static double bound(const struct wp_tune_partition *t, const struct wp_schedule *s, const struct wp_rank_work *work,
+                    int applies, const double *buf)
+{
+    int S = t->nstages;
+    return wp_makespan_bound(s, work, applies, buf, buf + S, buf + 2 * S, buf + 3 * S, buf + 4 * S);
 }
 
 /* Bytes of the training state of table layers [a, z]. */
@@ -197,13 +209,27 @@ int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedu
                              struct wp_err *err)
 {
     int S = t->nstages, M = t->max_shift;
-    double now;
-    if (predict(t, s, global_batch, t->count, &now, err))
-        return -1;
+    double *buf = malloc((size_t)5 * S * sizeof *buf);
     int *trial = malloc((size_t)2 * S * sizeof *trial), *best = trial ? trial + S : NULL;
-    if (!trial)
+    struct wp_rank_work *work = malloc((size_t)s->nranks * sizeof *work);
+    if (!buf || !trial || !work) {
+        free(buf);
+        free(trial);
+        free(work);
         return wp_errorf(err, "out of memory");
-    int found = 0, rc = 0;
+    }
+    double now;
+    stage_costs(t, s, global_batch, t->count, buf);
+    if (predict(t, s, buf, &now, err)) {
+        free(buf);
+        free(trial);
+        free(work);
+        return -1;
+    }
+    /* a move whose lower bound leaves no room to pay is not simulated:
+     * the bound decides nothing the simulator would decide otherwise */
+    int applies = wp_makespan_bound_prepare(s, work);
+    int found = 0, rc = 0, tried = 0, simulated = 0;
     double best_s = now, best_net = 0, best_cost = 0;
     /* one boundary b by d (d > 0: the last d units of stage b go to b + 1;
      * d < 0: the first -d of b + 1 go to b), or with it the next boundary
@@ -228,10 +254,16 @@ int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedu
                         ok &= trial[st] >= 1;
                     if (!ok)
                         continue;
+                    tried++;
                     double iter, bytes;
-                    if ((rc = predict(t, s, global_batch, trial, &iter, err)) != 0)
-                        break;
                     double cost = move_cost_s(t, t->count, trial, &bytes) + t->pause_s;
+                    stage_costs(t, s, global_batch, trial, buf);
+                    double floor_s = bound(t, s, work, applies, buf) * (1 - 1e-9); /* summed in another order */
+                    if (!(floor_s < now * (1 - t->min_gain)) || (now - floor_s) * t->horizon_iters - cost <= best_net)
+                        continue; /* iter >= floor_s: it cannot pass the test below */
+                    simulated++;
+                    if ((rc = predict(t, s, buf, &iter, err)) != 0)
+                        break;
                     double net = (now - iter) * t->horizon_iters - cost;
                     if (iter < now * (1 - t->min_gain) && net > best_net) {
                         memcpy(best, trial, (size_t)S * sizeof *best);
@@ -242,6 +274,8 @@ int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedu
                     }
                 }
     }
+    free(buf);
+    free(work);
     if (rc) {
         free(trial);
         return -1;
@@ -252,7 +286,8 @@ int wp_tune_partition_decide(struct wp_tune_partition *t, const struct wp_schedu
     for (int st = 0; st < S && len < size; st++)
         len += (size_t)snprintf(why + len, size - len, " %.2f", t->speed_f[st] > 0 ? t->speed_f[st] : 1);
     if (len < size)
-        len += (size_t)snprintf(why + len, size - len, "; predicted %.4fs now", now);
+        len += (size_t)snprintf(why + len, size - len, "; predicted %.4fs now; %d of %d moves simulated (the "
+                                "others bounded below)", now, simulated, tried);
     memcpy(count_out, found ? best : t->count, (size_t)S * sizeof *count_out);
     if (!found) {
         if (len < size)
