@@ -243,11 +243,13 @@ static int write_script(const char *dir, const struct wp_harvest *h, const struc
         fprintf(fp, " at %ld, graph %.2f left offset 0.3,0 font \",9\"\n", scen->v[i].iteration,
                 0.97 - 0.04 * (marked++ % 2));
     }
-    char title[800];
-    snprintf(title, sizeof title, "%s: samples/s per iteration, %s (%sdotted: plan changes)", campaign, set->label,
-             marked ? "dashed grey: the scenario's changes; " : "");
+    char title[800], marks[128]; /* two lines: which runs, what the marks are */
+    snprintf(title, sizeof title, "%s: samples/s per iteration, %s", campaign, set->label);
+    snprintf(marks, sizeof marks, "%sdotted: plan changes", marked ? "dashed grey: the scenario's changes; " : "");
     fputs("set title ", fp);
     wp_gnuplot_string(fp, title);
+    fputs(" . \"\\n\" . ", fp);
+    wp_gnuplot_string(fp, marks);
     fputc('\n', fp);
     for (int t = 0; t < WP_GNUPLOT_TERMINALS; t++) {
         wp_gnuplot_output(fp, t, set->name);
