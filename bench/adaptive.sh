@@ -145,8 +145,19 @@ EOS
     log "$scen: $run run, $iters iterations"
     vcj_job "adaptive-$scen-$run" 2 4 2 "$dir/$run.sh" 900 || log "$scen/$run: the job failed ($log)"
     bash "$HOOK" flow off > /dev/null 2>&1 # a run that failed half way
-    echo "iteration,rows_seen,action,arg" > "$changes"
-    awk '/^scenario-hook: flow on: / { streams = $5 " of " $7 " streams running" }
+    # the moves and the pause each made (iteration,partition,pause_s), from the job's output
+    awk '/^adapt partition after iteration [0-9]*: move to/ { it = $5; sub(":", "", it); part = $8 }
+         /^adapt partition: moved/ && it != "" { printf "%d,%s,%s\n", it, part, $(NF - 1); it = "" }' \
+        "$log" > "$dir/$run.moves" 2>/dev/null
+}
+
+# changes_of LOG: the changes a run made, from its lines "change before
+# iteration I: ACTION ARG... (...)" (the flow's streams from the hook's line
+# "scenario-hook: flow on: N of M streams running"), as
+# iteration,rows_seen,action,arg with rows_seen = I
+changes_of() {
+    echo "iteration,rows_seen,action,arg"
+    awk '/^scenario-hook: flow on: / { streams = $4 " of " $6 " streams running" }
          /^change before iteration [0-9]*: / {
              it = $4; sub(":", "", it); arg = $6
              for (i = 7; i <= NF && substr($i, 1, 1) != "("; i++) arg = arg " " $i
@@ -154,11 +165,7 @@ EOS
              rows[NR] = it "," it "," $5 "," arg }
          END { for (i = 1; i <= NR; i++) if (i in rows) {
                    r = rows[i]; if (i == pending && streams != "") sub(/,on [0-9]*$/, ",on (" streams ")", r); print r } }' \
-        "$log" >> "$changes"
-    # the moves and the pause each made (iteration,partition,pause_s), from the job's output
-    awk '/^adapt partition after iteration [0-9]*: move to/ { it = $5; sub(":", "", it); part = $8 }
-         /^adapt partition: moved/ && it != "" { printf "%d,%s,%s\n", it, part, $(NF - 1); it = "" }' \
-        "$log" > "$dir/$run.moves" 2>/dev/null
+        "$1" 2>/dev/null
 }
 
 # combine SCENARIO: OUT/SCENARIO.csv from both runs' rows, changes, decisions
@@ -168,6 +175,7 @@ combine() {
     echo "scenario,run,iteration,iter_time_s,samples_per_s,schedule,k,micro_batches,micro_batch_size,change,decision,pause_s"
     for run in $RUNS; do
         touch "$dir/$run.moves"
+        changes_of "$OUT/logs/adaptive-$scen-$run.out" > "$dir/$run.changes"
         awk -F, -v scen="$scen" -v run="$run" '
             FILENAME ~ /changes$/ { if (FNR > 1) change[$1] = $3 " " $4; next }
             FILENAME ~ /moves$/ { pause[$1 + 1] = $3; next }
