@@ -14,6 +14,7 @@
 
 #include "sched/generate.h"
 #include "sched/lanes.h"
+#include "sched/validate.h"
 #include "sched/walk.h"
 #include "util/huge_pages.h"
 
@@ -545,8 +546,11 @@ void wp_sim_result_destroy(struct wp_sim_result *res)
     memset(res, 0, sizeof *res);
 }
 
-int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, struct wp_sim_result *res,
-                struct wp_err *err)
+/* The simulator's tables and, with a cluster, where ranks sit: everything
+ * a simulation needs before its walk. sim_end frees them, also after an
+ * error here. */
+static int sim_begin(struct sim *out, const struct wp_schedule *s, const struct wp_cost_model *cost,
+                     struct wp_sim_result *res, struct wp_err *err)
 {
     memset(res, 0, sizeof *res);
     int P = s->nranks;
@@ -622,34 +626,92 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
         sm.have_lanes = rc == 0;
         free(count);
     }
-    if (rc == 0 && cost->cores > 0 && cost->cores < P) {
-        rc = simulate_shared_cores(&sm, err);
-    } else if (rc == 0) {
-        struct wp_walk_visitor v = {&sm, sim_run, sim_collective, NULL};
-        rc = wp_walk(s, &v, NULL, err);
-    }
+    *out = sm;
+    return rc;
+}
+
+/* Whether the simulation plays the lists in one lock-step walk (else
+ * ranks share cores: simulate_shared_cores). */
+static int sim_walks(const struct wp_schedule *s, const struct wp_cost_model *cost)
+{
+    return !(cost->cores > 0 && cost->cores < s->nranks);
+}
+
+/* After the walk (rc its outcome): the makespan, bubble and peaks into
+ * res; frees what sim_begin made, and res too on an error. */
+static int sim_end(struct sim *sm, int rc)
+{
+    struct wp_sim_result *res = sm->res;
+    int P = sm->s->nranks;
     if (rc == 0) {
         double busy = 0;
         for (int r = 0; r < P; r++) {
-            if (sm.clock[r] > res->makespan)
-                res->makespan = sm.clock[r];
+            if (sm->clock[r] > res->makespan)
+                res->makespan = sm->clock[r];
             busy += res->busy[r];
             if (res->peak_activations[r] > res->peak_max)
                 res->peak_max = res->peak_activations[r];
         }
         res->bubble_ratio = res->makespan > 0 ? 1.0 - busy / (P * res->makespan) : 0;
     }
-    free(sm.clock);
-    free(sm.held);
-    wp_huge_free(sm.link_free);
-    free(sm.compute);
-    free(sm.node_of);
-    free(sm.type_of);
-    if (sm.lanes.lanes)
-        wp_lanes_destroy(&sm.lanes);
+    free(sm->clock);
+    free(sm->held);
+    wp_huge_free(sm->link_free);
+    free(sm->compute);
+    free(sm->node_of);
+    free(sm->type_of);
+    if (sm->lanes.lanes)
+        wp_lanes_destroy(&sm->lanes);
     if (rc)
         wp_sim_result_destroy(res);
     return rc;
+}
+
+int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, struct wp_sim_result *res,
+                struct wp_err *err)
+{
+    struct sim sm;
+    int rc = sim_begin(&sm, s, cost, res, err);
+    if (rc == 0 && !sim_walks(s, cost)) {
+        rc = simulate_shared_cores(&sm, err);
+    } else if (rc == 0) {
+        struct wp_walk_visitor v = {&sm, sim_run, sim_collective, NULL};
+        rc = wp_walk(s, &v, NULL, err);
+    }
+    return sim_end(&sm, rc);
+}
+
+int wp_validate_and_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost,
+                             struct wp_validation *v, struct wp_sim_result *res, struct wp_err *err)
+{
+    memset(res, 0, sizeof *res);
+    if (!sim_walks(s, cost)) { /* ranks share cores: no walk to share */
+        if (wp_schedule_validate(s, v, err))
+            return -1;
+        int rc = wp_simulate(s, cost, res, err);
+        if (rc)
+            wp_validation_destroy(v);
+        return rc;
+    }
+    struct sim sm;
+    struct wp_err setup_err = {""};
+    if (sim_begin(&sm, s, cost, res, &setup_err)) {
+        sim_end(&sm, -1);
+        if (wp_schedule_validate(s, v, err)) /* as the two calls in turn: the validator's error first */
+            return -1;
+        wp_validation_destroy(v);
+        if (err)
+            *err = setup_err;
+        return -1;
+    }
+    struct wp_walk_visitor visitor = {&sm, sim_run, sim_collective, NULL};
+    int walked = 0;
+    int rc = wp_schedule_validate_walking(s, &visitor, &walked, v, err);
+    if (rc == 0 && !walked) /* validated by a walk with checks: the simulation's own walk is still to come */
+        rc = wp_walk(s, &visitor, NULL, err);
+    if (rc)
+        wp_validation_destroy(v);
+    return sim_end(&sm, rc);
 }
 
 int wp_bandwidth_trace_read(const char *path, struct wp_bandwidth_change **changes, int *n, struct wp_err *err)

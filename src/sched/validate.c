@@ -386,7 +386,15 @@ static int *stages_per_rank(const struct wp_schedule *s)
 
 int wp_schedule_validate(const struct wp_schedule *s, struct wp_validation *v, struct wp_err *err)
 {
+    return wp_schedule_validate_walking(s, NULL, NULL, v, err);
+}
+
+int wp_schedule_validate_walking(const struct wp_schedule *s, const struct wp_walk_visitor *also, int *also_walked,
+                                 struct wp_validation *v, struct wp_err *err)
+{
     memset(v, 0, sizeof *v);
+    if (also_walked)
+        *also_walked = 0;
     v->nranks = s->nranks;
     int S = s->nstages, P = s->nranks;
     struct check c;
@@ -400,8 +408,12 @@ int wp_schedule_validate(const struct wp_schedule *s, struct wp_validation *v, s
     for (int r = 0; ready && r < P && !faulty; r++)
         faulty = check_rank(&c, r, err) != 0;
     if (ready && !faulty) {
+        /* the checks need nothing from the walk but its pairing and its
+         * end: another visitor may ride along */
         struct wp_walk_visitor pairing = {NULL, NULL, NULL, NULL};
-        rc = wp_walk(s, &pairing, &v->messages, err);
+        rc = wp_walk(s, also ? also : &pairing, &v->messages, err);
+        if (also_walked)
+            *also_walked = also != NULL && rc == 0;
     }
     if (faulty) {
         /* Which fault the walk meets first (or a deadlock before any) is
