@@ -789,6 +789,20 @@ static void test_broken(void)
     expect_broken(&s, "a send to itself", "names an invalid peer");
     wp_schedule_destroy(&s);
 
+    /* lists long enough to be checked on two threads: a fault in either half */
+    struct wp_sched_params big = params(WP_SCHED_1F1B, 64, 8192);
+    for (int rank = 10; rank < 64; rank += 40) {
+        wp_schedule_generate(&big, &s, &err);
+        a = find(&s, rank, WP_OP_B, rank, 1);
+        s.lists[rank].actions[a].microbatch = 0;
+        char names[64];
+        snprintf(names, sizeof names, "B stage %d micro-batch 0: runs twice", rank);
+        expect_broken(&s, rank < 32 ? "a duplicated backward in the first half of 2M actions"
+                                    : "a duplicated backward in the second half of 2M actions",
+                      names);
+        wp_schedule_destroy(&s);
+    }
+
     wp_schedule_generate(&p, &s, &err);
     s.activation_bound[0] = 1;
     expect_broken(&s, "a peak above the documented bound", "rank 0 holds 2 activations at its peak, above the bound 1");
