@@ -803,6 +803,18 @@ static void test_broken(void)
         wp_schedule_destroy(&s);
     }
 
+    /* the walk runs beside the checks there, on lists not yet checked: a
+     * stage out of range must not take it (or the simulator) out of bounds */
+    wp_schedule_generate(&big, &s, &err);
+    a = find(&s, 50, WP_OP_F, 50, 7);
+    s.lists[50].actions[a].stage = 100000;
+    expect_broken(&s, "a forward of a stage out of range in 2M actions", "stage or micro-batch out of range");
+    wp_schedule_destroy(&s);
+    wp_schedule_generate(&big, &s, &err);
+    s.lists[3].actions[s.lists[3].count - 1].stage = 70000; /* its STEP */
+    expect_broken(&s, "a STEP of a stage out of range in 2M actions", "stage or micro-batch out of range");
+    wp_schedule_destroy(&s);
+
     wp_schedule_generate(&p, &s, &err);
     s.activation_bound[0] = 1;
     expect_broken(&s, "a peak above the documented bound", "rank 0 holds 2 activations at its peak, above the bound 1");

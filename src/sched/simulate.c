@@ -3,7 +3,8 @@
  * wait for it, and an ALLREDUCE starts when its last holder arrives. When
  * ranks share fewer cores than there are ranks, a second engine plays the
  * lists in global time order with the cores shared among the ranks that
- * compute (processor sharing). */
+ * compute (processor sharing). wp_validate_and_simulate plays the walk
+ * inside the validator's. */
 #include "sched/simulate.h"
 #include "topo/collective_cost.h"
 
@@ -300,6 +301,11 @@ static int sim_run(void *ctx, int rank, int from, int to, double *msg, struct wp
     int rc = 0;
     for (; a < end; a++) {
         int op = a->op;
+        if ((unsigned)a->stage >= (unsigned)S) { /* the lists may not be checked yet (validate.h) */
+            rc = wp_errorf(err, "rank %d step %ld: stage %d out of range", rank, (long)(a - s->lists[rank].actions),
+                           (int)a->stage);
+            break;
+        }
         if (op <= WP_OP_W) { /* F, B, W */
             const struct compute_step *step = &compute[op * S + a->stage];
             double done = now + step->seconds;
@@ -707,8 +713,13 @@ int wp_validate_and_simulate(const struct wp_schedule *s, const struct wp_cost_m
     struct wp_walk_visitor visitor = {&sm, sim_run, sim_collective, NULL};
     int walked = 0;
     int rc = wp_schedule_validate_walking(s, &visitor, &walked, v, err);
-    if (rc == 0 && !walked) /* validated by a walk with checks: the simulation's own walk is still to come */
-        rc = wp_walk(s, &visitor, NULL, err);
+    if (rc == 0 && !walked) { /* validated by a walk with checks: the simulation afresh */
+        sim_end(&sm, -1);
+        rc = wp_simulate(s, cost, res, err);
+        if (rc)
+            wp_validation_destroy(v);
+        return rc;
+    }
     if (rc)
         wp_validation_destroy(v);
     return sim_end(&sm, rc);

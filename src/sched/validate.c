@@ -1,7 +1,9 @@
 /* Schedule validation: completeness, dependencies, matching, deadlock
- * freedom and the activation bound: each rank's list checked in its order,
- * and one lock-step walk that pairs messages (a faulty schedule is checked
- * again along the walk, which names the fault it meets first). */
+ * freedom and the activation bound: each rank's list checked in its order
+ * (large schedules: on a second thread, beside the walk), and one lock-step
+ * walk that pairs messages and may play the simulator too (a faulty
+ * schedule is checked again along the walk, which names the fault it meets
+ * first). */
 #include "sched/validate.h"
 
 #include <pthread.h>
@@ -296,54 +298,37 @@ static int check_rank(struct check *c, int rank, struct wp_err *err)
     return 0;
 }
 
-/* Ranks [from, to) checked in turn, up to the first faulty one. */
-struct rank_range {
+/* check_rank of every rank, up to the first faulty one; err then names a
+ * fault, roughly (the walk with checks names the one to report). */
+struct rank_checks {
     struct check *c;
-    int from, to;
     int faulty;
     struct wp_err err;
 };
 
 static void *check_ranks(void *arg)
 {
-    struct rank_range *rr = arg;
-    for (int r = rr->from; r < rr->to && !rr->faulty; r++)
-        rr->faulty = check_rank(rr->c, r, &rr->err) != 0;
+    struct rank_checks *rk = arg;
+    for (int r = 0; r < rk->c->s->nranks && !rk->faulty; r++)
+        rk->faulty = check_rank(rk->c, r, &rk->err) != 0;
     return NULL;
 }
 
-/* Schedules of at least this many actions have their lists checked on two
- * threads, each half the actions: what a rank's checks write is the rank's
- * own (its slices, its holder slots, its tallies), so the halves share
- * nothing they write, and on two cores the checks take half as long. */
-#define CHECK_TWO_THREADS_MIN_ACTIONS (1L << 20)
+/* Schedules of at least this many actions have their lists checked on a
+ * second thread while the walk pairs their messages: the two read the lists
+ * and write nothing the other reads, so on two cores validating takes the
+ * longer of the two, not their sum. The walk then meets lists not yet
+ * checked; it and the simulator refuse a stage out of range (the one thing
+ * they index by), and a faulty schedule's walk is thrown away and walked
+ * again with checks, as when the lists are checked first. */
+#define CHECK_BESIDE_WALK_MIN_ACTIONS (1L << 20)
 
-/* check_rank of every rank: -1 when some list is faulty (err then names a
- * fault, roughly: the walk with checks names the one to report). */
-static int check_ranks_split(struct check *c, struct wp_err *err)
+static long actions_in(const struct wp_schedule *s)
 {
-    const struct wp_schedule *s = c->s;
-    int P = s->nranks, half = 0;
-    long total = 0, below = 0;
-    for (int r = 0; r < P; r++)
+    long total = 0;
+    for (int r = 0; r < s->nranks; r++)
         total += s->lists[r].count;
-    while (half < P && 2 * (below + s->lists[half].count) <= total)
-        below += s->lists[half++].count;
-    struct rank_range first = {c, 0, half, 0, {""}}, second = {c, half, P, 0, {""}};
-    pthread_t helper;
-    if (total < CHECK_TWO_THREADS_MIN_ACTIONS || pthread_create(&helper, NULL, check_ranks, &second) != 0) {
-        first.to = P;
-        check_ranks(&first);
-    } else {
-        check_ranks(&first);
-        pthread_join(helper, NULL);
-    }
-    if (first.faulty || second.faulty) {
-        if (err)
-            *err = first.faulty ? first.err : second.err;
-        return -1;
-    }
-    return 0;
+    return total;
 }
 
 void wp_validation_destroy(struct wp_validation *v)
@@ -455,8 +440,13 @@ int wp_schedule_validate_walking(const struct wp_schedule *s, const struct wp_wa
     /* Each rank's list checked at once, in its order (memory read in
      * sequence), and a walk that only pairs messages and finds deadlocks:
      * for a valid schedule the same outcome as checking along the walk. */
-    int faulty = ready && check_ranks_split(&c, err) != 0;
-    if (ready && !faulty) {
+    struct rank_checks rk = {&c, 0, {""}};
+    pthread_t checker;
+    int beside = ready && actions_in(s) >= CHECK_BESIDE_WALK_MIN_ACTIONS &&
+                 pthread_create(&checker, NULL, check_ranks, &rk) == 0;
+    if (ready && !beside)
+        check_ranks(&rk);
+    if (ready && (beside || !rk.faulty)) {
         /* the checks need nothing from the walk but its pairing and its
          * end: another visitor may ride along */
         struct wp_walk_visitor pairing = {NULL, NULL, NULL, NULL};
@@ -464,7 +454,15 @@ int wp_schedule_validate_walking(const struct wp_schedule *s, const struct wp_wa
         if (also_walked)
             *also_walked = also != NULL && rc == 0;
     }
+    if (beside)
+        pthread_join(checker, NULL);
+    int faulty = rk.faulty;
     if (faulty) {
+        /* what a walk beside the checks found is not what to report */
+        if (also_walked)
+            *also_walked = 0;
+        if (err)
+            *err = rk.err;
         /* Which fault the walk meets first (or a deadlock before any) is
          * the one to report: check again along the walk. */
         check_destroy(&c);
