@@ -191,6 +191,15 @@ static double nic_book_collective(struct sim *sm, const int *ranks, int n, doubl
     return start;
 }
 
+/* Whether message_time would look up per-boundary costs past either end
+ * (a message that crosses no boundary: only unchecked lists have one). */
+static inline int boundary_unknown(const struct sim *sm, int boundary)
+{
+    const struct wp_cost_model *c = sm->cost;
+    return (c->boundary_s || (c->cluster && c->boundary_bytes)) &&
+           (unsigned)boundary >= (unsigned)(sm->s->nstages - 1);
+}
+
 /* Seconds a message occupies its link (bandwidth part) and its latency. */
 static inline void message_time(const struct sim *sm, int src, int dst, int boundary, double t,
                                 double *occupy, double *latency)
@@ -256,10 +265,12 @@ static inline int send_message(struct sim *sm, int rank, const struct wp_action 
         return 0;
     }
     double occupy, latency;
-    int peer = a->peer, stage = a->stage;
+    int peer = a->peer, stage = a->stage, boundary = a->op == WP_OP_SEND_ACT ? stage : stage - 1;
+    if (boundary_unknown(sm, boundary)) /* unchecked lists (validate.h) */
+        return wp_errorf(err, "rank %d: %s of stage %d crosses no stage boundary", rank, wp_op_name(a->op), stage);
     size_t link = (size_t)rank * (size_t)sm->s->nranks + (size_t)peer;
     double start = now > sm->link_free[link] ? now : sm->link_free[link];
-    message_time(sm, rank, peer, a->op == WP_OP_SEND_ACT ? stage : stage - 1, start, &occupy, &latency);
+    message_time(sm, rank, peer, boundary, start, &occupy, &latency);
     start = nic_book(sm, rank, peer, start, occupy);
     sm->link_free[link] = start + occupy;
     *msg = start + occupy + latency;
@@ -273,12 +284,14 @@ static int receive_posted(struct sim *sm, int rank, const struct wp_action *a, d
                           double *arrival, struct wp_err *err)
 {
     double occupy, latency;
-    int peer = a->peer, stage = a->stage;
+    int peer = a->peer, stage = a->stage, boundary = a->op == WP_OP_RECV_ACT ? stage - 1 : stage;
+    if (boundary_unknown(sm, boundary)) /* unchecked lists (validate.h) */
+        return wp_errorf(err, "rank %d: %s of stage %d crosses no stage boundary", rank, wp_op_name(a->op), stage);
     size_t link = (size_t)peer * (size_t)sm->s->nranks + (size_t)rank;
     double start = msg > now ? msg : now;
     if (sm->link_free[link] > start)
         start = sm->link_free[link];
-    message_time(sm, peer, rank, a->op == WP_OP_RECV_ACT ? stage - 1 : stage, start, &occupy, &latency);
+    message_time(sm, peer, rank, boundary, start, &occupy, &latency);
     start = nic_book(sm, peer, rank, start, occupy);
     sm->link_free[link] = start + occupy;
     *arrival = start + occupy + latency;
