@@ -113,16 +113,12 @@ static int simulate_one(const struct wp_sched_cli *o, const struct wp_cost_model
             return -1;
         }
     }
-    if (o->validate) {
-        struct wp_validation v;
-        if (wp_schedule_validate(&s, &v, err)) {
-            wp_schedule_destroy(&s);
-            return -1;
-        }
-        wp_validation_destroy(&v);
-    }
     struct wp_sim_result res;
-    int sim_rc = wp_simulate(&s, cost, &res, err);
+    struct wp_validation v;
+    /* validating walks the lists once, and the simulation rides along */
+    int sim_rc = o->validate ? wp_validate_and_simulate(&s, cost, &v, &res, err) : wp_simulate(&s, cost, &res, err);
+    if (sim_rc == 0 && o->validate)
+        wp_validation_destroy(&v);
     wp_layer_stage_arrays_free(&arrays);
     if (sim_rc) {
         wp_schedule_destroy(&s);

@@ -5,7 +5,8 @@
  * min(2(P-r)-1, M), kfkb between, hanayo within P), Hanayo's bubble falling
  * with waves (and its closed form at M = P), Ada-Grouper's communication
  * hiding, validation over a grid of every kind, stage replication, and the
- * validator rejecting hand-broken lists, and the makespan's lower bound
+ * validator rejecting hand-broken lists, validating and simulating in one
+ * walk against the two calls, and the makespan's lower bound
  * from per-stage costs (never above the simulation, exact for a balanced
  * 1F1B, none for ranks of two stages). */
 #include <math.h>
@@ -648,9 +649,92 @@ static int find(const struct wp_schedule *s, int rank, int op, int stage, int mb
 static void expect_broken(struct wp_schedule *s, const char *what, const char *fragment)
 {
     struct wp_validation v;
-    struct wp_err err = {""};
+    struct wp_sim_result res;
+    struct wp_cost_model cost;
+    struct wp_err err = {""}, one_walk_err = {""};
     ok(wp_schedule_validate(s, &v, &err) == -1, "validator rejects %s", what);
     has_substr(err.msg, fragment, "%s: the message names it", what);
+    wp_cost_model_default(&cost);
+    ok(wp_validate_and_simulate(s, &cost, &v, &res, &one_walk_err) == -1 && strcmp(err.msg, one_walk_err.msg) == 0,
+       "%s: validating and simulating in one walk rejects it with the same message", what);
+}
+
+/* Whether two validations and simulations agree to the bit (events too). */
+static int same_outcome(const struct wp_validation *v1, const struct wp_sim_result *r1,
+                        const struct wp_validation *v2, const struct wp_sim_result *r2)
+{
+    if (v1->actions != v2->actions || v1->messages != v2->messages || v1->peak_max != v2->peak_max ||
+        r1->makespan != r2->makespan || r1->bubble_ratio != r2->bubble_ratio || r1->peak_max != r2->peak_max ||
+        r1->nevents != r2->nevents)
+        return 0;
+    for (int r = 0; r < v1->nranks; r++)
+        if (v1->peak_activations[r] != v2->peak_activations[r] || r1->busy[r] != r2->busy[r] ||
+            r1->peak_activations[r] != r2->peak_activations[r])
+            return 0;
+    for (long i = 0; i < r1->nevents; i++) { /* field by field: an event has padding */
+        const struct wp_sim_event *a = &r1->events[i], *b = &r2->events[i];
+        if (a->rank != b->rank || a->op != b->op || a->stage != b->stage || a->microbatch != b->microbatch ||
+            a->peer != b->peer || a->start != b->start || a->end != b->end)
+            return 0;
+    }
+    return 1;
+}
+
+/* wp_validate_and_simulate against wp_schedule_validate, then
+ * wp_simulate: every kind, with messages that take time and a timeline,
+ * with replicas, and on shared cores (which walks apart). */
+static void test_validate_and_simulate(void)
+{
+    static const int ranks[] = {1, 2, 3, 4, 8};
+    static const int micro[] = {1, 3, 8, 16};
+    static const int reps[] = {2, 1, 3};
+    int compared = 0, differ = 0;
+    char first[WP_ERR_MAX] = "";
+    for (size_t pi = 0; pi < sizeof ranks / sizeof ranks[0]; pi++)
+        for (size_t mi = 0; mi < sizeof micro / sizeof micro[0]; mi++)
+            for (int kind = 0; kind < WP_SCHED_KIND_COUNT; kind++)
+                for (int variant = 0; variant < 3 && wp_sched_kind_generated((enum wp_sched_kind)kind); variant++) {
+                    int P = variant == 1 ? 6 : ranks[pi], M = micro[mi];
+                    if ((kind == WP_SCHED_INTERLEAVED && M % P) || (kind == WP_SCHED_CHIMERA && P % 2) ||
+                        (kind == WP_SCHED_DUALPIPEV && M < 2 * P) || (variant == 1 && kind > WP_SCHED_KFKB))
+                        continue;
+                    struct wp_sched_params p = params(kind, P, M);
+                    if (variant == 1) { /* replicas 2, 1, 3 */
+                        p.replicas = reps;
+                        p.nreplicas = 3;
+                    }
+                    struct wp_cost_model cost;
+                    wp_cost_model_default(&cost);
+                    cost.tc = 0.25;
+                    cost.record_events = 1;
+                    if (variant == 2)
+                        cost.cores = 1;
+                    struct wp_schedule s;
+                    struct wp_validation v1, v2;
+                    struct wp_sim_result r1, r2;
+                    struct wp_err err = {""};
+                    if (wp_schedule_generate(&p, &s, &err))
+                        continue;
+                    compared++;
+                    int rc1 = wp_schedule_validate(&s, &v1, &err) || wp_simulate(&s, &cost, &r1, &err);
+                    int rc2 = wp_validate_and_simulate(&s, &cost, &v2, &r2, &err);
+                    if (rc1 || rc2 || !same_outcome(&v1, &r1, &v2, &r2)) {
+                        if (!differ++)
+                            snprintf(first, sizeof first, "%s P=%d M=%d variant %d (%s)", wp_sched_kind_name(kind), P,
+                                     M, variant, err.msg);
+                    }
+                    if (!rc1) {
+                        wp_validation_destroy(&v1);
+                        wp_sim_result_destroy(&r1);
+                    }
+                    if (!rc2) {
+                        wp_validation_destroy(&v2);
+                        wp_sim_result_destroy(&r2);
+                    }
+                    wp_schedule_destroy(&s);
+                }
+    ok(differ == 0, "validating and simulating in one walk gives what the two calls give (%d schedules)%s%s", compared,
+       differ ? "; first difference: " : "", first);
 }
 
 static void test_broken(void)
@@ -703,6 +787,32 @@ static void test_broken(void)
     a = find(&s, 0, WP_OP_SEND_ACT, 0, 1);
     s.lists[0].actions[a].peer = 0;
     expect_broken(&s, "a send to itself", "names an invalid peer");
+    wp_schedule_destroy(&s);
+
+    /* lists long enough to be checked on two threads: a fault in either half */
+    struct wp_sched_params big = params(WP_SCHED_1F1B, 64, 8192);
+    for (int rank = 10; rank < 64; rank += 40) {
+        wp_schedule_generate(&big, &s, &err);
+        a = find(&s, rank, WP_OP_B, rank, 1);
+        s.lists[rank].actions[a].microbatch = 0;
+        char names[64];
+        snprintf(names, sizeof names, "B stage %d micro-batch 0: runs twice", rank);
+        expect_broken(&s, rank < 32 ? "a duplicated backward in the first half of 2M actions"
+                                    : "a duplicated backward in the second half of 2M actions",
+                      names);
+        wp_schedule_destroy(&s);
+    }
+
+    /* the walk runs beside the checks there, on lists not yet checked: a
+     * stage out of range must not take it (or the simulator) out of bounds */
+    wp_schedule_generate(&big, &s, &err);
+    a = find(&s, 50, WP_OP_F, 50, 7);
+    s.lists[50].actions[a].stage = 100000;
+    expect_broken(&s, "a forward of a stage out of range in 2M actions", "stage or micro-batch out of range");
+    wp_schedule_destroy(&s);
+    wp_schedule_generate(&big, &s, &err);
+    s.lists[3].actions[s.lists[3].count - 1].stage = 70000; /* its STEP */
+    expect_broken(&s, "a STEP of a stage out of range in 2M actions", "stage or micro-batch out of range");
     wp_schedule_destroy(&s);
 
     wp_schedule_generate(&p, &s, &err);
@@ -802,6 +912,7 @@ int main(void)
     test_unequal_stages();
     test_shared_cores();
     test_broken();
+    test_validate_and_simulate();
     test_makespan_bound();
     return tap_done();
 }

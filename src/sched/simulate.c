@@ -3,7 +3,8 @@
  * wait for it, and an ALLREDUCE starts when its last holder arrives. When
  * ranks share fewer cores than there are ranks, a second engine plays the
  * lists in global time order with the cores shared among the ranks that
- * compute (processor sharing). */
+ * compute (processor sharing). wp_validate_and_simulate plays the walk
+ * inside the validator's. */
 #include "sched/simulate.h"
 #include "topo/collective_cost.h"
 
@@ -14,6 +15,7 @@
 
 #include "sched/generate.h"
 #include "sched/lanes.h"
+#include "sched/validate.h"
 #include "sched/walk.h"
 #include "util/huge_pages.h"
 
@@ -189,6 +191,15 @@ static double nic_book_collective(struct sim *sm, const int *ranks, int n, doubl
     return start;
 }
 
+/* Whether message_time would look up per-boundary costs past either end
+ * (a message that crosses no boundary: only unchecked lists have one). */
+static inline int boundary_unknown(const struct sim *sm, int boundary)
+{
+    const struct wp_cost_model *c = sm->cost;
+    return (c->boundary_s || (c->cluster && c->boundary_bytes)) &&
+           (unsigned)boundary >= (unsigned)(sm->s->nstages - 1);
+}
+
 /* Seconds a message occupies its link (bandwidth part) and its latency. */
 static inline void message_time(const struct sim *sm, int src, int dst, int boundary, double t,
                                 double *occupy, double *latency)
@@ -254,10 +265,12 @@ static inline int send_message(struct sim *sm, int rank, const struct wp_action 
         return 0;
     }
     double occupy, latency;
-    int peer = a->peer, stage = a->stage;
+    int peer = a->peer, stage = a->stage, boundary = a->op == WP_OP_SEND_ACT ? stage : stage - 1;
+    if (boundary_unknown(sm, boundary)) /* unchecked lists (validate.h) */
+        return wp_errorf(err, "rank %d: %s of stage %d crosses no stage boundary", rank, wp_op_name(a->op), stage);
     size_t link = (size_t)rank * (size_t)sm->s->nranks + (size_t)peer;
     double start = now > sm->link_free[link] ? now : sm->link_free[link];
-    message_time(sm, rank, peer, a->op == WP_OP_SEND_ACT ? stage : stage - 1, start, &occupy, &latency);
+    message_time(sm, rank, peer, boundary, start, &occupy, &latency);
     start = nic_book(sm, rank, peer, start, occupy);
     sm->link_free[link] = start + occupy;
     *msg = start + occupy + latency;
@@ -271,12 +284,14 @@ static int receive_posted(struct sim *sm, int rank, const struct wp_action *a, d
                           double *arrival, struct wp_err *err)
 {
     double occupy, latency;
-    int peer = a->peer, stage = a->stage;
+    int peer = a->peer, stage = a->stage, boundary = a->op == WP_OP_RECV_ACT ? stage - 1 : stage;
+    if (boundary_unknown(sm, boundary)) /* unchecked lists (validate.h) */
+        return wp_errorf(err, "rank %d: %s of stage %d crosses no stage boundary", rank, wp_op_name(a->op), stage);
     size_t link = (size_t)peer * (size_t)sm->s->nranks + (size_t)rank;
     double start = msg > now ? msg : now;
     if (sm->link_free[link] > start)
         start = sm->link_free[link];
-    message_time(sm, peer, rank, a->op == WP_OP_RECV_ACT ? stage - 1 : stage, start, &occupy, &latency);
+    message_time(sm, peer, rank, boundary, start, &occupy, &latency);
     start = nic_book(sm, peer, rank, start, occupy);
     sm->link_free[link] = start + occupy;
     *arrival = start + occupy + latency;
@@ -299,6 +314,11 @@ static int sim_run(void *ctx, int rank, int from, int to, double *msg, struct wp
     int rc = 0;
     for (; a < end; a++) {
         int op = a->op;
+        if ((unsigned)a->stage >= (unsigned)S) { /* the lists may not be checked yet (validate.h) */
+            rc = wp_errorf(err, "rank %d step %ld: stage %d out of range", rank, (long)(a - s->lists[rank].actions),
+                           (int)a->stage);
+            break;
+        }
         if (op <= WP_OP_W) { /* F, B, W */
             const struct compute_step *step = &compute[op * S + a->stage];
             double done = now + step->seconds;
@@ -545,8 +565,11 @@ void wp_sim_result_destroy(struct wp_sim_result *res)
     memset(res, 0, sizeof *res);
 }
 
-int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, struct wp_sim_result *res,
-                struct wp_err *err)
+/* The simulator's tables and, with a cluster, where ranks sit: everything
+ * a simulation needs before its walk. sim_end frees them, also after an
+ * error here. */
+static int sim_begin(struct sim *out, const struct wp_schedule *s, const struct wp_cost_model *cost,
+                     struct wp_sim_result *res, struct wp_err *err)
 {
     memset(res, 0, sizeof *res);
     int P = s->nranks;
@@ -622,34 +645,97 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
         sm.have_lanes = rc == 0;
         free(count);
     }
-    if (rc == 0 && cost->cores > 0 && cost->cores < P) {
-        rc = simulate_shared_cores(&sm, err);
-    } else if (rc == 0) {
-        struct wp_walk_visitor v = {&sm, sim_run, sim_collective, NULL};
-        rc = wp_walk(s, &v, NULL, err);
-    }
+    *out = sm;
+    return rc;
+}
+
+/* Whether the simulation plays the lists in one lock-step walk (else
+ * ranks share cores: simulate_shared_cores). */
+static int sim_walks(const struct wp_schedule *s, const struct wp_cost_model *cost)
+{
+    return !(cost->cores > 0 && cost->cores < s->nranks);
+}
+
+/* After the walk (rc its outcome): the makespan, bubble and peaks into
+ * res; frees what sim_begin made, and res too on an error. */
+static int sim_end(struct sim *sm, int rc)
+{
+    struct wp_sim_result *res = sm->res;
+    int P = sm->s->nranks;
     if (rc == 0) {
         double busy = 0;
         for (int r = 0; r < P; r++) {
-            if (sm.clock[r] > res->makespan)
-                res->makespan = sm.clock[r];
+            if (sm->clock[r] > res->makespan)
+                res->makespan = sm->clock[r];
             busy += res->busy[r];
             if (res->peak_activations[r] > res->peak_max)
                 res->peak_max = res->peak_activations[r];
         }
         res->bubble_ratio = res->makespan > 0 ? 1.0 - busy / (P * res->makespan) : 0;
     }
-    free(sm.clock);
-    free(sm.held);
-    wp_huge_free(sm.link_free);
-    free(sm.compute);
-    free(sm.node_of);
-    free(sm.type_of);
-    if (sm.lanes.lanes)
-        wp_lanes_destroy(&sm.lanes);
+    free(sm->clock);
+    free(sm->held);
+    wp_huge_free(sm->link_free);
+    free(sm->compute);
+    free(sm->node_of);
+    free(sm->type_of);
+    if (sm->lanes.lanes)
+        wp_lanes_destroy(&sm->lanes);
     if (rc)
         wp_sim_result_destroy(res);
     return rc;
+}
+
+int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, struct wp_sim_result *res,
+                struct wp_err *err)
+{
+    struct sim sm;
+    int rc = sim_begin(&sm, s, cost, res, err);
+    if (rc == 0 && !sim_walks(s, cost)) {
+        rc = simulate_shared_cores(&sm, err);
+    } else if (rc == 0) {
+        struct wp_walk_visitor v = {&sm, sim_run, sim_collective, NULL};
+        rc = wp_walk(s, &v, NULL, err);
+    }
+    return sim_end(&sm, rc);
+}
+
+int wp_validate_and_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost,
+                             struct wp_validation *v, struct wp_sim_result *res, struct wp_err *err)
+{
+    memset(res, 0, sizeof *res);
+    if (!sim_walks(s, cost)) { /* ranks share cores: no walk to share */
+        if (wp_schedule_validate(s, v, err))
+            return -1;
+        int rc = wp_simulate(s, cost, res, err);
+        if (rc)
+            wp_validation_destroy(v);
+        return rc;
+    }
+    struct sim sm;
+    struct wp_err setup_err = {""};
+    if (sim_begin(&sm, s, cost, res, &setup_err)) {
+        sim_end(&sm, -1);
+        if (wp_schedule_validate(s, v, err)) /* as the two calls in turn: the validator's error first */
+            return -1;
+        wp_validation_destroy(v);
+        if (err)
+            *err = setup_err;
+        return -1;
+    }
+    struct wp_walk_visitor visitor = {&sm, sim_run, sim_collective, NULL};
+    int walked = 0;
+    int rc = wp_schedule_validate_walking(s, &visitor, &walked, v, err);
+    if (rc == 0 && !walked) { /* validated by a walk with checks: the simulation afresh */
+        sim_end(&sm, -1);
+        rc = wp_simulate(s, cost, res, err);
+        if (rc)
+            wp_validation_destroy(v);
+        return rc;
+    }
+    if (rc)
+        wp_validation_destroy(v);
+    return sim_end(&sm, rc);
 }
 
 int wp_bandwidth_trace_read(const char *path, struct wp_bandwidth_change **changes, int *n, struct wp_err *err)

@@ -77,6 +77,14 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
                 struct wp_err *err);
 void wp_sim_result_destroy(struct wp_sim_result *res);
 
+/* wp_schedule_validate and then wp_simulate, with their results and their
+ * first error, in one lock-step walk where the simulation walks (the
+ * validator's walk plays the simulator too): what `wavepipe simulate`
+ * does. On an error, v and res are both left empty. */
+struct wp_validation;
+int wp_validate_and_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost,
+                             struct wp_validation *v, struct wp_sim_result *res, struct wp_err *err);
+
 /* Reads a bandwidth trace: CSV lines time_s,src,dst,factor (src/dst a rank
  * or *), header optional. *changes is malloc'ed. */
 int wp_bandwidth_trace_read(const char *path, struct wp_bandwidth_change **changes, int *n, struct wp_err *err);

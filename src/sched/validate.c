@@ -1,9 +1,12 @@
 /* Schedule validation: completeness, dependencies, matching, deadlock
- * freedom and the activation bound: each rank's list checked in its order,
- * and one lock-step walk that pairs messages (a faulty schedule is checked
- * again along the walk, which names the fault it meets first). */
+ * freedom and the activation bound: each rank's list checked in its order
+ * (large schedules: on a second thread, beside the walk), and one lock-step
+ * walk that pairs messages and may play the simulator too (a faulty
+ * schedule is checked again along the walk, which names the fault it meets
+ * first). */
 #include "sched/validate.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,6 +298,39 @@ static int check_rank(struct check *c, int rank, struct wp_err *err)
     return 0;
 }
 
+/* check_rank of every rank, up to the first faulty one; err then names a
+ * fault, roughly (the walk with checks names the one to report). */
+struct rank_checks {
+    struct check *c;
+    int faulty;
+    struct wp_err err;
+};
+
+static void *check_ranks(void *arg)
+{
+    struct rank_checks *rk = arg;
+    for (int r = 0; r < rk->c->s->nranks && !rk->faulty; r++)
+        rk->faulty = check_rank(rk->c, r, &rk->err) != 0;
+    return NULL;
+}
+
+/* Schedules of at least this many actions have their lists checked on a
+ * second thread while the walk pairs their messages: the two read the lists
+ * and write nothing the other reads, so on two cores validating takes the
+ * longer of the two, not their sum. The walk then meets lists not yet
+ * checked; it and the simulator refuse a stage out of range (the one thing
+ * they index by), and a faulty schedule's walk is thrown away and walked
+ * again with checks, as when the lists are checked first. */
+#define CHECK_BESIDE_WALK_MIN_ACTIONS (1L << 20)
+
+static long actions_in(const struct wp_schedule *s)
+{
+    long total = 0;
+    for (int r = 0; r < s->nranks; r++)
+        total += s->lists[r].count;
+    return total;
+}
+
 void wp_validation_destroy(struct wp_validation *v)
 {
     free(v->peak_activations);
@@ -386,7 +422,15 @@ static int *stages_per_rank(const struct wp_schedule *s)
 
 int wp_schedule_validate(const struct wp_schedule *s, struct wp_validation *v, struct wp_err *err)
 {
+    return wp_schedule_validate_walking(s, NULL, NULL, v, err);
+}
+
+int wp_schedule_validate_walking(const struct wp_schedule *s, const struct wp_walk_visitor *also, int *also_walked,
+                                 struct wp_validation *v, struct wp_err *err)
+{
     memset(v, 0, sizeof *v);
+    if (also_walked)
+        *also_walked = 0;
     v->nranks = s->nranks;
     int S = s->nstages, P = s->nranks;
     struct check c;
@@ -396,14 +440,29 @@ int wp_schedule_validate(const struct wp_schedule *s, struct wp_validation *v, s
     /* Each rank's list checked at once, in its order (memory read in
      * sequence), and a walk that only pairs messages and finds deadlocks:
      * for a valid schedule the same outcome as checking along the walk. */
-    int faulty = 0;
-    for (int r = 0; ready && r < P && !faulty; r++)
-        faulty = check_rank(&c, r, err) != 0;
-    if (ready && !faulty) {
+    struct rank_checks rk = {&c, 0, {""}};
+    pthread_t checker;
+    int beside = ready && actions_in(s) >= CHECK_BESIDE_WALK_MIN_ACTIONS &&
+                 pthread_create(&checker, NULL, check_ranks, &rk) == 0;
+    if (ready && !beside)
+        check_ranks(&rk);
+    if (ready && (beside || !rk.faulty)) {
+        /* the checks need nothing from the walk but its pairing and its
+         * end: another visitor may ride along */
         struct wp_walk_visitor pairing = {NULL, NULL, NULL, NULL};
-        rc = wp_walk(s, &pairing, &v->messages, err);
+        rc = wp_walk(s, also ? also : &pairing, &v->messages, err);
+        if (also_walked)
+            *also_walked = also != NULL && rc == 0;
     }
+    if (beside)
+        pthread_join(checker, NULL);
+    int faulty = rk.faulty;
     if (faulty) {
+        /* what a walk beside the checks found is not what to report */
+        if (also_walked)
+            *also_walked = 0;
+        if (err)
+            *err = rk.err;
         /* Which fault the walk meets first (or a deadlock before any) is
          * the one to report: check again along the walk. */
         check_destroy(&c);

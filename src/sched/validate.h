@@ -20,4 +20,17 @@ struct wp_validation {
 int wp_schedule_validate(const struct wp_schedule *s, struct wp_validation *v, struct wp_err *err);
 void wp_validation_destroy(struct wp_validation *v);
 
+/* wp_schedule_validate, whose lock-step walk (the one that pairs messages
+ * and finds deadlocks, walk.h) also plays visitor also when every list
+ * passed its own checks: a caller that validates and then walks again (the
+ * simulator) walks once. *also_walked says whether also was played to the
+ * end of the walk; 0 on a faulty schedule (walked with checks instead),
+ * where also may have been played in part, on lists not yet checked (also
+ * must then refuse what it cannot play: walk.h's walk refuses ALLREDUCE of
+ * a stage out of range) and its state is to be thrown away. An error of
+ * also ends the walk and is returned as err. */
+struct wp_walk_visitor;
+int wp_schedule_validate_walking(const struct wp_schedule *s, const struct wp_walk_visitor *also, int *also_walked,
+                                 struct wp_validation *v, struct wp_err *err);
+
 #endif

@@ -555,6 +555,10 @@ static int arrive_at_allreduce(struct walk_state *w, int r, int *ranks, int *ste
                                int *done, struct wp_err *err)
 {
     const struct wp_action *a = &w->at[r].actions[w->at[r].pc];
+    if ((unsigned)a->stage >= (unsigned)w->s->nstages) { /* lists walked before they are checked (validate.h) */
+        *done = 0;
+        return wp_errorf(err, "rank %d step %d: ALLREDUCE of stage %d, out of range", r, w->at[r].pc, (int)a->stage);
+    }
     if (!w->at[r].arrived) {
         w->at[r].arrived = 1;
         w->stage_arrivals[a->stage]++;
