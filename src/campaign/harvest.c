@@ -830,7 +830,13 @@ static void fmt_num(char *buf, size_t size, const char *fmt, double v)
 
 void wp_harvest_print_table(FILE *fp, const struct wp_harvest *h)
 {
-    fprintf(fp, "%-20s %5s %3s %5s %10s %21s %10s %9s %7s %7s %10s %7s %7s  %s\n", "series", "nodes", "rep",
+    int width = 20; /* the series column: as wide as its longest label */
+    for (int i = 0; i < h->nruns; i++) {
+        char label[128];
+        wp_harvest_series_label(h, &h->runs[i], label, sizeof label);
+        width = (int)strlen(label) > width ? (int)strlen(label) : width;
+    }
+    fprintf(fp, "%-*s %5s %3s %5s %10s %21s %10s %9s %7s %7s %10s %7s %7s  %s\n", width, "series", "nodes", "rep",
             "iters", "samples/s", "(min - max)", "mean s/s", "vs static", "bubble", "(pred)", "pred s/s", "eff",
             "speedup", "state");
     for (int i = 0; i < h->nruns; i++) {
@@ -844,7 +850,7 @@ void wp_harvest_print_table(FILE *fp, const struct wp_harvest *h)
         fmt_num(eff, sizeof eff, "%.3f",
                 strcmp(r->point.scaling, "strong") == 0 ? r->strong_efficiency : r->weak_efficiency);
         fmt_num(sp, sizeof sp, "%.3f", r->strong_speedup);
-        fprintf(fp, "%-20s %5d %3d %5d %10.2f %21s %10.2f %9s %7.3f %7s %10s %7s %7s  %s\n", label, r->nodes,
+        fprintf(fp, "%-*s %5d %3d %5d %10.2f %21s %10.2f %9s %7.3f %7s %10s %7s %7s  %s\n", width, label, r->nodes,
                 r->point.repetition, r->iterations, r->samples_per_s.median, range, r->samples_per_s_mean, vs,
                 r->bubble_ratio.median, pb, ps, eff, sp, r->state);
     }
