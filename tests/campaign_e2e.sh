@@ -37,14 +37,7 @@ njobs=$(cat "$camp"/*/jobids 2>/dev/null | wc -l)
 expect_status 18 "$njobs" "18 jobs submitted (a probe and a run per point)"
 
 # wait for every point to end (DONE or FAILED), bounded
-deadline=$(( $(date +%s) + ${CAMPAIGN_E2E_TIMEOUT:-420} ))
-while :; do
-    ended=$(find "$camp" -mindepth 2 -maxdepth 2 \( -name DONE -o -name FAILED \) | wc -l)
-    [ "$ended" -ge 9 ] && break
-    if [ "$(date +%s)" -ge "$deadline" ]; then break; fi
-    sleep 2
-done
-done_points=$(find "$camp" -mindepth 2 -maxdepth 2 -name DONE | wc -l)
+done_points=$(wait_for_points "$camp" 9 "${CAMPAIGN_E2E_TIMEOUT:-420}")
 expect_status 9 "$done_points" "all 9 points finish (DONE)"
 if [ "$done_points" -ne 9 ]; then
     "$WAVEPIPE" status "$campaign" --results "$results" 2>&1 | sed 's/^/    | /'

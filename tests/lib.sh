@@ -40,6 +40,19 @@ vcluster_lock() {
 
 # --- the virtual Slurm cluster (tests/cluster/vcluster.sh) ---------------------
 
+# wait_for_points CAMPAIGN_DIR N TIMEOUT_S: waits until N point directories
+# of a submitted campaign have ended (DONE or FAILED), at most TIMEOUT_S
+# seconds; prints how many ended DONE.
+wait_for_points() {
+    local camp=$1 n=$2 deadline=$(($(date +%s) + $3)) ended
+    while :; do
+        ended=$(find "$camp" -mindepth 2 -maxdepth 2 \( -name DONE -o -name FAILED \) | wc -l)
+        [ "$ended" -ge "$n" ] || [ "$(date +%s)" -ge "$deadline" ] && break
+        sleep 2
+    done
+    find "$camp" -mindepth 2 -maxdepth 2 -name DONE | wc -l
+}
+
 # vcluster_require VCLUSTER_SH: skips the test (77) where network namespaces
 # cannot be made; fails it where a tool or the wavepipe binary is missing.
 vcluster_require() {

@@ -55,13 +55,7 @@ results="$work/results"
     --wavepipe "$WAVEPIPE" > "$work/sweep.log" 2>&1
 expect_status 0 $? "wavepipe sweep --submit adaptive-ci (a static and an adaptive point)"
 camp=$results/adaptive-ci
-deadline=$(($(date +%s) + ${SLURM_ADAPT_TIMEOUT:-400}))
-while :; do
-    ended=$(find "$camp" -mindepth 2 -maxdepth 2 \( -name DONE -o -name FAILED \) | wc -l)
-    [ "$ended" -ge 2 ] || [ "$(date +%s)" -ge "$deadline" ] && break
-    sleep 2
-done
-expect_status 2 "$(find "$camp" -mindepth 2 -maxdepth 2 -name DONE | wc -l)" "both points finish (DONE)"
+expect_status 2 "$(wait_for_points "$camp" 2 "${SLURM_ADAPT_TIMEOUT:-400}")" "both points finish (DONE)"
 static=$(find "$camp" -mindepth 1 -maxdepth 1 -type d -name '*adaptnone*' | head -n 1)
 adaptive=$(find "$camp" -mindepth 1 -maxdepth 1 -type d -name '*adaptboth*' | head -n 1)
 for p in "$static" "$adaptive"; do
