@@ -13,6 +13,15 @@ static const char *const terminals[WP_GNUPLOT_TERMINALS][2] = {
     {"svg size 900,540 fixed noenhanced font \"sans,12\" background rgb \"white\"", "svg"},
     {"pngcairo size 900,540 noenhanced font \"sans,10\" background rgb \"white\"", "png"}};
 
+int wp_gnuplot_open(struct wp_atomic_file *af, const char *dir, const char *name, const char *ext,
+                    struct wp_err *err)
+{
+    char path[4400];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext) >= sizeof path)
+        return wp_errorf(err, "path too long: %s/%s.%s", dir, name, ext);
+    return wp_atomic_open(af, path, err);
+}
+
 void wp_gnuplot_string(FILE *fp, const char *s)
 {
     fputc('"', fp);

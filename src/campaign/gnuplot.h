@@ -8,8 +8,16 @@
 
 #include <stdio.h>
 
+#include "util/atomic_file.h"
+#include "util/error.h"
+
 /* the terminals every script draws on: "svg" and "png" */
 #define WP_GNUPLOT_TERMINALS 2
+
+/* Opens DIR/NAME.EXT for writing under a temporary name (committed with
+ * wp_atomic_commit): every data file and script of the plots. */
+int wp_gnuplot_open(struct wp_atomic_file *af, const char *dir, const char *name, const char *ext,
+                    struct wp_err *err);
 
 /* Writes s as a gnuplot double-quoted string. */
 void wp_gnuplot_string(FILE *fp, const char *s);

@@ -123,10 +123,8 @@ static void dat_num(FILE *fp, double v)
 static int write_data(const char *dir, const struct series *s, int ns, const struct wp_harvest *h,
                       struct wp_err *err)
 {
-    char path[4200];
     struct wp_atomic_file af;
-    snprintf(path, sizeof path, "%s/harvest.dat", dir);
-    if (wp_atomic_open(&af, path, err))
+    if (wp_gnuplot_open(&af, dir, "harvest", "dat", err))
         return -1;
     for (int k = 0; k < ns; k++) {
         fprintf(af.fp, "%s# series %s\n# nodes samples_per_s min max ideal bubble_ratio predicted_bubble_ratio\n",
@@ -146,8 +144,7 @@ static int write_data(const char *dir, const struct series *s, int ns, const str
     if (wp_atomic_commit(&af, err))
         return -1;
 
-    snprintf(path, sizeof path, "%s/predicted.dat", dir);
-    if (wp_atomic_open(&af, path, err))
+    if (wp_gnuplot_open(&af, dir, "predicted", "dat", err))
         return -1;
     int block = 0;
     for (int k = 0; k < ns; k++) {
@@ -245,10 +242,8 @@ static void write_plot_command(FILE *fp, enum plot_kind kind, const struct serie
 static int write_script(const char *dir, enum plot_kind kind, const struct series *s, int ns,
                         const struct wp_harvest *h, struct wp_err *err)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s.gp", dir, plot_names[kind]);
     struct wp_atomic_file af;
-    if (wp_atomic_open(&af, path, err))
+    if (wp_gnuplot_open(&af, dir, plot_names[kind], "gp", err))
         return -1;
     FILE *fp = af.fp;
     char title[256];

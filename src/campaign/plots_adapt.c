@@ -160,10 +160,8 @@ static double set_max_samples_per_s(const struct wp_harvest *h, const struct twi
 
 static int write_data(const char *dir, const struct wp_harvest *h, const struct twin_set *set, struct wp_err *err)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s.dat", dir, set->name);
     struct wp_atomic_file af;
-    if (wp_atomic_open(&af, path, err))
+    if (wp_gnuplot_open(&af, dir, set->name, "dat", err))
         return -1;
     FILE *fp = af.fp;
     double mark_height = 1.08 * set_max_samples_per_s(h, set);
@@ -216,10 +214,8 @@ static void write_plot_command(FILE *fp, const struct wp_harvest *h, const struc
 
 static int write_script(const char *dir, const struct wp_harvest *h, const struct twin_set *set, struct wp_err *err)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s.gp", dir, set->name);
     struct wp_atomic_file af;
-    if (wp_atomic_open(&af, path, err))
+    if (wp_gnuplot_open(&af, dir, set->name, "gp", err))
         return -1;
     FILE *fp = af.fp;
     const char *campaign = h->runs[set->run[0]].point.campaign;
