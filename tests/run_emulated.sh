@@ -176,7 +176,7 @@ printf '0 slow 1 2\n4 slow 1 x\n' > "$out/badchanges.txt"
 bad "a bad change" "badchanges.txt:2: the factor 'x' must be a number" 2 --compute emulated --layers "$bert" \
     --changes "$out/badchanges.txt"
 printf '4 slow 1 2\n2 slow 1 1\n' > "$out/badchanges.txt"
-bad "changes out of order" "badchanges.txt:2: iteration 2 comes before the line above's 4" 2 --compute emulated \
+bad "changes out of order" "badchanges.txt:2: iteration 2 comes before the one above's 4" 2 --compute emulated \
     --layers "$bert" --changes "$out/badchanges.txt"
 printf '2 slow 3 2\n' > "$out/badchanges.txt"
 bad "a change slowing a rank the run has not" "slows rank 3 of a run of 2 ranks" 2 --compute emulated \

@@ -257,7 +257,7 @@ scen_refused() { # WHAT TEXT EXTRA AXES
 }
 scen_refused "a bad change" "scen_bad.cfg:5: scenario 'x', change 2: the factor 'fast' must be a number" \
     'scenarios = { x = ["0 slow 1 1", "3 slow 1 fast"]; };' 'scenario = ["x"];'
-scen_refused "changes out of order" "scenario 'x', change 2: iteration 1 comes before the change above's 3" \
+scen_refused "changes out of order" "scenario 'x', change 2: iteration 1 comes before the one above's 3" \
     'scenarios = { x = ["3 slow 1 1", "1 slow 1 2"]; };' 'scenario = ["x"];'
 scen_refused "a scenario not defined" "scen_bad.cfg:7: scenario \"y\" is not in 'scenarios'" \
     'scenarios = { x = ["3 slow 1 2"]; };' 'scenario = ["y"];'

@@ -24,35 +24,26 @@ static int read_one(const config_setting_t *list, struct wp_scenario *sc, struct
         return wp_cfg_errorf(err, list, "scenario '%s' has %d changes: 1 to %d", name, n, WP_SCENARIO_CHANGES_MAX);
     memset(sc, 0, sizeof *sc);
     wp_strlcpy(sc->name, name, sizeof sc->name);
-    sc->max_rank = -1;
-    long last = -1;
-    for (int i = 0; i < n; i++) {
-        const config_setting_t *e = config_setting_get_elem(list, (unsigned)i);
-        const char *text = config_setting_get_string(e);
-        if (!text)
-            return wp_cfg_errorf(err, list, "scenario '%s', change %d: a string such as \"20 slow 1 2\"", name, i + 1);
-        struct wp_change ch;
+    struct wp_changes parsed = {0}; /* parsed as `wavepipe run --changes` parses them */
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const char *text = config_setting_get_string(config_setting_get_elem(list, (unsigned)i));
         struct wp_err why = {""};
-        int rc = strchr(text, '\n') || strlen(text) >= sizeof sc->changes[0]
-                     ? wp_errorf(&why, "one change a string, shorter than %d characters", (int)sizeof sc->changes[0])
-                     : wp_change_parse_line(text, &ch, &why);
-        if (rc == 0)
-            rc = wp_errorf(&why, "no change in \"%s\"", text);
-        if (rc == 1 && ch.iteration < last)
-            rc = wp_errorf(&why, "iteration %ld comes before the change above's %ld: list changes in order",
-                           ch.iteration, last);
-        if (rc < 0)
-            return wp_cfg_errorf(err, list, "scenario '%s', change %d: %s", name, i + 1, why.msg);
-        last = ch.iteration;
-        if (strcmp(ch.action, "slow") == 0) {
-            if (ch.slow_rank > sc->max_rank)
-                sc->max_rank = ch.slow_rank;
-        } else {
-            sc->need_hook = 1;
-        }
-        wp_strlcpy(sc->changes[sc->nchanges++], text, sizeof sc->changes[0]);
+        int added = !text ? wp_errorf(&why, "a string such as \"20 slow 1 2\"")
+                    : strchr(text, '\n') || strlen(text) >= sizeof sc->changes[0]
+                        ? wp_errorf(&why, "one change a string, shorter than %d characters", (int)sizeof sc->changes[0])
+                        : wp_changes_add(&parsed, text, i + 1, &why);
+        if (added == 0)
+            added = wp_errorf(&why, "no change in \"%s\"", text);
+        if (added < 0)
+            rc = wp_cfg_errorf(err, list, "scenario '%s', change %d: %s", name, i + 1, why.msg);
+        else
+            wp_strlcpy(sc->changes[sc->nchanges++], text, sizeof sc->changes[0]);
     }
-    return 0;
+    sc->max_rank = wp_changes_max_rank(&parsed);
+    sc->need_hook = wp_changes_need_hook(&parsed);
+    wp_changes_free(&parsed);
+    return rc;
 }
 
 int wp_scenarios_read(const config_setting_t *group, struct wp_scenarios *s, struct wp_err *err)

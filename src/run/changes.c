@@ -23,13 +23,13 @@ static int push(struct wp_changes *c, const struct wp_change *ch, struct wp_err 
 {
     struct wp_change *v = realloc(c->v, (size_t)(c->n + 1) * sizeof *v);
     if (!v)
-        return wp_errorf(err, "%s: out of memory", c->name);
+        return wp_errorf(err, "out of memory");
     c->v = v;
     c->v[c->n++] = *ch;
     return 0;
 }
 
-int wp_change_parse_line(const char *text, struct wp_change *ch, struct wp_err *err)
+static int parse_line(const char *text, struct wp_change *ch, struct wp_err *err)
 {
     char line[512];
     if (strlen(text) >= sizeof line)
@@ -85,6 +85,19 @@ int wp_change_parse_line(const char *text, struct wp_change *ch, struct wp_err *
     return 1;
 }
 
+int wp_changes_add(struct wp_changes *c, const char *text, int line, struct wp_err *err)
+{
+    struct wp_change ch;
+    int rc = parse_line(text, &ch, err);
+    if (rc != 1)
+        return rc;
+    ch.line = line;
+    if (c->n && ch.iteration < c->v[c->n - 1].iteration)
+        return wp_errorf(err, "iteration %ld comes before the one above's %ld: list changes in order", ch.iteration,
+                         c->v[c->n - 1].iteration);
+    return push(c, &ch, err) ? -1 : 1;
+}
+
 int wp_changes_parse(const char *text, const char *name, struct wp_changes *c, struct wp_err *err)
 {
     memset(c, 0, sizeof *c);
@@ -102,17 +115,8 @@ int wp_changes_parse(const char *text, const char *name, struct wp_changes *c, s
         memcpy(line, p, len);
         line[len] = '\0';
         p += len + (eol ? 1 : 0);
-        struct wp_change ch;
-        int rc = wp_change_parse_line(line, &ch, err);
-        if (rc < 0)
+        if (wp_changes_add(c, line, lineno, err) < 0) {
             wp_err_prefix(err, "%s:%d: ", name, lineno);
-        ch.line = lineno;
-        if (rc == 1 && c->n && ch.iteration < c->v[c->n - 1].iteration)
-            rc = wp_errorf(err, "%s:%d: iteration %ld comes before the line above's %ld: list changes in order", name,
-                           lineno, ch.iteration, c->v[c->n - 1].iteration);
-        if (rc == 1)
-            rc = push(c, &ch, err);
-        if (rc < 0) {
             wp_changes_free(c);
             return -1;
         }

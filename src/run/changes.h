@@ -43,9 +43,11 @@ struct wp_changes {
     struct wp_change *v; /* in file order, iterations not decreasing */
 };
 
-/* One change from one line's text: 0 for a blank or comment line, 1 for a
- * change (line left 0), -1 with err (no location: the caller adds it). */
-int wp_change_parse_line(const char *text, struct wp_change *ch, struct wp_err *err);
+/* Parses one line's text and appends its change to c (line: where it
+ * stands, for messages): 1 when added, 0 for a blank or comment line, -1
+ * with err (no location: the caller adds it) for a bad change or one
+ * before the last one's iteration. */
+int wp_changes_add(struct wp_changes *c, const char *text, int line, struct wp_err *err);
 /* Parses a changes text (name: the file, for "name:line: ..." errors). */
 int wp_changes_parse(const char *text, const char *name, struct wp_changes *c, struct wp_err *err);
 void wp_changes_free(struct wp_changes *c);
