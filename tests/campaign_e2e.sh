@@ -16,14 +16,8 @@ builddir=${WP_BUILDDIR:-$(pwd)}
 dir="$(cd "$builddir" && pwd)/tests/vcluster.campaign_e2e"
 work="$(cd "$builddir" && pwd)/tests/out/campaign_e2e"
 rm -rf "$work" && mkdir -p "$work"
-down() { bash "$vc" down "$dir" >/dev/null 2>&1 || true; }
-trap down EXIT
-trap 'exit 1' INT TERM HUP
-
-VCLUSTER_KEEP="$(dirname "$WAVEPIPE"):$builddir:$WP_SRCDIR" bash "$vc" up "$dir" 3 > "$work/up.log" 2>&1
-expect_status 0 $? "a Slurm cluster of 3 nodes comes up"
-# shellcheck disable=SC1091
-. "$dir/env"
+vcluster_down_on_exit "$vc" "$dir"
+vcluster_up "$vc" "$dir" 3 "$(dirname "$WAVEPIPE"):$builddir:$WP_SRCDIR"
 
 campaign="$WP_SRCDIR/jobs/campaigns/cpu-weak-test.cfg"
 results="$work/results"

@@ -30,6 +30,8 @@ fi
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+every=4
+drop=12
 vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
 vcluster_require "$vc"
 vcluster_lock
@@ -37,17 +39,8 @@ builddir=${WP_BUILDDIR:-$(pwd)}
 dir="$(cd "$builddir" && pwd)/tests/vcluster.slurm_adapt"
 work="$(cd "$builddir" && pwd)/tests/out/slurm_adapt"
 rm -rf "$work" && mkdir -p "$work"
-down() { bash "$vc" down "$dir" > /dev/null 2>&1 || true; }
-trap down EXIT
-trap 'exit 1' INT TERM HUP
-every=4
-drop=12
-
-VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=2 VCLUSTER_KEEP="$(dirname "$WAVEPIPE"):$builddir:$WP_SRCDIR" \
-    bash "$vc" up "$dir" 2 > "$work/up.log" 2>&1
-expect_status 0 $? "a Slurm cluster of 2 nodes comes up (MPICH 5)"
-# shellcheck disable=SC1091
-. "$dir/env"
+vcluster_down_on_exit "$vc" "$dir"
+VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=2 vcluster_up "$vc" "$dir" 2 "$(dirname "$WAVEPIPE"):$builddir:$WP_SRCDIR"
 
 campaign="$WP_SRCDIR/jobs/campaigns/adaptive-ci.cfg"
 results="$work/results"
