@@ -14,20 +14,29 @@ out=$(scratch_dir)
 
 HEADER="timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,micro_batch_size,global_batch,iteration,iter_time_s,samples_per_s,tokens_per_s,bubble_ratio,peak_activation_bytes,loss"
 
-# point DIR ID SCALING REP SCHEDULE NODES
-point() {
-    mkdir -p "$1"
-    cat > "$1/point.cfg" <<EOF
+# point_cfg DIR ID SCALING REP AXES...: DIR/point.cfg (campaign: DIR's
+# parent's name; warm-up 1), each axis NAME=VALUE
+point_cfg() {
+    local dir=$1 id=$2 scaling=$3 rep=$4 ax axes=""
+    shift 4
+    for ax in "$@"; do axes="$axes${axes:+, }{ name = \"${ax%%=*}\"; value = \"${ax#*=}\"; }"; done
+    mkdir -p "$dir"
+    cat > "$dir/point.cfg" <<EOF
 # wavepipe campaign point (written by hand for tests/harvest.sh)
 format = "wavepipe-point";
 version = 1;
-campaign = "$(basename "$(dirname "$1")")";
-point = "$2";
-scaling = "$3";
-repetition = $4;
+campaign = "$(basename "$(dirname "$dir")")";
+point = "$id";
+scaling = "$scaling";
+repetition = $rep;
 warmup = 1;
-axes = ( { name = "schedule"; value = "$5"; }, { name = "nodes"; value = "$6"; }, { name = "micro_batches"; value = "8"; } );
+axes = ( $axes );
 EOF
+}
+
+# point DIR ID SCALING REP SCHEDULE NODES
+point() {
+    point_cfg "$1" "$2" "$3" "$4" "schedule=$5" "nodes=$6" "micro_batches=8"
 }
 
 # row SCHEDULE NODES ITERATION SAMPLES_PER_S BUBBLE: one results.csv row (global batch 8 per node)
@@ -207,17 +216,7 @@ expect_status "" "$(col s1-r0 weak_efficiency)" "weak column empty for strong sc
 NEW=",adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps"
 a="$out/results/adapt"
 ap() { # ID ADAPT NODES HEADER "SAMPLES..." "PAUSES..." "PARTITIONS..." [EMULATED]
-    mkdir -p "$a/$1"
-    cat > "$a/$1/point.cfg" <<EOF
-format = "wavepipe-point";
-version = 1;
-campaign = "adapt";
-point = "$1";
-scaling = "strong";
-repetition = 0;
-warmup = 1;
-axes = ( { name = "schedule"; value = "1f1b"; }, { name = "adapt"; value = "$2"; }, { name = "nodes"; value = "$3"; } );
-EOF
+    point_cfg "$a/$1" "$1" strong 0 schedule=1f1b "adapt=$2" "nodes=$3"
     {
         echo "$4"
         set -- $5 "|" $6 "|" $7 "|" "${8:-}"
@@ -272,17 +271,7 @@ w="$out/results/twins"
 tp() { # ID REP ADAPT SCENARIO NODES ROW...
     local id=$1 rep=$2 adapt=$3 scenario=$4 nodes=$5
     shift 5
-    mkdir -p "$w/$id"
-    cat > "$w/$id/point.cfg" <<EOF
-format = "wavepipe-point";
-version = 1;
-campaign = "twins";
-point = "$id";
-scaling = "strong";
-repetition = $rep;
-warmup = 1;
-axes = ( { name = "schedule"; value = "1f1b"; }, { name = "adapt"; value = "$adapt"; }, { name = "scenario"; value = "$scenario"; }, { name = "nodes"; value = "$nodes"; } );
-EOF
+    point_cfg "$w/$id" "$id" strong "$rep" schedule=1f1b "adapt=$adapt" "scenario=$scenario" "nodes=$nodes"
     {
         echo "$HEADER$NEW"
         for spec in "$@"; do
