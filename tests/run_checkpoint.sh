@@ -72,4 +72,18 @@ expect_contains "$out/last.log" "torn checkpoint" "and called torn"
 run 2 --steps 3 --resume "$out/nonexistent"
 expect_status 1 $? "a missing checkpoint is refused"
 expect_contains "$out/last.log" "nonexistent/model.safetensors" "and named"
+# a scenario resumed: the changes up to the checkpoint's step are made again
+# before the first iteration (a slowed rank stays slowed), the later ones
+# at their boundary, and the hook sees the resumed iteration numbers
+printf '1 slow 1 1.5\n2 mark early\n5 slow 1 1\n5 mark late\n' > "$out/changes.txt"
+printf '#!/bin/sh\necho "$WAVEPIPE_CHANGE_ITERATION $*" >> "%s"\n' "$out/hook.log" > "$out/hook.sh"
+chmod +x "$out/hook.sh"
+run 2 --schedule 1f1b --steps 6 --resume "$out/a" --changes "$out/changes.txt" --changes-hook "$out/hook.sh"
+expect_status 0 $? "resumed after 4 steps with --changes"
+expect_status "2 mark early
+5 mark late" "$(cat "$out/hook.log" 2>/dev/null)" "the hook ran the earlier change again before the first iteration, the later at 5"
+expect_status "resumed|change before iteration 1: slow 1 1.5|change before iteration 2: mark early|step 4|change before iteration 5: slow 1 1|change before iteration 5: mark late|step 5" \
+    "$(grep -E '^(change before|resumed|step [0-9])' "$out/last.log" | sed -e 's/ (.*//' -e 's/^resumed.*/resumed/' \
+        -e 's/^\(step [0-9]*\):.*/\1/' | tr '\n' '|' | sed 's/|$//')" \
+    "the changes in order around the resumed steps"
 finish
