@@ -294,6 +294,12 @@ tp t03 0 none 'slow:r1@20' 2 0:0.5:1:$U:0 1:0.1:1:$U:0 2:0.2:1:$U:0 3:0.2:1:$U:0
 tp t04 0 both 'slow:r1@20' 2 0:0.5:1:$U:0 1:0.1:1:$U:0 2:0.2:1:$U:0.3 3:0.12:1:3:5:4:4:0 4:0.12:2:3:5:4:4:0 5:0.11:2:3:5:4:4:0.05
 # no static run at 4 nodes: no twin
 tp t05 0 both 'slow:r1@20' 4 0:0.5:1:$U:0 1:0.05:1:$U:0 2:0.05:1:$U:0 3:0.05:1:$U:0 4:0.05:1:$U:0 5:0.05:1:$U:0
+# the slowed twins' scenario (the sweep writes it beside point.cfg): its
+# change at 2 marked in their plot, the start's not; a bad changes.txt is
+# named and its point kept
+printf '# scenario slow\n0 slow * 1\n2 slow 1 2\n' > "$w/t03/changes.txt"
+cp "$w/t03/changes.txt" "$w/t04/changes.txt"
+printf '3 slow 1 fast\n' > "$w/t00/changes.txt"
 "$WAVEPIPE" harvest "$w" > "$out/w1.out" 2> "$out/w1.err"
 expect_status 0 $? "harvest of a campaign of adaptive runs and their static twins"
 csv="$w/harvest.csv"
@@ -347,6 +353,15 @@ expect_contains "$slow.gp" "index 1 using 1:2 with linespoints lc 2 lw 2 pt 7 ps
 expect_contains "$slow.gp" "index 2 using 1:2 with impulses lc 2 lw 1.5 dt 3 title \"adapt=both: plan changed\"" \
     "script: the adaptive run's plan changes as dotted marks in its colour"
 expect_contains "$slow.gp" "scenario=slow:r1@20 nodes=2" "the title names the twins' axis values"
+expect_contains "$slow.gp" 'set arrow from 2, graph 0 to 2, graph 1 nohead dt 2 lc rgb "gray40"' \
+    "the scenario's change at iteration 2 is a dashed line"
+expect_contains "$slow.gp" 'set label "slow 1 2" at 2,' "named by the change"
+if grep -q "set arrow" "$steady.gp" || grep -q "arrow from 0," "$slow.gp"; then
+    fail "no line for twins without a scenario, nor for the start's change"
+else
+    pass "no line for twins without a scenario, nor for the start's change"
+fi
+expect_contains "$out/w1.err" "t00/changes.txt:1: the factor 'fast' must be a number" "a bad changes.txt is named (file:line)"
 if command -v "${WP_GNUPLOT:-gnuplot}" > /dev/null; then
     for e in svg png; do
         if [ -s "$slow.$e" ] && [ -s "$steady.$e" ]; then pass "per-iteration plots drawn as $e"; else fail "per-iteration $e missing"; fi
