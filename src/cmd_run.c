@@ -1241,9 +1241,7 @@ int wp_cmd_run(int argc, char **argv)
     if (o.emulated) {
         char name[512];
         wp_strlcpy(name, o.layers_path, sizeof name);
-        for (char *c = name; *c; c++)
-            if (*c == ',' || *c == '"' || *c == '\n')
-                *c = '_';
+        wp_csv_field(name, '_');
         snprintf(compute_cols, sizeof compute_cols, "emulated,%s", name);
         if (wp_layer_stage_arrays_make(&o.table, &s, cfg.train.global_batch, first, end, &table_costs, &err)) {
             if (rank == 0)

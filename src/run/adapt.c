@@ -245,14 +245,6 @@ static int decide(struct wp_adapt *a, long iteration, struct decision *d, struct
     return 0;
 }
 
-/* One CSV field: no commas, quotes or line ends. */
-static void one_field(char *s)
-{
-    for (char *c = s; *c; c++)
-        if (*c == ',' || *c == '"' || *c == '\n')
-            *c = ';';
-}
-
 /* d's --adapt-log row, appended when there is a log. */
 static void log_row(const struct wp_adapt *a, const struct wp_adapt_decision *d)
 {
@@ -260,7 +252,7 @@ static void log_row(const struct wp_adapt *a, const struct wp_adapt_decision *d)
         return;
     char why[1536], row[3400];
     wp_strlcpy(why, d->reasons, sizeof why);
-    one_field(why);
+    wp_csv_field(why, ';');
     int len = snprintf(row, sizeof row, "%ld,%s,%d,%d,%s,%d,%d,%s,%.6f,%.6f,%d,%s\n", d->iteration, d->adapt,
                        d->from_k, d->from_micro_batch, d->from_partition, d->to_k, d->to_micro_batch,
                        d->to_partition, d->predicted_from_s, d->predicted_to_s, d->switched, why);

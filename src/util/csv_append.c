@@ -61,3 +61,10 @@ int wp_csv_append(const char *path, const char *header, const char *what, const 
     close(fd);
     return w == (ssize_t)(hlen + len) ? 0 : wp_errorf(err, "cannot append to %s: %s", path, strerror(saved));
 }
+
+void wp_csv_field(char *s, char with)
+{
+    for (char *c = s; *c; c++)
+        if (*c == ',' || *c == '"' || *c == '\n' || *c == '\r')
+            *c = with;
+}

@@ -16,4 +16,8 @@ int wp_csv_check_header(const char *path, const char *header, const char *what, 
 int wp_csv_append(const char *path, const char *header, const char *what, const char *option, const char *rows,
                   size_t len, struct wp_err *err);
 
+/* Makes s one unquoted CSV field in place: each comma, double quote and
+ * line end becomes with. */
+void wp_csv_field(char *s, char with);
+
 #endif
