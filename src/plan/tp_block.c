@@ -1,0 +1,74 @@
+/* A GPT-2 block's collectives on a tensor group (tp_block.h). */
+#include "plan/tp_block.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "topo/collective_cost.h"
+
+const char *wp_tp_call_name(enum wp_tp_call c)
+{
+    static const char *names[WP_TP_CALL_COUNT] = {"reducescatter", "allgather", "allgather_cols", "allreduce"};
+    return c >= 0 && c < WP_TP_CALL_COUNT ? names[c] : "?";
+}
+
+static void add(struct wp_tp_block_volume *v, enum wp_tp_call c, int n, double elements)
+{
+    static const enum wp_collective kind[WP_TP_CALL_COUNT] = {WP_COLL_REDUCE_SCATTER, WP_COLL_ALLGATHER,
+                                                              WP_COLL_ALLGATHER, WP_COLL_ALLREDUCE};
+    if (v->group[c] <= 1)
+        return; /* a group of one makes no call */
+    v->calls[c] += n;
+    v->elements[c] += n * elements;
+    v->sent_elements[c] += n * wp_collective_sent_bytes(kind[c], v->group[c], elements);
+}
+
+void wp_tp_block_volume(int p1, int p2, double n_rows, int channels, struct wp_tp_block_volume *v)
+{
+    memset(v, 0, sizeof *v);
+    double N = n_rows, C = channels;
+    v->group[WP_TP_REDUCE_SCATTER_ROWS] = v->group[WP_TP_ALL_GATHER_ROWS] = v->group[WP_TP_ALL_GATHER_COLS] = p2;
+    v->group[WP_TP_ALL_REDUCE] = p1;
+    /* forward: QKV and up-projection outputs summed over axis 2 */
+    add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * 3 * C / p1);
+    add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * 4 * C / p1);
+    /* ... the attention output and GELU's gathered for the projections */
+    add(v, WP_TP_ALL_GATHER_ROWS, 1, N * C / p1);
+    add(v, WP_TP_ALL_GATHER_ROWS, 1, N * 4 * C / p1);
+    /* ... the projections' partial sums, then the replicated residual */
+    add(v, WP_TP_ALL_REDUCE, 2, N * C / p2);
+    add(v, WP_TP_ALL_GATHER_COLS, 2, N * C);
+    /* backward: the duals */
+    add(v, WP_TP_ALL_GATHER_ROWS, 1, N * 3 * C / p1);
+    add(v, WP_TP_ALL_GATHER_ROWS, 1, N * 4 * C / p1);
+    add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * C / p1);
+    add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * 4 * C / p1);
+    add(v, WP_TP_ALL_REDUCE, 2, N * C / p2);
+    add(v, WP_TP_ALL_GATHER_COLS, 2, N * C);
+}
+
+size_t wp_tp_block_param_floats(int p1, int p2, int channels)
+{
+    size_t C = (size_t)channels, t = (size_t)p1 * (size_t)p2;
+    size_t ln = 4 * C;                             /* ln_1, ln_2 weight and bias */
+    size_t qkv = 3 * C * C / t + 3 * C / (size_t)p1;
+    size_t proj = C * C / t + C;
+    size_t fc = 4 * C * C / t + 4 * C / (size_t)p1;
+    size_t fcproj = 4 * C * C / t + C;
+    return ln + qkv + proj + fc + fcproj;
+}
+
+int wp_tp_group_check(int p1, int p2, int heads, int channels, int seqs, char *why, size_t why_len)
+{
+    if (p1 < 1 || p2 < 1)
+        snprintf(why, why_len, "a tensor group of %d x %d ranks", p1, p2);
+    else if (heads % p1)
+        snprintf(why, why_len, "axis 1 of %d does not divide the %d attention heads", p1, heads);
+    else if (channels % p2 || (4 * channels / p1) % p2)
+        snprintf(why, why_len, "axis 2 of %d does not divide the %d channels", p2, channels);
+    else if (seqs % p2)
+        snprintf(why, why_len, "axis 2 of %d does not divide the %d sequences of a slice", p2, seqs);
+    else
+        return 0;
+    return -1;
+}
