@@ -239,9 +239,37 @@ static void mpi_barrier(struct wp_comm *c)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static int mpi_allgather(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
+                         int nranks)
+{
+    struct group_comm *g = nranks > 1 ? group_comm(c, ranks, nranks) : NULL;
+    if (nranks <= 1 || !g || g->comm == MPI_COMM_NULL) {
+        if (nranks == 1 && send != recv)
+            memcpy(recv, send, count * sizeof *recv);
+        return nranks == 1 ? 0 : -1;
+    }
+    MPI_Request req;
+    return wait_collective(c, MPI_Iallgather(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, g->comm, &req),
+                           &req);
+}
+
+static int mpi_reduce_scatter_sum(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
+                                  int nranks)
+{
+    struct group_comm *g = nranks > 1 ? group_comm(c, ranks, nranks) : NULL;
+    if (nranks <= 1 || !g || g->comm == MPI_COMM_NULL) {
+        if (nranks == 1 && send != recv)
+            memcpy(recv, send, count * sizeof *recv);
+        return nranks == 1 ? 0 : -1;
+    }
+    MPI_Request req;
+    return wait_collective(
+        c, MPI_Ireduce_scatter_block(send, recv, (int)count, MPI_FLOAT, MPI_SUM, g->comm, &req), &req);
+}
+
 const struct wp_comm_ops wp_comm_mpi = {
     "mpi", mpi_init, mpi_destroy, mpi_rank, mpi_size, mpi_isend, mpi_irecv, mpi_test,
-    mpi_allreduce_sum, mpi_allreduce_double, mpi_barrier,
+    mpi_allreduce_sum, mpi_allreduce_double, mpi_barrier, mpi_allgather, mpi_reduce_scatter_sum,
 };
 
 int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_comm_request *r)

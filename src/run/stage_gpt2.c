@@ -2,6 +2,7 @@
 #include "run/stage_gpt2.h"
 
 #include "run/stage_emulated.h"
+#include "run/tensor_group.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,9 @@ static double gpt2_forward(void *impl, int slot, const struct wp_stage_slice *sl
     if (g->model.layout.has_embedding || g->model.layout.has_head)
         load_tokens(g, slot, sl);
     wp_gpt2_stage_forward(&g->model, slot);
-    double loss = g->model.layout.has_head ? wp_gpt2_stage_loss_sum(&g->model, slot) : 0;
+    /* a tensor group's lanes all compute the head: one of them counts */
+    int counts = !g->ctx->tensor_group || g->ctx->tensor_group->lane == 0;
+    double loss = g->model.layout.has_head && counts ? wp_gpt2_stage_loss_sum(&g->model, slot) : 0;
     g->ctx->k->synchronize();
     contend(g, t0);
     return loss;
@@ -140,13 +143,19 @@ static const struct wp_stage_exec_ops gpt2_ops = {
 int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_stage_exec *out, struct wp_err *err)
 {
     const struct wp_stage_gpt2_ctx *c = ctx;
+    char why[160];
+    const struct wp_tensor_group *tg = c->tensor_group;
+    if (tg && wp_tp_group_check(tg->shard.p1, tg->shard.p2, c->cfg->model.heads, c->cfg->model.channels, rq->nseq,
+                                why, sizeof why))
+        return wp_errorf(err, "stage %d, slices of %d sequences, tensor group %dx%d: %s", rq->stage, rq->nseq,
+                         tg->shard.p1, tg->shard.p2, why);
     struct gpt2_exec *g = calloc(1, sizeof *g);
     if (!g)
         return wp_errorf(err, "out of memory");
     g->ctx = c;
     g->progress = rq->progress;
     if (wp_gpt2_stage_init(&g->model, c->k, &c->cfg->model, c->first_block[rq->stage], c->end_block[rq->stage],
-                           rq->nseq, rq->nslots, rq->split_backward, c->cfg->train.seed, err)) {
+                           rq->nseq, rq->nslots, rq->split_backward, c->cfg->train.seed, c->tensor_group, err)) {
         free(g);
         return -1;
     }
