@@ -43,7 +43,7 @@
 #define CMD "run"
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
-       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_TENSOR, OPT_PLAN,
+       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_TENSOR, OPT_MESH, OPT_PLAN,
        OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_CHANGES, OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
        OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN,
        OPT_ADAPT_HORIZON };
@@ -89,6 +89,9 @@ static void usage(void)
            "                         runs on P/(P1 P2) ranks, one per group, whose lanes talk lane to\n"
            "                         lane; the summary shows each collective's measured bytes beside\n"
            "                         the model's (plan/tp_block.h)\n"
+           "  --mesh P0xP1xP2        AutoDDL's mesh per stage: --tensor P1xP2 in groups of P0 that split\n"
+           "                         each slice's sequences (weights replicated, gradients summed over\n"
+           "                         P0 before the step); the stages' replica counts must be equal\n"
            "  --stages S             S pipeline stages on P ranks: P/S data-parallel copies of the\n"
            "                         pipeline, each taking its share of every micro-batch, gradients\n"
            "                         allreduced per stage (gpipe, 1f1b, kfkb; same as --replicas r,r,..)\n"
@@ -224,7 +227,7 @@ struct run_options {
     char plan_partition[4096];
     char resumed_partition[256];
     int global_batch, steps, synthetic, kind_given, save_every, stages;
-    int tensor[2]; /* --tensor P1xP2: the tensor group's axes (1 x 1: none) */
+    int mesh[3]; /* --mesh P0xP1xP2 (--tensor P1xP2: 1 x P1 x P2): each stage's mesh (1 x 1 x 1: none) */
     long long seed;
 };
 
@@ -245,6 +248,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"partition", required_argument, NULL, OPT_PARTITION},
         {"stages", required_argument, NULL, OPT_STAGES},
         {"tensor", required_argument, NULL, OPT_TENSOR},
+        {"mesh", required_argument, NULL, OPT_MESH},
         {"plan", required_argument, NULL, OPT_PLAN},
         {"save", required_argument, NULL, OPT_SAVE},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
@@ -275,7 +279,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         longopts[n++] = own[i];
     longopts[n] = (struct option){NULL, 0, NULL, 0};
     memset(o, 0, sizeof *o);
-    o->tensor[0] = o->tensor[1] = 1;
+    o->mesh[0] = o->mesh[1] = o->mesh[2] = 1;
     wp_sched_cli_init(&o->sched);
     o->global_batch = o->steps = -1;
     o->seed = -1;
@@ -339,15 +343,30 @@ static int parse(int argc, char **argv, struct run_options *o)
                 wp_sched_cli_generator_option(CMD, "--stages", &o->sched))
                 return 2;
             break;
-        case OPT_TENSOR: {
-            char *x = NULL;
-            long a = strtol(optarg, &x, 10), b = 1;
-            if (x && (*x == 'x' || *x == 'X'))
-                b = strtol(x + 1, &x, 10);
-            if (!x || *x || a < 1 || b < 1 || a * b > 4096)
-                return wp_usage_error(CMD, "--tensor takes P1 or P1xP2 (the tensor group's axes), not %s", optarg);
-            o->tensor[0] = (int)a;
-            o->tensor[1] = (int)b;
+        case OPT_TENSOR:
+        case OPT_MESH: {
+            /* P1[xP2] or P0xP1xP2: up to 3 factors */
+            long f[3] = {1, 1, 1};
+            int nf = 0;
+            char *x = optarg;
+            while (nf < 3) {
+                char *end = NULL;
+                f[nf++] = strtol(x, &end, 10);
+                if (end == x || (*end && *end != 'x' && *end != 'X') || f[nf - 1] < 1 || f[nf - 1] > 4096)
+                    return wp_usage_error(CMD, "%s takes %s, not %s", opt == OPT_MESH ? "--mesh" : "--tensor",
+                                          opt == OPT_MESH ? "P0xP1xP2" : "P1 or P1xP2", optarg);
+                if (!*end)
+                    break;
+                x = end + 1;
+            }
+            int want = opt == OPT_MESH ? 3 : 2, xs = 0;
+            for (const char *q = optarg; *q; q++)
+                xs += *q == 'x' || *q == 'X';
+            if (xs >= nf || (opt == OPT_MESH && nf != 3) || (opt == OPT_TENSOR && nf > 2) || f[0] * f[1] * f[2] > 4096)
+                return wp_usage_error(CMD, "%s takes %s, not %s", opt == OPT_MESH ? "--mesh" : "--tensor",
+                                      opt == OPT_MESH ? "P0xP1xP2" : "P1 or P1xP2", optarg);
+            for (int i = 0; i < 3; i++)
+                o->mesh[i] = want == 3 ? (int)f[i] : i == 0 ? 1 : (int)f[i - 1];
             break;
         }
         case OPT_COMPUTE:
@@ -455,11 +474,11 @@ static int parse(int argc, char **argv, struct run_options *o)
                               wp_sched_kind_name(o->sched.params.kind));
     if (o->plan_path && o->sched.schedule_file)
         return wp_usage_error(CMD, "--plan and --schedule-file both give the schedule: give one");
-    if (o->tensor[0] * o->tensor[1] > 1 &&
+    if (o->mesh[0] * o->mesh[1] * o->mesh[2] > 1 &&
         (o->emulated || o->adapt.k || o->adapt.partition || o->plan_path || o->save || o->resume))
-        return wp_usage_error(CMD, "--tensor splits GPT-2's blocks computed for real, with a generated schedule or "
-                                   "--schedule-file: not yet with --compute emulated, --adapt, --plan, --save or "
-                                   "--resume");
+        return wp_usage_error(CMD, "--tensor and --mesh split GPT-2's blocks computed for real, with a generated "
+                                   "schedule or --schedule-file: not yet with --compute emulated, --adapt, --plan, "
+                                   "--save or --resume");
     if (o->plan_path && (o->kind_given || o->partition || o->stages || o->sched.params.nreplicas ||
                          o->sched.micro_given || o->global_batch > 0))
         return wp_usage_error(CMD, "--plan sets the schedule, partition, replicas, micro-batches and global batch; "
@@ -743,15 +762,23 @@ static void tensor_bytes_summary(const struct wp_interp *in, const struct wp_ten
             model.elements[c] += (double)forwards * nblocks * v.elements[c];
         }
     }
-    int agree = 1;
+    /* the mesh's axis 0: each held stage's gradients once a step */
+    double axis0_model = 0;
+    long axis0_calls = 0;
+    for (int h = 0; tg->p0 > 1 && h < in->nheld; h++) {
+        axis0_model += (double)in->held[h].exec.grad_floats;
+        axis0_calls++;
+    }
+    int agree = axis0_calls == tg->axis0_calls && axis0_model == tg->axis0_elements;
     for (int c = 0; c < WP_TP_CALL_COUNT; c++)
         agree &= model.calls[c] == tg->calls[c] && model.elements[c] == tg->elements[c];
     MPI_Allreduce(MPI_IN_PLACE, &agree, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (rank != 0)
         return;
-    printf("tensor group %dx%d, rank 0's collectives in the last step, measured (model), bytes of each call's "
-           "whole vector:",
-           tg->shard.p1, tg->shard.p2);
+    printf("mesh %dx%dx%d, rank 0's collectives in the last step, measured (model), bytes of each call's whole "
+           "vector: axis-0 gradient sum %ld calls %.0f B (%ld calls %.0f B);",
+           tg->p0, tg->shard.p1, tg->shard.p2, tg->axis0_calls, 4 * tg->axis0_elements, axis0_calls,
+           4 * axis0_model);
     for (int c = 0; c < WP_TP_CALL_COUNT; c++)
         printf("%s %s %ld calls %.0f B (%d calls %.0f B)", c ? ";" : "", wp_tp_call_name(c), tg->calls[c],
                4 * tg->elements[c], model.calls[c], 4 * model.elements[c]);
@@ -1043,7 +1070,7 @@ int wp_cmd_run(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     /* with tensor groups the schedule has one rank per group: srank, run by
      * every lane of the group (comm_lanes.h) */
-    int tensor = o.tensor[0] * o.tensor[1], lane = rank % tensor, srank = rank / tensor, world_P = P;
+    int tensor = o.mesh[0] * o.mesh[1] * o.mesh[2], lane = rank % tensor, srank = rank / tensor, world_P = P;
     int nodes = 1;
     int shared_cores = share_cores(rank, &nodes);
     struct wp_err err = {""};
@@ -1055,18 +1082,24 @@ int wp_cmd_run(int argc, char **argv)
     int *first = NULL, *end = NULL, *rank_map = NULL;
     /* Everything that can be wrong with the settings is found before any
      * rank computes, identically on every rank. */
-    int status = P % tensor ? wp_errorf(&err, "--tensor %dx%d: groups of %d ranks do not divide the %d ranks",
-                                        o.tensor[0], o.tensor[1], tensor, P)
+    int status = P % tensor ? wp_errorf(&err, "mesh %dx%dx%d: groups of %d ranks do not divide the %d ranks",
+                                        o.mesh[0], o.mesh[1], o.mesh[2], tensor, P)
                             : 0;
     if (status == 0)
         P = P / tensor; /* from here on, the schedule's ranks */
     if (status == 0)
         status = setup(&o, &cfg, P, &s, &err);
+    if (status == 0 && o.mesh[0] > 1)
+        for (int st = 1; st < s.nstages && status == 0; st++)
+            if (s.place[st].nreplicas != s.place[0].nreplicas)
+                status = wp_errorf(&err, "--mesh %dx%dx%d: stages of different replica counts (%d, %d) would trade "
+                                         "pieces of sequences; give every stage the same",
+                                   o.mesh[0], o.mesh[1], o.mesh[2], s.place[0].nreplicas, s.place[st].nreplicas);
     if (status == 0 && tensor > 1) {
         char why[160];
-        if (wp_tp_group_check(o.tensor[0], o.tensor[1], cfg.model.heads, cfg.model.channels, o.tensor[1], why,
+        if (wp_tp_group_check(o.mesh[1], o.mesh[2], cfg.model.heads, cfg.model.channels, o.mesh[2], why,
                               sizeof why))
-            status = wp_errorf(&err, "--tensor %dx%d: %s", o.tensor[0], o.tensor[1], why);
+            status = wp_errorf(&err, "mesh %dx%dx%d: %s", o.mesh[0], o.mesh[1], o.mesh[2], why);
     }
     if (status == 0 && o.measure)
         status = wp_csv_check_header(o.measure, WP_MEASURE_CSV_HEADER, "measurement rows", "--measure", &err);
@@ -1194,7 +1227,7 @@ int wp_cmd_run(int argc, char **argv)
     const struct wp_comm_ops *interp_cops = cops;
     struct wp_comm *interp_comm = comm;
     if (status == 0 && tensor > 1) {
-        status = wp_tensor_group_init(&tgroup, o.tensor[0], o.tensor[1], rank, cops, comm, kernels, &err);
+        status = wp_tensor_group_init(&tgroup, o.mesh[0], o.mesh[1], o.mesh[2], rank, cops, comm, kernels, &err);
         if (status == 0)
             status = wp_comm_lanes_make(cops, comm, tensor, lane, &interp_comm, &err);
         if (status == 0)
