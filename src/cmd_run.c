@@ -475,10 +475,9 @@ static int parse(int argc, char **argv, struct run_options *o)
     if (o->plan_path && o->sched.schedule_file)
         return wp_usage_error(CMD, "--plan and --schedule-file both give the schedule: give one");
     if (o->mesh[0] * o->mesh[1] * o->mesh[2] > 1 &&
-        (o->emulated || o->adapt.k || o->adapt.partition || o->plan_path || o->save || o->resume))
+        (o->emulated || o->adapt.k || o->adapt.partition || o->plan_path))
         return wp_usage_error(CMD, "--tensor and --mesh split GPT-2's blocks computed for real, with a generated "
-                                   "schedule or --schedule-file: not yet with --compute emulated, --adapt, --plan, "
-                                   "--save or --resume");
+                                   "schedule or --schedule-file: not yet with --compute emulated, --adapt or --plan");
     if (o->plan_path && (o->kind_given || o->partition || o->stages || o->sched.params.nreplicas ||
                          o->sched.micro_given || o->global_batch > 0))
         return wp_usage_error(CMD, "--plan sets the schedule, partition, replicas, micro-batches and global batch; "
@@ -1517,12 +1516,12 @@ int wp_cmd_run(int argc, char **argv)
             status = -1;
         MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (status == 0 && o.save && o.save_every && (step + 1) % o.save_every == 0 && step + 1 < cfg.train.steps)
-            status = wp_checkpoint_save(&in, o.save, step + 1, partition_text(unit_count, s.nstages, o.emulated,
+            status = wp_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, step + 1, partition_text(unit_count, s.nstages, o.emulated,
                                                                                ptext, sizeof ptext),
                                         &err);
     }
     if (status == 0 && o.save) {
-        status = wp_checkpoint_save(&in, o.save, cfg.train.steps > first_step ? cfg.train.steps : first_step,
+        status = wp_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, cfg.train.steps > first_step ? cfg.train.steps : first_step,
                                     partition_text(unit_count, s.nstages, o.emulated, ptext, sizeof ptext), &err);
         if (status == 0 && rank == 0)
             printf("saved %s\n", o.save);
