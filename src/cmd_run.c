@@ -738,49 +738,97 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
     free(sums);
 }
 
-/* --tensor: the last step's collectives of this rank's tensor group,
- * counted as the runtime made them, against plan/tp_block.h's model of the
- * blocks it ran (per held stage: its blocks x its forwards, each with its
- * backward); rank 0 prints its own and whether every rank's agree exactly. */
-static void tensor_bytes_summary(const struct wp_interp *in, const struct wp_tensor_group *tg,
-                                 const struct wp_schedule *s, int rank)
+/* The last step's bytes by kind, as this rank handed them to the comm
+ * table (run/interpreter.h, run/tensor_group.h), against the cost model's
+ * volumes: a message carries its micro-batch's share of the more
+ * replicated of its two stages, b T C floats (DAPPLE's split and concat),
+ * over a mesh's axis 0 too; a replicated stage sums its gradients, the
+ * planner's parameter count (plan/tp_block.h per block, the embeddings and
+ * the head); the tied embedding V C; a mesh's blocks plan/tp_block.h's
+ * collectives. Rank 0 prints its own and whether every rank's agree
+ * exactly. */
+static void comm_bytes_summary(const struct wp_interp *in, const struct wp_tensor_group *tg,
+                               const struct wp_schedule *s, const struct wp_gpt2_config *g, int rank)
 {
+    int p0 = tg ? tg->p0 : 1, p1 = tg ? tg->shard.p1 : 1, p2 = tg ? tg->shard.p2 : 1;
+    double C = g->channels, T = g->sequence_length, V = g->vocabulary;
     struct wp_tp_block_volume model, v;
     memset(&model, 0, sizeof model);
+    double send_model = 0, grad_model = 0, tied_model = 0, axis0_model = 0;
+    long sends = 0, grad_sums = 0, tied_sums = 0, axis0_calls = 0;
     const struct wp_action_list *l = &s->lists[in->rank];
+    for (int i = 0; i < l->count; i++) {
+        const struct wp_action *a = &l->actions[i];
+        if (!wp_op_is_send(a->op))
+            continue;
+        int other = a->op == WP_OP_SEND_ACT ? a->stage + 1 : a->stage - 1;
+        int r = s->place[a->stage].nreplicas > s->place[other].nreplicas ? s->place[a->stage].nreplicas
+                                                                           : s->place[other].nreplicas;
+        sends++;
+        send_model += (double)in->mb_sequences / r / p0 * T * C * 4;
+    }
+    int tied_here = 0;
     for (int h = 0; h < in->nheld; h++) {
         const struct wp_gpt2_stage *st = wp_stage_gpt2_model(&in->held[h].exec);
         if (!st)
             continue;
-        int forwards = 0, nblocks = st->layout.end_block - st->layout.first_block;
-        for (int i = 0; i < l->count; i++)
-            forwards += l->actions[i].op == WP_OP_F && l->actions[i].stage == in->held[h].stage;
-        wp_tp_block_volume(tg->shard.p1, tg->shard.p2, (double)st->B * st->g.sequence_length, st->g.channels, &v);
-        for (int c = 0; c < WP_TP_CALL_COUNT; c++) {
-            model.calls[c] += forwards * nblocks * v.calls[c];
-            model.elements[c] += (double)forwards * nblocks * v.elements[c];
+        int stage = in->held[h].stage, forwards = 0, allreduces = 0;
+        int nblocks = st->layout.end_block - st->layout.first_block;
+        for (int i = 0; i < l->count; i++) {
+            forwards += l->actions[i].op == WP_OP_F && l->actions[i].stage == stage;
+            allreduces += l->actions[i].op == WP_OP_ALLREDUCE && l->actions[i].stage == stage;
+        }
+        double params = (double)nblocks * wp_tp_block_param_floats(p1, p2, g->channels) +
+                        (st->layout.has_embedding ? V * C + (double)g->max_positions * C : 0) +
+                        (st->layout.has_head ? 2 * C + V * C : 0);
+        if (s->place[stage].nreplicas * s->place[stage].ncopies > 1) {
+            grad_sums += allreduces;
+            grad_model += allreduces * params * 4;
+        }
+        tied_here |= s->nstages > 1 && (stage == 0 || stage == s->nstages - 1);
+        if (tg) {
+            wp_tp_block_volume(p1, p2, (double)st->B * T, g->channels, &v);
+            for (int c = 0; c < WP_TP_CALL_COUNT; c++) {
+                model.calls[c] += forwards * nblocks * v.calls[c];
+                model.elements[c] += (double)forwards * nblocks * v.elements[c];
+            }
+            if (p0 > 1) {
+                axis0_calls++;
+                axis0_model += params;
+            }
         }
     }
-    /* the mesh's axis 0: each held stage's gradients once a step */
-    double axis0_model = 0;
-    long axis0_calls = 0;
-    for (int h = 0; tg->p0 > 1 && h < in->nheld; h++) {
-        axis0_model += (double)in->held[h].exec.grad_floats;
-        axis0_calls++;
+    if (tied_here) { /* summed between ranks when the two ends' holders are not one rank */
+        int *holders = malloc((size_t)2 * s->nranks * sizeof *holders), distinct = 0;
+        int n0 = holders ? wp_stage_holders_sorted(s, 0, holders) : 0;
+        int n1 = holders ? wp_stage_holders_sorted(s, s->nstages - 1, holders + n0) : 0;
+        for (int i = 1; i < n0 + n1; i++)
+            distinct |= holders[i] != holders[0];
+        free(holders);
+        tied_sums = distinct;
+        tied_model = distinct ? V * C * 4 : 0;
     }
-    int agree = axis0_calls == tg->axis0_calls && axis0_model == tg->axis0_elements;
-    for (int c = 0; c < WP_TP_CALL_COUNT; c++)
+    int agree = sends == in->bytes.sends && send_model == in->bytes.send_bytes && grad_sums == in->bytes.grad_sums &&
+                grad_model == in->bytes.grad_sum_bytes && tied_sums == in->bytes.tied_sums &&
+                tied_model == in->bytes.tied_sum_bytes;
+    for (int c = 0; tg && c < WP_TP_CALL_COUNT; c++)
         agree &= model.calls[c] == tg->calls[c] && model.elements[c] == tg->elements[c];
+    agree &= !tg || (axis0_calls == tg->axis0_calls && axis0_model == tg->axis0_elements);
     MPI_Allreduce(MPI_IN_PLACE, &agree, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (rank != 0)
         return;
-    printf("mesh %dx%dx%d, rank 0's collectives in the last step, measured (model), bytes of each call's whole "
-           "vector: axis-0 gradient sum %ld calls %.0f B (%ld calls %.0f B);",
-           tg->p0, tg->shard.p1, tg->shard.p2, tg->axis0_calls, 4 * tg->axis0_elements, axis0_calls,
-           4 * axis0_model);
-    for (int c = 0; c < WP_TP_CALL_COUNT; c++)
-        printf("%s %s %ld calls %.0f B (%d calls %.0f B)", c ? ";" : "", wp_tp_call_name(c), tg->calls[c],
-               4 * tg->elements[c], model.calls[c], 4 * model.elements[c]);
+    printf("bytes: rank 0 in the last step, measured (model), each call's whole vector: p2p %ld sends %.0f B "
+           "(%ld, %.0f B); gradient sums %ld calls %.0f B (%ld, %.0f B); tied embedding %ld calls %.0f B (%ld, "
+           "%.0f B)",
+           in->bytes.sends, in->bytes.send_bytes, sends, send_model, in->bytes.grad_sums, in->bytes.grad_sum_bytes,
+           grad_sums, grad_model, in->bytes.tied_sums, in->bytes.tied_sum_bytes, tied_sums, tied_model);
+    if (tg) {
+        printf("; mesh %dx%dx%d: axis-0 gradient sum %ld calls %.0f B (%ld, %.0f B)", p0, p1, p2, tg->axis0_calls,
+               4 * tg->axis0_elements, axis0_calls, 4 * axis0_model);
+        for (int c = 0; c < WP_TP_CALL_COUNT; c++)
+            printf("; %s %ld calls %.0f B (%d, %.0f B)", wp_tp_call_name(c), tg->calls[c], 4 * tg->elements[c],
+                   model.calls[c], 4 * model.elements[c]);
+    }
     printf("; every rank's equal to the model: %s\n", agree ? "yes" : "NO");
 }
 
@@ -1535,8 +1583,8 @@ int wp_cmd_run(int argc, char **argv)
         struct run_summary rs = {P, rank, shared_cores, lane == 0, peak_bytes, median,
                                  o.emulated ? &table_costs : NULL, o.layers_path};
         summarize(&in, run_s, &rs);
-        if (tensor > 1)
-            tensor_bytes_summary(&in, &tgroup, run_s, rank);
+        if (!o.emulated)
+            comm_bytes_summary(&in, tensor > 1 ? &tgroup : NULL, run_s, &cfg.model, rank);
         if (rank == 0 && measure_s && n > 0 && median > 0) {
             double mean = 0; /* before sorting: the decisions' cost shows in the mean */
             for (long i = 1; i <= n; i++)

@@ -85,4 +85,16 @@ ref=reference6 check "replicas 3,1 (many to one)" 4 tolerance --schedule 1f1b --
     --global-batch 6 --micro-batches 2
 check "2 stages x 2 data-parallel pipelines" 4 tolerance --schedule 1f1b --stages 2 --micro-batches 2
 check "fewer micro-batches" 2 tolerance --schedule 1f1b --micro-batches 2
+# every run's messages and sums, as counted, are the cost model's (run's bytes: line)
+runs=0 off=
+for log in "$out"/*.log; do
+    grep -q '^bytes:' "$log" || continue
+    runs=$((runs + 1))
+    grep -q "every rank's equal to the model: yes" "$log" || off="$off $(basename "$log" .log)"
+done
+if [ "$runs" -gt 0 ] && [ -z "$off" ]; then
+    pass "every run's counted messages, gradient and tied sums equal the model's ($runs runs)"
+else
+    fail "counted bytes differ from the model's in:${off:- (no run printed bytes)}"
+fi
 finish
