@@ -673,6 +673,7 @@ static int share_cores(int rank, int *nodes_out)
 struct run_summary {
     int P, rank, shared_cores;
     int speaks;      /* 0 on a tensor group's lanes other than 0: their sums are lane 0's again */
+    const int *mesh; /* --mesh p0 x p1 x p2 (1 x 1 x 1: none) */
     double peak_bytes, median_iter_s;
     const struct wp_layer_stage_arrays *table; /* emulated: its costs; NULL for real compute */
     const char *table_name;
@@ -725,11 +726,19 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
             else
                 snprintf(what, sizeof what, "compute=real, simulated with the measured work per stage%s",
                          rs->shared_cores ? " on the node's shared cores" : "");
-            printf("summary: schedule %s, ranks %d, stages %d, micro-batches %d: %.3f samples/s, bubble ratio "
+            char ranks[96];
+            int t = rs->mesh[0] * rs->mesh[1] * rs->mesh[2];
+            if (t > 1)
+                snprintf(ranks, sizeof ranks, "%d (%d schedule ranks x mesh %dx%dx%d)", P * t, P, rs->mesh[0],
+                         rs->mesh[1], rs->mesh[2]);
+            else
+                snprintf(ranks, sizeof ranks, "%d", P);
+            printf("summary: schedule %s, ranks %s, stages %d, micro-batches %d: %.3f samples/s, bubble ratio "
                    "measured %.3f simulated %.3f, iteration measured %.4f s simulated %.4f s (overhead %.2f; %s, "
-                   "messages free), peak activation memory %.2f MiB, loss %.6f\n",
-                   wp_sched_kind_name(s->params.kind), P, S, s->nmicro, in->global_batch / iter, measured_bubble,
+                   "messages%s free), peak activation memory %.2f MiB, loss %.6f\n",
+                   wp_sched_kind_name(s->params.kind), ranks, S, s->nmicro, in->global_batch / iter, measured_bubble,
                    res.bubble_ratio, iter, res.makespan, res.makespan > 0 ? iter / res.makespan : 0, what,
+                   t > 1 ? " and the mesh's collectives" : "",
                    rs->peak_bytes / 1048576.0, in->last_loss);
             wp_sim_result_destroy(&res);
         }
@@ -1580,7 +1589,7 @@ int wp_cmd_run(int argc, char **argv)
         long n = nsteps > 2 ? nsteps - 1 : 0; /* the steps after the first */
         if (iters && n > 0)
             median = wp_stat3_sorted(iters + 1, (size_t)n).median;
-        struct run_summary rs = {P, rank, shared_cores, lane == 0, peak_bytes, median,
+        struct run_summary rs = {P, rank, shared_cores, lane == 0, o.mesh, peak_bytes, median,
                                  o.emulated ? &table_costs : NULL, o.layers_path};
         summarize(&in, run_s, &rs);
         if (!o.emulated)
