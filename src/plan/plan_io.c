@@ -459,10 +459,14 @@ static void print_degrees(FILE *out, const struct wp_plan *p, const char *shape)
         snprintf(dp, sizeof dp, "%d", p->stages[0].replicas);
     else
         snprintf(dp, sizeof dp, "%.256s per stage", shape);
-    fprintf(out, "Megatron-LM's terms: TP %d (tensor group %d x %d: heads split %d ways, channels %d), PP %d, DP %s, "
-                 "micro-batch size %d, global batch %d (%d micro-batch%s); activation recomputation ",
-            t, p->tensor.p1, p->tensor.p2, p->tensor.p1, p->tensor.p2, p->nstages, dp, p->stages[widest].slice,
-            p->global_batch, p->microbatches, p->microbatches == 1 ? "" : "es");
+    int v = p->chunks > 1 ? p->chunks : 1;
+    char interleaved[64] = "";
+    if (v > 1)
+        snprintf(interleaved, sizeof interleaved, " (interleaved: %d virtual stages per GPU)", v);
+    fprintf(out, "Megatron-LM's terms: TP %d (tensor group %d x %d: p1 = %d splits the heads, p2 = %d the channels), "
+                 "PP %d%s, DP %s, micro-batch size %d, global batch %d (%d micro-batch%s); activation recomputation ",
+            t, p->tensor.p1, p->tensor.p2, p->tensor.p1, p->tensor.p2, p->nstages / v, interleaved, dp,
+            p->stages[widest].slice, p->global_batch, p->microbatches, p->microbatches == 1 ? "" : "es");
     if (recomputing == 0)
         fprintf(out, "on no stage\n");
     else
@@ -472,7 +476,7 @@ static void print_degrees(FILE *out, const struct wp_plan *p, const char *shape)
     wp_format_bytes(p->peak_memory_bytes, peak, sizeof peak);
     fprintf(out, "predicted %.4f s per iteration", p->predicted_iter_s);
     if (p->model_flops > 0 && p->predicted_iter_s > 0 && p->devices_used > 0)
-        fprintf(out, ": %.1f TFLOP/s per GPU of model FLOPs (the layer table's forward + backward, 3 x forward; "
+        fprintf(out, ": %.4g TFLOP/s per GPU of model FLOPs (the layer table's forward + backward, 3 x forward; "
                      "recomputation not counted)",
                 p->model_flops / p->predicted_iter_s / p->devices_used / 1e12);
     else
