@@ -6,8 +6,9 @@
  * teraFLOP/s per GPU (Megatron's FLOP count over the predicted time)
  * against the published one (goal: within 15 %), and the planner's own
  * choice for the same model, GPUs and global batch (goal: at least as fast),
- * with its degrees beside Megatron's. Compute at A100_SUSTAINED_FLOPS (see
- * megatron.h's note on the rate).
+ * with its degrees beside Megatron's (PP 4x3: 4 stages of 3 interleaved
+ * chunks; rc: recomputation on every stage, rc-some on some). Compute at
+ * WP_A100_SUSTAINED_FLOPS (megatron.h says why), or $A100_FLOPS.
  *
  * Usage: bench_megatron [SRCDIR [RUN ...]]   (RUN: 1.7B, 3.6B, ... 1T; all by default) */
 #include <math.h>
@@ -24,9 +25,12 @@ static void degrees(char *buf, size_t size, const struct wp_plan *p)
     int v = p->chunks > 1 ? p->chunks : 1, rc = 0;
     for (int s = 0; s < p->nstages; s++)
         rc += p->stages[s].recompute;
+    char chunks[16] = "";
+    if (v > 1)
+        snprintf(chunks, sizeof chunks, "x%d", v);
     snprintf(buf, size, "TP %d%s PP %d%s DP %d b %d%s", wp_plan_tensor_size(p->tensor),
-             p->tensor.p2 > 1 ? "(2D)" : "", p->nstages / v, v > 1 ? (v == 2 ? "x2" : v == 3 ? "x3" : "x4+") : "",
-             p->stages[0].replicas, p->stages[0].slice, rc == 0 ? "" : rc == p->nstages ? " rc" : " rc-some");
+             p->tensor.p2 > 1 ? "(2D)" : "", p->nstages / v, chunks, p->stages[0].replicas, p->stages[0].slice,
+             rc == 0 ? "" : rc == p->nstages ? " rc" : " rc-some");
 }
 
 static int run(const struct wp_megatron_run *r, const struct wp_cluster *c, double flops_per_s)

@@ -22,13 +22,13 @@
 #define WP_PLAN_MAX_TABLES 16
 
 enum { OPT_LAYERS = 3000, OPT_PROFILE_BATCH, OPT_GLOBAL_BATCH, OPT_CLUSTER, OPT_MEMORY, OPT_OUT, OPT_FORMAT,
-       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL, OPT_UNEVEN, OPT_TENSOR, OPT_RECOMPUTE };
+       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL, OPT_UNEVEN, OPT_TENSOR, OPT_RECOMPUTE, OPT_CHUNKS };
 
 static void usage(void)
 {
     printf("Usage: wavepipe plan --layers FILE [--layers FILE ...] [--profile-batch N] [--contract MODE]\n"
            "         --global-batch G --cluster FILE [--devices N] [--memory BYTES] [--out plan.cfg]\n"
-           "         [--tensor auto|P1xP2] [--recompute auto|never|always]\n"
+           "         [--tensor auto|P1xP2] [--recompute auto|never|always] [--chunks N]\n"
            "         [--format text|csv] [--compare] [--compare-dir DIR] [--model MODEL.cfg]\n\n"
            "The planner over pipeline stages x tensor parallelism x data parallelism x\n"
            "micro-batch size: splits the model of the layer table into stages (DAPPLE),\n"
@@ -63,6 +63,9 @@ static void usage(void)
            "  --recompute MODE     activation recomputation: auto (default; on a stage whose\n"
            "                       activations would not fit otherwise), never (DAPPLE's\n"
            "                       setting) or always (Megatron-LM's --recompute-method uniform)\n"
+           "  --chunks N           also try Megatron-LM's interleaved 1F1B with up to N virtual\n"
+           "                       stages per GPU for the best plans (default 1: none; the plan\n"
+           "                       file's schedule is then \"interleaved\" with its chunks)\n"
            "  --format text|csv    summary (default) or CSV stage,first_layer,last_layer,replicas,\n"
            "                       devices,predicted_iter_s\n"
            "  --compare-dir DIR    --compare, and write each compared plan to DIR (chosen.cfg,\n"
@@ -88,6 +91,7 @@ struct plan_options {
     enum wp_layer_contract contract;
     struct wp_plan_tensor tensor; /* p1 0: searched */
     enum wp_recompute recompute;
+    int chunks;
 };
 
 static int parse(int argc, char **argv, struct plan_options *o)
@@ -108,6 +112,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
         {"uneven-slices", no_argument, NULL, OPT_UNEVEN},
         {"tensor", required_argument, NULL, OPT_TENSOR},
         {"recompute", required_argument, NULL, OPT_RECOMPUTE},
+        {"chunks", required_argument, NULL, OPT_CHUNKS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -115,6 +120,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
     o->format = "text";
     o->contract = WP_CONTRACT_AUTO;
     o->recompute = WP_RECOMPUTE_WHERE_NEEDED;
+    o->chunks = 1;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -145,6 +151,10 @@ static int parse(int argc, char **argv, struct plan_options *o)
                 return wp_usage_error(CMD, "--tensor '%s': expected auto or P1xP2 such as 8x1 or 1x1", optarg);
             break;
         }
+        case OPT_CHUNKS:
+            if (wp_parse_int_option(CMD, "--chunks", optarg, 1, 64, &o->chunks))
+                return 2;
+            break;
         case OPT_RECOMPUTE:
             if (strcmp(optarg, "auto") == 0)
                 o->recompute = WP_RECOMPUTE_WHERE_NEEDED;
@@ -385,6 +395,7 @@ int wp_cmd_plan(int argc, char **argv)
         x->m.even_slices = !o.uneven_slices;
         x->m.recompute = o.recompute;
         x->m.fixed_tensor = o.tensor;
+        x->m.max_chunks = o.chunks;
         /* a table whose micro-batch fits nowhere leaves the others to choose from */
         x->planned = wp_plan_search(&x->m, &x->plan, &x->err) == 0;
         if (x->planned && (best < 0 || x->plan.predicted_iter_s < tp[best].plan.predicted_iter_s))

@@ -237,6 +237,16 @@ static void simulation_tests(void)
        "2 stages interleaved as 2 chunks: 4 virtual stages (%s)", err.msg);
     ok(inter.stages[2].devices[0].gpu == inter.stages[0].devices[0].gpu && inter.devices_used == 2,
        "virtual stage 2 on stage 0's GPU, 2 GPUs in all");
+    const char *builddir = getenv("WP_BUILDDIR");
+    char path[1100];
+    snprintf(path, sizeof path, "%s/tests/out/interleaved.plan.cfg", builddir ? builddir : ".");
+    struct wp_plan back;
+    if (ok(wp_plan_write(path, &inter, &eq, &err) == 0 && wp_plan_read(path, &back, &err) == 0,
+           "the interleaved plan written and read back (%s)", err.msg)) {
+        ok(back.chunks == 2 && back.nstages == 4 && back.devices_used == 2,
+           "schedule interleaved, 2 chunks, 4 virtual stages on 2 GPUs");
+        wp_plan_destroy(&back);
+    }
     double t1, t2;
     wp_plan_simulate(&m, &base, 1, 0, &t1, NULL, &err);
     ok(wp_plan_simulate(&m, &inter, 1, 0, &t2, NULL, &err) == 0, "interleaved simulated (%s)", err.msg);

@@ -19,7 +19,16 @@
 
 #include "plan/plan.h"
 
-/* The A100's sustained rate on a GPT block's work, FLOP/s (see below). */
+/* The A100's sustained rate on the analytic table's FLOPs, the one constant
+ * of the comparison not from a spec sheet or the runs' configurations:
+ * 165e12 FLOP/s, 53 % of the A100's 312 TFLOP/s dense 16-bit peak. Chosen,
+ * not measured: the rate the runs imply once their pipeline bubbles are
+ * taken out lies between about 140 (1.7B: no pipeline, 137 TFLOP/s
+ * achieved) and 190 TFLOP/s (1T: 163 at a (p - 1) / m = 12 % bubble), as
+ * larger per-GPU matmuls run closer to peak and the memory-bound work of a
+ * block shrinks next to them; one rate from the middle over-predicts the
+ * smallest runs and under-predicts the largest, which bench_megatron shows.
+ * It is set once for every run, never per row. */
 #define WP_A100_SUSTAINED_FLOPS 165e12
 
 #define WP_MEGATRON_SEQ_LEN 2048

@@ -153,7 +153,7 @@ int wp_plan_write(const char *path, const struct wp_plan *p, const struct wp_lay
     wp_cfg_add_int(root, "micro_batches", p->microbatches);
     /* the degrees of parallelism (per stage again below) */
     add_tensor(root, p->tensor);
-    wp_cfg_add_int(root, "pipeline_stages", p->nstages);
+    wp_cfg_add_int(root, "pipeline_stages", p->nstages / (p->chunks > 1 ? p->chunks : 1));
     config_setting_t *dp = wp_cfg_add_array(root, "data_parallel");
     int recomputing = 0;
     for (int s = 0; s < p->nstages; s++) {
@@ -162,7 +162,9 @@ int wp_plan_write(const char *path, const struct wp_plan *p, const struct wp_lay
     }
     wp_cfg_add_bool(root, "recompute", recomputing);
     config_setting_t *sched = wp_cfg_add_group(root, "schedule");
-    wp_cfg_add_string(sched, "kind", "1f1b");
+    wp_cfg_add_string(sched, "kind", p->chunks > 1 ? "interleaved" : "1f1b");
+    if (p->chunks > 1)
+        wp_cfg_add_int(sched, "chunks", p->chunks);
     char policy[2] = {p->policy, '\0'};
     wp_cfg_add_string(sched, "policy", policy);
     wp_cfg_add_string(root, "shape", shape);
@@ -215,7 +217,8 @@ int wp_plan_write(const char *path, const struct wp_plan *p, const struct wp_lay
                                "is each replica's tensor-parallel group (p1 splits the heads, axis 1, the\n"
                                "inner one; p2 the channels, axis 2; group rank j1 + p1 j2; a replica's\n"
                                "p1 p2 GPUs consecutive in devices); recompute: the stage runs its forward\n"
-                               "again before each backward; the 1F1B schedule and its micro-batches\n"
+                               "again before each backward; the 1F1B schedule (interleaved: stage j\n"
+                               "on the GPUs of stage j mod pipeline_stages) and its micro-batches\n"
                                "(micro_batch: samples of all replicas of a stage together), predicted\n"
                                "seconds per iteration and bytes per device; kfkb lists Ada-Grouper's\n"
                                "(k, micro-batch) candidates",
@@ -246,6 +249,7 @@ static const struct wp_cfg_key stage_keys[] = {
 
 static const struct wp_cfg_key sched_keys[] = {
     WP_KEY("kind", WP_CFG_STRING, 1),
+    WP_KEY_RANGE("chunks", WP_CFG_INT, 0, 2, 1e4),
     WP_KEY("policy", WP_CFG_STRING, 1),
     WP_KEY_END};
 
@@ -296,10 +300,13 @@ static int read_stages(const config_setting_t *root, struct wp_plan *p, struct w
     if (!p->stages)
         return wp_errorf(err, "out of memory");
     p->nstages = n;
+    int v = p->chunks > 1 ? p->chunks : 1;
+    if (n % v)
+        return wp_cfg_errorf(err, list, "%d stages do not make %d chunks of the pipeline", n, v);
     const config_setting_t *ps = config_setting_get_member(root, "pipeline_stages");
-    if (ps && config_setting_get_int(ps) != n)
-        return wp_cfg_errorf(err, ps, "pipeline_stages %d, but the plan lists %d stages", config_setting_get_int(ps),
-                             n);
+    if (ps && config_setting_get_int(ps) != n / v)
+        return wp_cfg_errorf(err, ps, "pipeline_stages %d, but the plan lists %d stages (%d chunk%s)",
+                             config_setting_get_int(ps), n, v, v == 1 ? "" : "s");
     const config_setting_t *dp = config_setting_get_member(root, "data_parallel");
     if (dp && config_setting_length(dp) != n)
         return wp_cfg_errorf(err, dp, "data_parallel lists %d stages' replicas, the plan has %d stages",
@@ -326,7 +333,8 @@ static int read_stages(const config_setting_t *root, struct wp_plan *p, struct w
             return wp_cfg_errorf(err, g, "stage %d holds layers %d-%d; it must start at layer %d and end by layer %d",
                                  s, st->first_layer, st->last_layer, next, p->nlayers - 1);
         next = st->last_layer + 1;
-        p->devices_used += st->replicas * t;
+        if (s < n / v)
+            p->devices_used += st->replicas * t;
         st->devices = calloc((size_t)st->replicas * t, sizeof *st->devices);
         if (!st->devices)
             return wp_errorf(err, "out of memory");
@@ -379,8 +387,13 @@ int wp_plan_read(const char *path, struct wp_plan *p, struct wp_err *err)
         const char *policy = wp_cfg_string(sched, "policy", "A");
         if (strcmp(wp_cfg_string(root, "format", ""), "wavepipe-plan") != 0)
             rc = wp_cfg_errorf(err, config_setting_get_member(root, "format"), "format must be \"wavepipe-plan\"");
-        else if (strcmp(wp_cfg_string(sched, "kind", ""), "1f1b") != 0)
-            rc = wp_cfg_errorf(err, config_setting_get_member(sched, "kind"), "the plan's schedule must be 1f1b");
+        else if (strcmp(wp_cfg_string(sched, "kind", ""), "1f1b") != 0 &&
+                 strcmp(wp_cfg_string(sched, "kind", ""), "interleaved") != 0)
+            rc = wp_cfg_errorf(err, config_setting_get_member(sched, "kind"),
+                               "the plan's schedule must be 1f1b or interleaved");
+        else if ((strcmp(wp_cfg_string(sched, "kind", ""), "interleaved") == 0) !=
+                 (config_setting_get_member(sched, "chunks") != NULL))
+            rc = wp_cfg_errorf(err, sched, "an interleaved schedule needs chunks (and only it has them)");
         else if (strcmp(policy, "A") != 0 && strcmp(policy, "B") != 0)
             rc = wp_cfg_errorf(err, config_setting_get_member(sched, "policy"), "policy must be \"A\" or \"B\"");
         if (rc == 0) {
@@ -396,6 +409,7 @@ int wp_plan_read(const char *path, struct wp_plan *p, struct wp_err *err)
             p->micro_batch = wp_cfg_int(root, "micro_batch", 1);
             p->microbatches = wp_cfg_int(root, "micro_batches", 1);
             p->policy = policy[0];
+            p->chunks = wp_cfg_int(sched, "chunks", 1);
             p->acr = wp_cfg_float(root, "acr", -1);
             p->predicted_iter_s = wp_cfg_float(root, "predicted_iter_s", 0);
             p->peak_memory_bytes = wp_cfg_float(root, "peak_memory_bytes", 0);
@@ -410,14 +424,21 @@ int wp_plan_read(const char *path, struct wp_plan *p, struct wp_err *err)
         if (rc == 0)
             rc = read_kfkb(root, p, err);
         if (rc == 0) {
-            int t = wp_plan_tensor_size(p->tensor);
+            /* every GPU in one stage of the pipeline; an interleaved plan's
+             * stage j on the GPUs of stage j mod P */
+            int t = wp_plan_tensor_size(p->tensor), P = p->nstages / (p->chunks > 1 ? p->chunks : 1);
             for (int s = 0; s < p->nstages && rc == 0; s++)
                 for (int i = 0; i < p->stages[s].replicas * t && rc == 0; i++) {
                     const struct wp_plan_device *d = &p->stages[s].devices[i];
+                    const struct wp_plan_stage *home = &p->stages[s % P];
                     if (d->node >= p->hw.nodes || d->gpu >= p->hw.gpus_per_node)
                         rc = wp_errorf(err, "%s: stage %d device %d:%d is outside the plan's %d nodes x %d GPUs",
                                        path, s, d->node, d->gpu, p->hw.nodes, p->hw.gpus_per_node);
-                    for (int u = 0; u <= s && rc == 0; u++)
+                    else if (s >= P && (home->replicas != p->stages[s].replicas || home->devices[i].node != d->node ||
+                                        home->devices[i].gpu != d->gpu))
+                        rc = wp_errorf(err, "%s: stage %d of an interleaved plan must run on stage %d's devices", path,
+                                       s, s % P);
+                    for (int u = 0; u <= s && rc == 0 && s < P; u++)
                         for (int j = 0; j < (u == s ? i : p->stages[u].replicas * t) && rc == 0; j++)
                             if (p->stages[u].devices[j].node == d->node && p->stages[u].devices[j].gpu == d->gpu)
                                 rc = wp_errorf(err, "%s: device %d:%d is given to stage %d and to stage %d", path,
