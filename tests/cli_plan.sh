@@ -108,6 +108,16 @@ expect_status "$stages" "$(grep -c '^ *recompute = true;' "$out/rc.plan.cfg" | a
     "every stage marked recompute = true (and the plan's own key)"
 expect_contains "$out/rc.txt" "activation recomputation on $stages of $stages stage" "the summary says so"
 
+# interleaving (--chunks): 12 MB per GPU holds Megatron's deeper warm-up
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --memory 12MB --tensor 1x1 --recompute never --chunks 4 --out "$out/il.plan.cfg" > "$out/il.txt" 2>&1
+expect_status 0 $? "--chunks 4"
+expect_contains "$out/il.txt" "interleaved chunks)" "the summary says the plan is interleaved"
+expect_contains "$out/il.plan.cfg" 'kind = "interleaved";' "and so does the plan file's schedule"
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --chunks 0 \
+    > "$out/il-bad.txt" 2>&1
+expect_status 2 $? "--chunks 0 is a usage error"
+
 # --- run --plan on local ranks ------------------------------------------------
 "$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
     --memory 10MB --tensor 1x1 --recompute never --out "$out/tiny.plan.cfg" > "$out/tiny.plan.txt" 2>&1

@@ -222,9 +222,8 @@ struct wp_plan_model {
      * slices rounded up (its table V plans such as 15:1) */
     int even_slices;
     enum wp_recompute recompute;
-    /* the hybrid search's scope (wp_plan_search): a tensor group of at most
-     * max_tensor GPUs (0: a node's), or only `tensor` when given (p1 > 0) */
-    int max_tensor;
+    /* the hybrid search's scope (wp_plan_search): only this tensor group
+     * when p1 > 0, else every one that divides a node's GPUs */
     struct wp_plan_tensor fixed_tensor;
     /* the most chunks (interleaved virtual stages per rank) the final choice
      * tries for plans of one replica count; 0 or 1 (as initialised): none */
@@ -254,8 +253,8 @@ void wp_plan_model_destroy(struct wp_plan_model *m);
  * cannot split the table's blocks (tp_block.h's conditions, the slice's
  * sequences included) or does not divide a node's GPUs. */
 int wp_plan_model_set_point(struct wp_plan_model *m, const struct wp_plan_point *pt, struct wp_err *err);
-/* 1 when the table gives FLOPs for its times (analytic tables): its times
- * then hold at any micro-batch size, and the search tries several. */
+/* 1 when the table's times are its FLOPs at one rate (analytic tables):
+ * they then hold at any micro-batch size, and the search tries several. */
 int wp_plan_model_times_scale(const struct wp_plan_model *m);
 /* Groups the searches place: nodes x groups per node. */
 static inline int wp_plan_model_groups(const struct wp_plan_model *m)
@@ -343,8 +342,8 @@ void wp_stage_shape_of_groups(const struct wp_plan_device *d, int replicas, int 
  * would. */
 int wp_plan_dapple(struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err);
 /* The search over every point of the hybrid space in m's scope: the tensor
- * groups that divide a node's GPUs (at most m->max_tensor, or
- * m->fixed_tensor) and can split the table's blocks, and, when the table's
+ * groups that divide a node's GPUs (or m->fixed_tensor) and can split the
+ * table's blocks, and, when the table's
  * times scale (analytic tables), slices of 1, 2, 4, ... samples (else the
  * profile batch); recomputation as m->recompute says. The best plans by L
  * of every point are re-ranked by the simulator together. Leaves m at the

@@ -208,15 +208,23 @@ int wp_plan_model_set_point(struct wp_plan_model *m, const struct wp_plan_point 
 
 int wp_plan_model_times_scale(const struct wp_plan_model *m)
 {
-    int any = 0;
+    /* every timed layer has FLOPs, all at one rate: times made from FLOPs
+     * (measured times, a profile's, keep their own micro-batch) */
+    double rate = 0;
     for (int i = 0; i < m->layers->nlayers; i++) {
         const struct wp_layer *l = &m->layers->layers[i];
-        if (l->forward_flops > 0)
-            any = 1;
-        else if (l->forward_s > 0 || l->backward_s > 0)
+        if (l->forward_flops <= 0) {
+            if (l->forward_s > 0 || l->backward_s > 0)
+                return 0;
+            continue;
+        }
+        double r = l->forward_flops / l->forward_s;
+        if (rate == 0)
+            rate = r;
+        else if (!(fabs(r - rate) <= 1e-6 * rate))
             return 0;
     }
-    return any;
+    return rate > 0;
 }
 
 void wp_plan_model_destroy(struct wp_plan_model *m)
@@ -438,6 +446,8 @@ static double plan_cost(const struct wp_plan_model *m, const struct wp_stage_sha
     *fits = 1;
     for (int s = 0; s < nstages; s++) {
         struct wp_plan_stage detail;
+        /* a chunk of an interleaved rank decides on recomputation against
+         * its share of the GPU's memory */
         if (!runnable || (chunks > 1 && !rank_bytes) ||
             stage_costs(m, &st[s], B, held_at(policy, nstages, chunks, s, M, 1), m->hw.memory_bytes / chunks,
                         &ps[2 * s], &detail)) {

@@ -793,7 +793,7 @@ static int has_blocks(const struct wp_layer_table *t)
 
 int wp_plan_search(struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err)
 {
-    int g = m->hw.gpus_per_node, max_t = m->max_tensor > 0 && m->max_tensor < g ? m->max_tensor : g;
+    int g = m->hw.gpus_per_node, max_t = g;
     int fixed_t = m->fixed_tensor.p1 > 0 ? wp_plan_tensor_size(m->fixed_tensor) : 0;
     if (!has_blocks(m->layers))
         max_t = 1;

@@ -521,8 +521,11 @@ void wp_plan_print_text(FILE *out, const struct wp_plan *p, const struct wp_laye
     if (p->acr >= 0)
         fprintf(out, " (activation communication ratio %.2f)", p->acr);
     fprintf(out, "\n");
-    fprintf(out, "plan %s: %d stage%s on %d GPUs; predicted %.4f s per iteration%s; at most %s per GPU\n", shape,
-            p->nstages, p->nstages == 1 ? "" : "s", p->devices_used, p->predicted_iter_s,
+    char chunks[64] = "";
+    if (p->chunks > 1)
+        snprintf(chunks, sizeof chunks, " (%d stages x %d interleaved chunks)", p->nstages / p->chunks, p->chunks);
+    fprintf(out, "plan %s: %d stage%s%s on %d GPUs; predicted %.4f s per iteration%s; at most %s per GPU\n", shape,
+            p->nstages, p->nstages == 1 ? "" : "s", chunks, p->devices_used, p->predicted_iter_s,
             p->simulated_iter_s >= 0 ? " (simulated)" : " (DAPPLE's L)", peak);
     print_degrees(out, p, shape);
     fprintf(out, "DAPPLE's L %.4f s = warm-up %.4f + steady %.4f + ending %.4f, pivot stage %d\n", p->latency.total_s,
