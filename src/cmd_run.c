@@ -474,10 +474,11 @@ static int parse(int argc, char **argv, struct run_options *o)
                               wp_sched_kind_name(o->sched.params.kind));
     if (o->plan_path && o->sched.schedule_file)
         return wp_usage_error(CMD, "--plan and --schedule-file both give the schedule: give one");
-    if (o->mesh[0] * o->mesh[1] * o->mesh[2] > 1 &&
-        (o->emulated || o->adapt.k || o->adapt.partition || o->plan_path))
-        return wp_usage_error(CMD, "--tensor and --mesh split GPT-2's blocks computed for real, with a generated "
-                                   "schedule or --schedule-file: not yet with --compute emulated, --adapt or --plan");
+    if (o->mesh[0] * o->mesh[1] * o->mesh[2] > 1 && (o->emulated || o->adapt.k || o->adapt.partition))
+        return wp_usage_error(CMD, "--tensor and --mesh split GPT-2's blocks computed for real: not yet with "
+                                   "--compute emulated or --adapt");
+    if (o->mesh[0] * o->mesh[1] * o->mesh[2] > 1 && o->plan_path)
+        return wp_usage_error(CMD, "--plan gives the tensor group (its `tensor`): not --tensor or --mesh with it");
     if (o->plan_path && (o->kind_given || o->partition || o->stages || o->sched.params.nreplicas ||
                          o->sched.micro_given || o->global_batch > 0))
         return wp_usage_error(CMD, "--plan sets the schedule, partition, replicas, micro-batches and global batch; "
@@ -488,10 +489,18 @@ static int parse(int argc, char **argv, struct run_options *o)
 /* The settings a plan fixes, checked against the model and the job. */
 static int apply_plan(struct run_options *o, struct wp_run_config *cfg, int P, struct wp_err *err)
 {
-    struct wp_plan *pl = &o->plan;
-    if (wp_plan_read(o->plan_path, pl, err))
-        return -1;
-    int L = cfg->model.layers;
+    struct wp_plan *pl = &o->plan; /* read by wp_cmd_run, whose ranks P its tensor group sets */
+    int L = cfg->model.layers, t = wp_plan_tensor_size(pl->tensor);
+    if (pl->chunks > 1)
+        return wp_errorf(err, "%s interleaves %d chunks per GPU (Megatron-LM's schedule); the runtime runs a plan's "
+                              "stages one per group: plan with --chunks 1", o->plan_path, pl->chunks);
+    for (int s = 0; s < pl->nstages; s++)
+        if (pl->stages[s].recompute)
+            return wp_errorf(err, "%s: stage %d recomputes its forward, which the runtime does not do yet: plan "
+                                  "with --recompute never (or more GPUs or memory)", o->plan_path, s);
+    if (t > 1 && o->emulated)
+        return wp_errorf(err, "%s splits blocks over tensor groups of %d: not with --compute emulated yet",
+                         o->plan_path, t);
     if (o->emulated && pl->nlayers != o->table.nlayers)
         return wp_errorf(err, "%s is for %s, a table of %d layers; --layers %s has %d", o->plan_path, pl->model,
                          pl->nlayers, o->layers_path, o->table.nlayers);
@@ -502,9 +511,9 @@ static int apply_plan(struct run_options *o, struct wp_run_config *cfg, int P, s
     if (pl->nstages > WP_SCHED_MAX_STAGES)
         return wp_errorf(err, "%s has %d stages; the runtime takes at most %d", o->plan_path, pl->nstages,
                          WP_SCHED_MAX_STAGES);
-    if (pl->devices_used != P)
+    if (pl->devices_used != P * t)
         return wp_errorf(err, "%s places its stages on %d devices: launch %d ranks (mpiexec -n %d), not %d",
-                         o->plan_path, pl->devices_used, pl->devices_used, pl->devices_used, P);
+                         o->plan_path, pl->devices_used, pl->devices_used, pl->devices_used, P * t);
     size_t len = 0;
     o->plan_partition[0] = '\0';
     for (int s = 0; s < pl->nstages; s++) {
@@ -1125,7 +1134,13 @@ int wp_cmd_run(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     /* with tensor groups the schedule has one rank per group: srank, run by
-     * every lane of the group (comm_lanes.h) */
+     * every lane of the group (comm_lanes.h); a plan gives its group */
+    struct wp_err plan_err = {""};
+    int plan_status = o.plan_path ? wp_plan_read(o.plan_path, &o.plan, &plan_err) : 0;
+    if (o.plan_path && plan_status == 0) {
+        o.mesh[1] = o.plan.tensor.p1;
+        o.mesh[2] = o.plan.tensor.p2;
+    }
     int tensor = o.mesh[0] * o.mesh[1] * o.mesh[2], lane = rank % tensor, srank = rank / tensor, world_P = P;
     int nodes = 1;
     int shared_cores = share_cores(rank, &nodes);
@@ -1138,9 +1153,10 @@ int wp_cmd_run(int argc, char **argv)
     int *first = NULL, *end = NULL, *rank_map = NULL;
     /* Everything that can be wrong with the settings is found before any
      * rank computes, identically on every rank. */
-    int status = P % tensor ? wp_errorf(&err, "mesh %dx%dx%d: groups of %d ranks do not divide the %d ranks",
-                                        o.mesh[0], o.mesh[1], o.mesh[2], tensor, P)
-                            : 0;
+    int status = plan_status ? wp_errorf(&err, "%s", plan_err.msg)
+                 : P % tensor ? wp_errorf(&err, "mesh %dx%dx%d: groups of %d ranks do not divide the %d ranks",
+                                          o.mesh[0], o.mesh[1], o.mesh[2], tensor, P)
+                              : 0;
     if (status == 0)
         P = P / tensor; /* from here on, the schedule's ranks */
     if (status == 0)
@@ -1175,10 +1191,13 @@ int wp_cmd_run(int argc, char **argv)
         if (status == 0 && rank == 0) {
             char shape[256];
             wp_plan_shape(&o.plan, shape, sizeof shape);
-            printf("plan %s: %s, %d stages, blocks per stage %s, %d micro-batches of %d, policy %c, predicted %.4f s "
+            char group[64] = "";
+            if (tensor > 1)
+                snprintf(group, sizeof group, ", tensor groups of %dx%d", o.plan.tensor.p1, o.plan.tensor.p2);
+            printf("plan %s: %s, %d stages%s, blocks per stage %s, %d micro-batches of %d, policy %c, predicted %.4f s "
                    "per iteration on %s\n",
-                   o.plan_path, shape, o.plan.nstages, o.plan_partition, o.plan.microbatches, o.plan.micro_batch,
-                   o.plan.policy, o.plan.predicted_iter_s, o.plan.hw.cluster);
+                   o.plan_path, shape, o.plan.nstages, group, o.plan_partition, o.plan.microbatches,
+                   o.plan.micro_batch, o.plan.policy, o.plan.predicted_iter_s, o.plan.hw.cluster);
             int moved = 0;
             for (int r = 0; r < P; r++)
                 moved += to[r] != r;

@@ -103,6 +103,32 @@ else
     fail "resuming a mesh's checkpoint on another mesh"; tail -3 "$out/ck-remesh.log"
 fi
 
+# a hybrid plan (wavepipe plan --tensor 2x1) runs as planned: the same
+# losses as the run given by hand
+"$WAVEPIPE" profile --model "$WP_SRCDIR/jobs/models/gpt-tiny.cfg" -o "$out/tiny.layers.cfg" > /dev/null 2>&1
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$WP_SRCDIR/topology/dgx2-x4-ib-edr.cfg" \
+    --devices 4 --memory 10MB --tensor 2x1 --recompute never --out "$out/tp.plan.cfg" > "$out/tp.plan.txt" 2>&1
+expect_status 0 $? "plan gpt-tiny on 4 GPUs in tensor groups of 2x1"
+"$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$WP_SRCDIR/jobs/models/gpt-tiny.cfg" --plan "$out/tp.plan.cfg" --steps 3 \
+    > "$out/tp-plan.log" 2>&1
+expect_status 0 $? "run --plan trains the hybrid plan on 4 local ranks"
+expect_contains "$out/tp-plan.log" "tensor groups of 2x1" "... and says it runs tensor groups"
+blocks=$(sed -n 's/.*blocks per stage \([0-9,]*\),.*/\1/p' "$out/tp-plan.log")
+nmicro=$(sed -n 's/^micro_batches = \([0-9]*\);/\1/p' "$out/tp.plan.cfg" | head -1)
+"$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$WP_SRCDIR/jobs/models/gpt-tiny.cfg" --partition "$blocks" --tensor 2 \
+    --micro-batches "$nmicro" --steps 3 > "$out/tp-hand.log" 2>&1
+if [ -n "$blocks" ] && [ "$(grep '^step 2' "$out/tp-plan.log")" != "" ] &&
+   [ "$(grep '^step 2' "$out/tp-plan.log" | awk '{print $4}')" = "$(grep '^step 2' "$out/tp-hand.log" | awk '{print $4}')" ]; then
+    pass "the plan's run has the losses of --partition $blocks --tensor 2"
+else
+    fail "plan and hand-given runs differ"; grep '^step 2' "$out/tp-plan.log" "$out/tp-hand.log"
+fi
+sed 's/^tensor = \[ 2, 1 \];/tensor = [ 2, 2 ];/' "$out/tp.plan.cfg" > "$out/tp22.plan.cfg"
+"$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$WP_SRCDIR/jobs/models/gpt-tiny.cfg" --plan "$out/tp22.plan.cfg" --steps 1 \
+    > "$out/tp22.log" 2>&1
+[ $? -ne 0 ] && grep -q "wavepipe" "$out/tp22.log" && pass "a plan whose groups do not match its devices is refused" ||
+    { fail "a plan whose groups do not match its devices"; tail -3 "$out/tp22.log"; }
+
 # shapes that do not split: one error each, before any rank computes
 "$MPIEXEC" -n 8 "$WAVEPIPE" run --config "$cfg" --steps 1 --tensor 8 > "$out/bad-heads.log" 2>&1
 expect_status 1 $? "axis 1 of 8 on 4 heads is refused"

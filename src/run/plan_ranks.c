@@ -32,16 +32,32 @@ int wp_plan_rank_map(const struct wp_plan *p, int *to, struct wp_err *err)
         if (all[2 * w + 1] == 0)
             nodes++;
     }
-    int rc = 0, r = 0;
+    int rc = 0, r = 0, t = wp_plan_tensor_size(p->tensor);
     for (int s = 0; s < p->nstages && rc == 0; s++)
-        for (int i = 0; i < p->stages[s].replicas && rc == 0; i++, r++) {
+        for (int i = 0; i < p->stages[s].replicas * t && rc == 0; i++) {
             const struct wp_plan_device *d = &p->stages[s].devices[i];
-            to[r] = -1;
-            for (int w = 0; w < P && to[r] < 0; w++)
+            int world = -1;
+            for (int w = 0; w < P && world < 0; w++)
                 if (node[w] == d->node && all[2 * w + 1] == d->gpu)
-                    to[r] = w;
-            if (to[r] >= 0)
+                    world = w;
+            if (world >= 0 && i % t == 0) { /* a group's lane 0: its schedule rank */
+                to[r] = world / t;
+                r += t == 1;
+                if (world % t)
+                    rc = wp_errorf(err, "the plan's tensor group of stage %d, replica %d, starts at rank %d, not at a "
+                                        "multiple of its %d ranks (one rank per GPU, nodes in the order of their "
+                                        "lowest rank)", s, i / t, world, t);
                 continue;
+            }
+            if (world >= 0) { /* lane i % t sits right after lane 0 */
+                if (world != to[r] * t + i % t)
+                    rc = wp_errorf(err, "the plan's tensor group of stage %d, replica %d, is not on consecutive "
+                                        "ranks (its lane %d on rank %d, lane 0 on rank %d)",
+                                   s, i / t, i % t, world, to[r] * t);
+                if (i % t == t - 1)
+                    r++;
+                continue;
+            }
             if (d->node >= nodes) {
                 rc = wp_errorf(err, "the plan puts stage %d on node %d, but the job runs on %d node%s", s, d->node,
                                nodes, nodes == 1 ? "" : "s");
