@@ -772,8 +772,8 @@ static void comm_bytes_summary(const struct wp_interp *in, const struct wp_tenso
     double C = g->channels, T = g->sequence_length, V = g->vocabulary;
     struct wp_tp_block_volume model, v;
     memset(&model, 0, sizeof model);
-    double send_model = 0, grad_model = 0, tied_model = 0, axis0_model = 0;
-    long sends = 0, grad_sums = 0, tied_sums = 0, axis0_calls = 0;
+    double send_model = 0, grad_model = 0, tied_model = 0, axis0_model = 0, boundary_model = 0;
+    long sends = 0, grad_sums = 0, tied_sums = 0, axis0_calls = 0, boundary_calls = 0;
     const struct wp_action_list *l = &s->lists[in->rank];
     for (int i = 0; i < l->count; i++) {
         const struct wp_action *a = &l->actions[i];
@@ -783,18 +783,24 @@ static void comm_bytes_summary(const struct wp_interp *in, const struct wp_tenso
         int r = s->place[a->stage].nreplicas > s->place[other].nreplicas ? s->place[a->stage].nreplicas
                                                                            : s->place[other].nreplicas;
         sends++;
-        send_model += (double)in->mb_sequences / r / p0 * T * C * 4;
+        send_model += (double)in->mb_sequences / r / p0 / (p1 * p2) * T * C * 4; /* a lane's column block */
     }
     int tied_here = 0;
     for (int h = 0; h < in->nheld; h++) {
         const struct wp_gpt2_stage *st = wp_stage_gpt2_model(&in->held[h].exec);
         if (!st)
             continue;
-        int stage = in->held[h].stage, forwards = 0, allreduces = 0;
+        int stage = in->held[h].stage, forwards = 0, backwards = 0, allreduces = 0;
         int nblocks = st->layout.end_block - st->layout.first_block;
         for (int i = 0; i < l->count; i++) {
             forwards += l->actions[i].op == WP_OP_F && l->actions[i].stage == stage;
+            backwards += l->actions[i].op == WP_OP_B && l->actions[i].stage == stage;
             allreduces += l->actions[i].op == WP_OP_ALLREDUCE && l->actions[i].stage == stage;
+        }
+        if (p1 * p2 > 1) { /* the boundaries' gathers: the input before F, the output's gradient before B */
+            int gathers = (st->layout.has_embedding ? 0 : forwards) + (st->layout.has_head ? 0 : backwards);
+            boundary_calls += gathers;
+            boundary_model += (double)gathers * st->B * T * C;
         }
         double params = (double)nblocks * wp_tp_block_param_floats(p1, p2, g->channels) +
                         (st->layout.has_embedding ? V * C + (double)g->max_positions * C : 0) +
@@ -831,7 +837,8 @@ static void comm_bytes_summary(const struct wp_interp *in, const struct wp_tenso
                 tied_model == in->bytes.tied_sum_bytes;
     for (int c = 0; tg && c < WP_TP_CALL_COUNT; c++)
         agree &= model.calls[c] == tg->calls[c] && model.elements[c] == tg->elements[c];
-    agree &= !tg || (axis0_calls == tg->axis0_calls && axis0_model == tg->axis0_elements);
+    agree &= !tg || (axis0_calls == tg->axis0_calls && axis0_model == tg->axis0_elements &&
+                     boundary_calls == tg->boundary_calls && boundary_model == tg->boundary_elements);
     MPI_Allreduce(MPI_IN_PLACE, &agree, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (rank != 0)
         return;
@@ -841,8 +848,10 @@ static void comm_bytes_summary(const struct wp_interp *in, const struct wp_tenso
            in->bytes.sends, in->bytes.send_bytes, sends, send_model, in->bytes.grad_sums, in->bytes.grad_sum_bytes,
            grad_sums, grad_model, in->bytes.tied_sums, in->bytes.tied_sum_bytes, tied_sums, tied_model);
     if (tg) {
-        printf("; mesh %dx%dx%d: axis-0 gradient sum %ld calls %.0f B (%ld, %.0f B)", p0, p1, p2, tg->axis0_calls,
-               4 * tg->axis0_elements, axis0_calls, 4 * axis0_model);
+        printf("; mesh %dx%dx%d: axis-0 gradient sum %ld calls %.0f B (%ld, %.0f B); boundary gathers %ld calls "
+               "%.0f B (%ld, %.0f B)",
+               p0, p1, p2, tg->axis0_calls, 4 * tg->axis0_elements, axis0_calls, 4 * axis0_model, tg->boundary_calls,
+               4 * tg->boundary_elements, boundary_calls, 4 * boundary_model);
         for (int c = 0; c < WP_TP_CALL_COUNT; c++)
             printf("; %s %ld calls %.0f B (%d, %.0f B)", wp_tp_call_name(c), tg->calls[c], 4 * tg->elements[c],
                    model.calls[c], 4 * model.elements[c]);

@@ -11,7 +11,51 @@ struct gpt2_exec {
     struct wp_gpt2_stage model; /* first: wp_stage_gpt2_model returns it */
     const struct wp_stage_gpt2_ctx *ctx;
     const struct wp_progress *progress;
+    /* a tensor group's stage boundaries (Megatron-LM's scatter/gather): per
+     * slot the lane's column block of the input, output, input gradient
+     * and output gradient, piece_floats each, in the enum's order; the
+     * messages carry these, the passes gather and cut the whole */
+    float *pieces;
+    size_t piece_floats;
 };
+
+/* The boundary's pieces, when the stage's tensor group has more than one lane. */
+static int split_boundaries(const struct gpt2_exec *g)
+{
+    const struct wp_tensor_group *tg = g->ctx->tensor_group;
+    return tg && tg->shard.p1 * tg->shard.p2 > 1;
+}
+
+static float *piece_of(const struct gpt2_exec *g, int slot, enum wp_stage_buffer which)
+{
+    return g->pieces + ((size_t)slot * 4 + (size_t)which) * g->piece_floats;
+}
+
+/* (Re)makes the pieces for the model's slots: B sequences of T C / t floats. */
+static int alloc_pieces(struct gpt2_exec *g, struct wp_err *err)
+{
+    if (g->pieces)
+        g->ctx->k->release(g->pieces);
+    g->pieces = NULL;
+    if (!split_boundaries(g))
+        return 0;
+    const struct wp_tensor_group *tg = g->ctx->tensor_group;
+    size_t TC = (size_t)g->model.g.sequence_length * (size_t)g->model.g.channels;
+    g->piece_floats = (size_t)g->model.B * TC / (size_t)(tg->shard.p1 * tg->shard.p2);
+    g->pieces = g->ctx->k->alloc((size_t)g->model.nslots * 4 * g->piece_floats * sizeof(float));
+    return g->pieces ? 0 : wp_errorf(err, "cannot allocate the stage boundaries' pieces");
+}
+
+/* Whole from the group's pieces (gather) or this lane's piece of whole (scatter). */
+static void boundary(struct gpt2_exec *g, int slot, enum wp_stage_buffer which, float *whole, int gather)
+{
+    struct wp_tensor_group *tg = g->ctx->tensor_group;
+    size_t rows = (size_t)g->model.B, cols = g->piece_floats / rows;
+    if (gather)
+        wp_tg_gather_boundary(tg, piece_of(g, slot, which), whole, rows, cols);
+    else
+        wp_tg_scatter_boundary(tg, whole, piece_of(g, slot, which), rows, cols);
+}
 
 /* A slowed rank (--slowdown-file): the pass since t0 lasts factor times as long. */
 static void contend(const struct gpt2_exec *g, double t0)
@@ -27,6 +71,8 @@ static float *gpt2_buffer(void *impl, int slot, enum wp_stage_buffer which)
 {
     struct gpt2_exec *g = impl;
     struct wp_stage_slot *s = &g->model.slots[slot];
+    if (split_boundaries(g))
+        return piece_of(g, slot, which);
     switch (which) {
     case WP_STAGE_INPUT: return s->input;
     case WP_STAGE_OUTPUT: return wp_gpt2_stage_output(&g->model, slot);
@@ -64,7 +110,12 @@ static double gpt2_forward(void *impl, int slot, const struct wp_stage_slice *sl
         }
         load_tokens(g, slot, &mine);
     }
+    int split = split_boundaries(g);
+    if (split && !g->model.layout.has_embedding)
+        boundary(g, slot, WP_STAGE_INPUT, g->model.slots[slot].input, 1);
     wp_gpt2_stage_forward(&g->model, slot);
+    if (split && !g->model.layout.has_head)
+        boundary(g, slot, WP_STAGE_OUTPUT, wp_gpt2_stage_output(&g->model, slot), 0);
     /* a tensor group's ranks all compute the head of their sequences: one of them counts */
     int counts = !tg || tg->lane % (tg->shard.p1 * tg->shard.p2) == 0;
     double loss = g->model.layout.has_head && counts ? wp_gpt2_stage_loss_sum(&g->model, slot) : 0;
@@ -77,7 +128,12 @@ static void gpt2_backward(void *impl, int slot, float dloss)
 {
     struct gpt2_exec *g = impl;
     double t0 = wp_monotonic_s();
+    int split = split_boundaries(g);
+    if (split && !g->model.layout.has_head)
+        boundary(g, slot, WP_STAGE_DOUT, g->model.slots[slot].dout, 1);
     wp_gpt2_stage_backward(&g->model, slot, dloss);
+    if (split && !g->model.layout.has_embedding)
+        boundary(g, slot, WP_STAGE_DINPUT, g->model.slots[slot].dinput, 0);
     g->ctx->k->synchronize();
     contend(g, t0);
 }
@@ -113,7 +169,7 @@ static int gpt2_reshape(void *impl, int nseq, int nslots, struct wp_stage_exec *
 {
     struct gpt2_exec *g = impl;
     const struct wp_tensor_group *tg = g->ctx->tensor_group;
-    if (wp_gpt2_stage_reshape(&g->model, tg ? nseq / tg->p0 : nseq, nslots, err))
+    if (wp_gpt2_stage_reshape(&g->model, tg ? nseq / tg->p0 : nseq, nslots, err) || alloc_pieces(g, err))
         return -1;
     e->nslots = nslots;
     e->slot_bytes = (double)wp_gpt2_stage_slot_bytes(&g->model);
@@ -140,6 +196,8 @@ static int gpt2_adopt(void *impl, const void *old_impl, struct wp_err *err)
 static void gpt2_destroy(void *impl)
 {
     struct gpt2_exec *g = impl;
+    if (g->pieces)
+        g->ctx->k->release(g->pieces);
     if (g->model.k)
         wp_gpt2_stage_destroy(&g->model);
     free(g);
@@ -156,8 +214,11 @@ int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_s
     const struct wp_stage_gpt2_ctx *c = ctx;
     char why[160];
     const struct wp_tensor_group *tg = c->tensor_group;
-    int p0 = tg ? tg->p0 : 1, nseq = rq->nseq / p0;
+    int p0 = tg ? tg->p0 : 1, nseq = rq->nseq / p0, lanes = tg ? tg->shard.p1 * tg->shard.p2 : 1;
     size_t TC = (size_t)c->cfg->model.sequence_length * (size_t)c->cfg->model.channels;
+    if (tg && TC % ((size_t)lanes * (size_t)p0))
+        return wp_errorf(err, "mesh %dx%dx%d: %d does not divide a sequence's %zu floats (T C) into the pieces a stage "
+                              "boundary sends", p0, tg->shard.p1, tg->shard.p2, lanes * p0, TC);
     if (tg && (rq->nseq % p0 || TC % (size_t)p0 || wp_tp_group_check(tg->shard.p1, tg->shard.p2, c->cfg->model.heads,
                                                    c->cfg->model.channels, nseq, why, sizeof why)))
         return wp_errorf(err, "stage %d, slices of %d sequences, mesh %dx%dx%d: %s%s", rq->stage, rq->nseq, p0,
@@ -174,9 +235,13 @@ int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_s
         free(g);
         return -1;
     }
+    if (alloc_pieces(g, err)) {
+        gpt2_destroy(g);
+        return -1;
+    }
     /* floats per sequence of the slice, as the interpreter counts them: a
-     * mesh's rank holds 1/p0 of each (its own sequences, whole) */
-    size_t seq = (size_t)c->cfg->model.sequence_length * (size_t)c->cfg->model.channels / (size_t)p0;
+     * mesh's rank holds 1/p0 of the sequences and sends 1/(p1 p2) of each */
+    size_t seq = TC / (size_t)p0 / (size_t)lanes;
     *out = (struct wp_stage_exec){&gpt2_ops, g, rq->nslots, seq, seq, g->model.grads, g->model.grad_floats,
                                   (size_t)c->cfg->model.vocabulary * (size_t)c->cfg->model.channels,
                                   (double)wp_gpt2_stage_slot_bytes(&g->model)};

@@ -29,6 +29,7 @@ struct wp_tensor_group {
     int *axis0;                /* world ranks of j0 = 0 .. p0-1 with this j1, j2 */
     int *axis1;                /* world ranks of j1 = 0 .. p1-1 with this j0, j2 */
     int *axis2;                /* world ranks of j2 = 0 .. p2-1 with this j0, j1 */
+    int *group;                /* world ranks of the p1 p2 lanes with this j0, in lane order */
     const struct wp_comm_ops *cops;
     struct wp_comm *comm;
     const struct wp_kernel_ops *k;
@@ -38,6 +39,8 @@ struct wp_tensor_group {
     double elements[WP_TP_CALL_COUNT]; /* since the last wp_tensor_group_reset */
     long axis0_calls;
     double axis0_elements;             /* the gradients' sums over axis 0 */
+    long boundary_calls;
+    double boundary_elements;          /* the stage boundaries' gathers of the tensor group */
 };
 
 /* The mesh of world rank `rank` in meshes of p0 x p1 x p2 consecutive ranks. */
@@ -57,6 +60,17 @@ void wp_tg_all_gather_rows(struct wp_tensor_group *tg, const float *part, float 
  * rows x (cols_part p2) matrix whole. */
 void wp_tg_all_gather_cols(struct wp_tensor_group *tg, const float *part, float *whole, size_t rows,
                            size_t cols_part);
+/* A stage boundary split as Megatron-LM's scatter/gather: each of the
+ * p1 p2 lanes sends and receives its column block of every sequence
+ * (rows x cols_piece floats, cols_piece = T C / (p1 p2)), and the receiver
+ * gathers the blocks over the tensor group into the whole rows x
+ * (cols_piece p1 p2) matrix. */
+void wp_tg_gather_boundary(struct wp_tensor_group *tg, const float *piece, float *whole, size_t rows,
+                           size_t cols_piece);
+/* This lane's column block of whole into piece (no communication). */
+void wp_tg_scatter_boundary(const struct wp_tensor_group *tg, const float *whole, float *piece, size_t rows,
+                            size_t cols_piece);
+
 /* n floats summed over axis 1, in place. */
 void wp_tg_all_reduce(struct wp_tensor_group *tg, float *buf, size_t n);
 /* n floats (the stage's gradients) summed over axis 0, in place. */
