@@ -457,14 +457,15 @@ static int sbp_main(int argc, char **argv, struct quiet *measure)
         MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (any && status == 0)
             status = wp_errorf(&err, "another rank could not read or plan this (see its error)");
-        quiet_end(measure);
     }
-    if (status) {
+    if (status) { /* printed once: ranks other than 0 are still quiet */
         wp_err_print(CMD, &err);
         wp_sbp_result_destroy(&res);
         free(layers);
         return 1;
     }
+    if (measure)
+        quiet_end(measure);
     int rc = 0, rank = 0;
     if (measure) {
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -43,13 +43,22 @@ struct call {
     double sent_bytes;      /* this rank's, by the ring counts */
 };
 
+/* A split of the ranks made into a communicator: every rank's group (the
+ * lowest rank in it) and place in it, the same arrays on every rank. */
+struct split {
+    int *group, *place;
+    MPI_Comm comm;
+};
+
 struct plan {
     int nodes, gpus;        /* N x G */
     int rank;
     struct call *calls;
     int ncalls;
-    MPI_Comm *comms;        /* owned: per layer, axes 0-2 and the alltoall; MPI_COMM_NULL when none */
+    MPI_Comm *comms;        /* per layer: axes 0-2 and the alltoall (MPI_COMM_NULL: none), from owned */
     int ncomms;
+    struct split *owned;    /* each distinct split made once */
+    int nowned;
     int sleeps_before;      /* layers' compute before the first call */
     size_t send_bytes, recv_bytes;
 };
@@ -91,14 +100,6 @@ static void mesh_coords(const struct wp_sbp_mesh *m, int n, int q, int j[3])
     b[0] = q / (m->gpus[2] * m->gpus[1]);
     for (int k = 0; k < 3; k++)
         j[k] = a[k] * m->gpus[k] + b[k];
-}
-
-/* Ranks of comm sharing color, ordered by key; MPI_COMM_NULL for a group of one. */
-static MPI_Comm split(MPI_Comm comm, int color, int key)
-{
-    MPI_Comm g;
-    MPI_Comm_split(comm, color, key, &g);
-    return g;
 }
 
 /* ceil(x) as a count, and whether it was rounded (sizes that divide
@@ -190,26 +191,85 @@ static int term_call(struct plan *pl, int layer, enum wp_sbp_term term, int back
     return add_call(pl, k, err);
 }
 
-/* The group of this device for the alltoall mv into a layer (see sbp_exec.h). */
-static MPI_Comm alltoall_group(MPI_Comm comm, const struct plan *pl, const struct wp_sbp_move *mv)
+/* Axis k's groups of mesh m: the ranks sharing the other two coordinates,
+ * in the order of their coordinate on k (colors < p, see sbp_exec.h). */
+static void axis_colors(const struct wp_sbp_mesh *m, int k, int gpus, int p, int *color, int *key)
 {
-    int n = pl->rank / pl->gpus, q = pl->rank % pl->gpus;
-    if (mv->from.nodes == mv->to.nodes) { /* each node keeps its region */
-        int gcd = gcd_int(mv->from.gpus, mv->to.gpus);
-        int lcm = mv->from.gpus / gcd * mv->to.gpus;
-        return split(comm, n * pl->gpus + (q / lcm) * gcd + q % gcd, q);
+    int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+    for (int d = 0; d < p; d++) {
+        int j[3];
+        mesh_coords(m, d / gpus, d % gpus, j);
+        color[d] = j[k1] * wp_sbp_mesh_axis(m, k2) + j[k2];
+        key[d] = j[k];
     }
-    int e = q * pl->nodes + n; /* node fastest */
-    return split(comm, e / mv->coll.group, e);
 }
 
-static int check_group(MPI_Comm g, int want, int layer, const char *what, struct wp_err *err)
+/* The alltoall mv's groups (see sbp_exec.h). */
+static void alltoall_colors(const struct wp_sbp_move *mv, int nodes, int gpus, int p, int *color, int *key)
 {
-    int size = 0;
-    MPI_Comm_size(g, &size);
-    if (size != want)
-        return wp_errorf(err, "layer %d: the %s group has %d ranks, the model's %d (device coordinates "
-                              "inconsistent with the mesh)", layer, what, size, want);
+    for (int d = 0; d < p; d++) {
+        int n = d / gpus, q = d % gpus;
+        if (mv->from.nodes == mv->to.nodes) { /* each node keeps its region */
+            int gcd = gcd_int(mv->from.gpus, mv->to.gpus);
+            int lcm = mv->from.gpus / gcd * mv->to.gpus;
+            color[d] = n * gpus + (q / lcm) * gcd + q % gcd;
+            key[d] = q;
+        } else {
+            int e = q * nodes + n; /* node fastest */
+            color[d] = e / mv->coll.group;
+            key[d] = e;
+        }
+    }
+}
+
+/* The communicator of the split by color and key (arrays over all p
+ * ranks, the same on every rank), whose every group must have `want`
+ * ranks: made by MPI_Comm_split (collective), or an equal split's reused
+ * (a split costs a collective, slow where ranks outnumber cores). */
+static int split_comm(MPI_Comm comm, struct plan *pl, int p, const int *color, const int *key, int want,
+                      MPI_Comm *out, int layer, const char *what, struct wp_err *err)
+{
+    int *first = malloc((size_t)p * sizeof *first), *count = calloc((size_t)p, sizeof *count);
+    struct split sp = {malloc((size_t)p * sizeof *sp.group), malloc((size_t)p * sizeof *sp.place), MPI_COMM_NULL};
+    int status = first && count && sp.group && sp.place ? 0 : wp_errorf(err, "out of memory");
+    for (int d = 0; status == 0 && d < p; d++)
+        first[d] = -1;
+    for (int d = 0; status == 0 && d < p; d++) {
+        if (first[color[d]] < 0)
+            first[color[d]] = d;
+        sp.group[d] = first[color[d]];
+        count[sp.group[d]]++;
+    }
+    for (int d = 0; status == 0 && d < p; d++) {
+        if (count[sp.group[d]] != want)
+            status = wp_errorf(err, "layer %d: a %s group has %d ranks, the model's %d (device coordinates "
+                                    "inconsistent with the mesh)", layer, what, count[sp.group[d]], want);
+        sp.place[d] = 0;
+        for (int x = 0; x < p; x++)
+            sp.place[d] += sp.group[x] == sp.group[d] && (key[x] < key[d] || (key[x] == key[d] && x < d));
+    }
+    free(first);
+    free(count);
+    for (int i = 0; status == 0 && i < pl->nowned; i++)
+        if (memcmp(pl->owned[i].group, sp.group, (size_t)p * sizeof *sp.group) == 0 &&
+            memcmp(pl->owned[i].place, sp.place, (size_t)p * sizeof *sp.place) == 0) {
+            *out = pl->owned[i].comm;
+            free(sp.group);
+            free(sp.place);
+            return 0;
+        }
+    struct split *grown = status == 0 ? realloc(pl->owned, (size_t)(pl->nowned + 1) * sizeof *grown) : NULL;
+    if (status == 0 && !grown)
+        status = wp_errorf(err, "out of memory");
+    if (status) {
+        free(sp.group);
+        free(sp.place);
+        return status;
+    }
+    MPI_Comm_split(comm, sp.group[pl->rank], sp.place[pl->rank], &sp.comm);
+    pl->owned = grown;
+    pl->owned[pl->nowned++] = sp;
+    *out = sp.comm;
     return 0;
 }
 
@@ -235,35 +295,38 @@ static int build(MPI_Comm comm, const struct wp_sbp_problem *pr, const struct wp
     }
     for (int i = 0; i < pl->ncomms; i++)
         pl->comms[i] = MPI_COMM_NULL;
-    int n = pl->rank / pl->gpus, q = pl->rank % pl->gpus;
-    int status = 0;
-    /* groups: the same splits, in the same order, on every rank, whatever
-     * a check said (MPI_Comm_split is collective) */
-    for (int l = 0; l < L; l++) {
+    int p = pl->nodes * pl->gpus;
+    int *color = malloc((size_t)p * sizeof *color), *key = malloc((size_t)p * sizeof *key);
+    int status = color && key ? 0 : wp_errorf(err, "out of memory");
+    /* groups: computed alike on every rank, so every rank makes the same
+     * splits in the same order (MPI_Comm_split is collective) and meets
+     * the same errors */
+    for (int l = 0; l < L && status == 0; l++) {
         const struct wp_sbp_layer_cost *lc = &res->layers[l];
         const struct wp_sbp_mesh *m = &lc->mesh;
-        int j[3];
-        mesh_coords(m, n, q, j);
         static const enum wp_sbp_term axis_term[3] = {WP_SBP_WEIGHT_SYNC, WP_SBP_GATHER, WP_SBP_REDUCE};
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 3 && status == 0; k++) {
             wp_sbp_layer_coll(pr, l, m, axis_term[k], &colls[l][axis_term[k]]);
             int pk = wp_sbp_mesh_axis(m, k);
             if (pk < 2 || colls[l][axis_term[k]].passes == 0)
                 continue;
-            int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
-            pl->comms[4 * l + k] = split(comm, j[k1] * wp_sbp_mesh_axis(m, k2) + j[k2], j[k]);
-            status |= check_group(pl->comms[4 * l + k], pk, l, wp_sbp_term_name(axis_term[k]), err);
+            axis_colors(m, k, pl->gpus, p, color, key);
+            status = split_comm(comm, pl, p, color, key, pk, &pl->comms[4 * l + k], l,
+                                wp_sbp_term_name(axis_term[k]), err);
         }
-        if (l > 0 || pr->input == WP_SBP_INPUT_BATCH_SPLIT) {
+        if (status == 0 && (l > 0 || pr->input == WP_SBP_INPUT_BATCH_SPLIT)) {
             wp_sbp_move(pr, pl->nodes, pl->gpus, l > 0 ? &res->layers[l - 1].mesh : NULL,
                         l > 0 ? res->layers[l - 1].reduce_to : WP_SBP_COLS, l, m, lc->gather_from, &moves[l]);
             colls[l][WP_SBP_ALLTOALL] = moves[l].coll;
             if (moves[l].coll.passes && moves[l].coll.kind == WP_COLL_ALLTOALL) {
-                pl->comms[4 * l + 3] = alltoall_group(comm, pl, &moves[l]);
-                status |= check_group(pl->comms[4 * l + 3], moves[l].coll.group, l, "alltoall", err);
+                alltoall_colors(&moves[l], pl->nodes, pl->gpus, p, color, key);
+                status = split_comm(comm, pl, p, color, key, moves[l].coll.group, &pl->comms[4 * l + 3], l,
+                                    "alltoall", err);
             }
         }
     }
+    free(color);
+    free(key);
     /* the calls: forward through the layers, backward in reverse */
     static const int axis_of[WP_SBP_TERM_COUNT] = {3, 1, 2, 0}; /* comms slot per term */
     for (int pass = 0; pass < 2 && status == 0; pass++)
@@ -363,27 +426,35 @@ static double median_of(double *v, int n)
     return wp_stat3_sorted(v, (size_t)n).median;
 }
 
-/* Does some group of this term have ranks on two nodes of the job? */
+/* Are this rank's partners in call c on other nodes of the job? Local:
+ * the group's world ranks from MPI_Group_translate_ranks. */
 static int crosses_job_nodes(const struct call *c, const struct wp_calib_job *job)
 {
-    int mine = 0;
-    if (c->kind == CALL_SENDRECV) {
-        mine = job->node[c->send_to] != job->node[job->rank] || job->node[c->recv_from] != job->node[job->rank];
-    } else {
-        int lo = job->node[job->rank], hi = lo;
-        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, c->comm);
-        MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, c->comm);
-        mine = lo != hi;
+    int mine = job->node[job->rank];
+    if (c->kind == CALL_SENDRECV)
+        return job->node[c->send_to] != mine || job->node[c->recv_from] != mine;
+    MPI_Group group, world;
+    MPI_Comm_group(c->comm, &group);
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    int crosses = 0;
+    for (int i = 0; i < c->group && !crosses; i++) {
+        int w;
+        MPI_Group_translate_ranks(group, 1, &i, world, &w);
+        crosses = w != MPI_UNDEFINED && job->node[w] != mine;
     }
-    MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return mine;
+    MPI_Group_free(&group);
+    MPI_Group_free(&world);
+    return crosses;
 }
 
 static void plan_destroy(struct plan *pl)
 {
-    for (int i = 0; pl->comms && i < pl->ncomms; i++)
-        if (pl->comms[i] != MPI_COMM_NULL)
-            MPI_Comm_free(&pl->comms[i]);
+    for (int i = 0; i < pl->nowned; i++) {
+        MPI_Comm_free(&pl->owned[i].comm);
+        free(pl->owned[i].group);
+        free(pl->owned[i].place);
+    }
+    free(pl->owned);
     free(pl->comms);
     free(pl->calls);
     memset(pl, 0, sizeof *pl);
@@ -483,20 +554,35 @@ int wp_sbp_exec_run(MPI_Comm comm, const struct wp_sbp_problem *pr, const struct
             t->job_crosses_nodes |= crosses_job_nodes(k, &job);
         }
         out->step_s = median_of(times + (size_t)C * R, R) - out->slept_s;
-        for (int l = 0; l < pr->nlayers; l++)
-            for (int t = 0; t < WP_SBP_TERM_COUNT; t++) {
-                struct wp_sbp_exec_term *x = &out->terms[l][t];
-                double v[2] = {x->counted_bytes, -x->counted_bytes};
-                MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm);
-                x->counted_max_bytes = v[0];
-                x->counted_min_bytes = -v[1];
+        /* over the ranks, in one reduction: any group across nodes, and the
+         * most and (negated) least bytes of every term and in all */
+        int T = pr->nlayers * WP_SBP_TERM_COUNT;
+        double *agg = malloc((size_t)(3 * T + 2) * sizeof *agg);
+        if (agg) {
+            for (int i = 0; i < T; i++) {
+                const struct wp_sbp_exec_term *x = &out->terms[i / WP_SBP_TERM_COUNT][i % WP_SBP_TERM_COUNT];
+                agg[3 * i] = x->job_crosses_nodes;
+                agg[3 * i + 1] = x->counted_bytes;
+                agg[3 * i + 2] = -x->counted_bytes;
                 out->measured_s += x->measured_s;
                 out->counted_bytes += x->counted_bytes;
             }
-        double v[2] = {out->counted_bytes, -out->counted_bytes};
-        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, comm);
-        out->counted_max_bytes = v[0];
-        out->counted_min_bytes = -v[1];
+            agg[3 * T] = out->counted_bytes;
+            agg[3 * T + 1] = -out->counted_bytes;
+        }
+        status = agree(comm, agg ? 0 : wp_errorf(err, "out of memory"), err);
+        if (status == 0) {
+            MPI_Allreduce(MPI_IN_PLACE, agg, 3 * T + 2, MPI_DOUBLE, MPI_MAX, comm);
+            for (int i = 0; i < T; i++) {
+                struct wp_sbp_exec_term *x = &out->terms[i / WP_SBP_TERM_COUNT][i % WP_SBP_TERM_COUNT];
+                x->job_crosses_nodes = agg[3 * i] > 0;
+                x->counted_max_bytes = agg[3 * i + 1];
+                x->counted_min_bytes = -agg[3 * i + 2];
+            }
+            out->counted_max_bytes = agg[3 * T];
+            out->counted_min_bytes = -agg[3 * T + 1];
+        }
+        free(agg);
     }
     free(send);
     free(recv);
