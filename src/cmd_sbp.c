@@ -443,7 +443,7 @@ static int sbp_main(int argc, char **argv, struct quiet *measure)
     memset(&res, 0, sizeof res);
     if (status == 0 && strcmp(strategy, "chosen") == 0) {
         status = wp_sbp_plan(&pr, &so, &res, &err);
-        snprintf(strategy_label, sizeof strategy_label, "chosen (%s)", wp_sbp_search_name(so.kind));
+        snprintf(strategy_label, sizeof strategy_label, "chosen:%s", wp_sbp_search_name(so.kind));
     } else if (status == 0) {
         struct wp_sbp_mesh *meshes = calloc((size_t)pr.nlayers, sizeof *meshes);
         status = meshes ? wp_sbp_strategy_meshes(&pr, strategy, meshes, &err) : wp_errorf(&err, "out of memory");

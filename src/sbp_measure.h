@@ -9,7 +9,7 @@
 
 /* What the report says about where its inputs came from. */
 struct wp_sbp_measure_labels {
-    const char *strategy; /* "chosen (cd)", "megatron", "dp", or the meshes as given */
+    const char *strategy; /* "chosen:cd", "megatron", "dp", or the meshes as given (no spaces) */
     const char *intra;    /* where the model's intra-node link comes from */
     const char *inter;    /* and its inter-node link */
 };

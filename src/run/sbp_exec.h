@@ -31,7 +31,8 @@
  *
  * Every call is non-blocking MPI (MPI_Ialltoall, MPI_Iallgather, ...), waited
  * for by polling with short sleeps as wavepipe run waits (run/comm_mpi.h)
- * unless spin is set. Timing: a warm-up step; then `repeats` rounds in which every collective
+ * unless spin is set. Timing: a warm-up (every call once, an AllReduce
+ * its first bucket only); then `repeats` rounds in which every collective
  * runs once after a barrier of all ranks (the slowest rank's time of each
  * round, median over rounds); then `repeats` steps back to back (forward
  * of every layer, backward in reverse, a sleep of compute_s per layer and
