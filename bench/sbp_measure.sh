@@ -14,9 +14,13 @@
 #             d / 4, which the report checks)
 # Environment:
 #   CLUSTER        cluster description whose calibrated links the model uses
-#                  (intra_node_network, network); default: calibrate first
-#                  with the same launcher (on one machine with
+#                  (intra_node_network, network), e.g. from 2 nodes x 2 ranks
+#                  as bench/vcluster_jobs.sh calibrates (8 ranks on 2 cores
+#                  spin in MPI's waits and inflate alpha); default: calibrate
+#                  first with CALIBRATE_LAUNCHER (on one machine with
 #                  --emulate-nodes 2: the "inter-node" link is then local)
+#   CALIBRATE_LAUNCHER  launcher of that calibration, split on spaces
+#                  (default: LAUNCHER)
 #   BATCH          rows per step (default 256: AutoDDL's batch is not given
 #                  for this MLP; bench/bench_sbp.c uses 8192; 256 keeps a run
 #                  to seconds on 2 cores and 200 Mbit/s links; the widths are
@@ -29,7 +33,9 @@
 #                  left out when even that is longer (default 600; data
 #                  parallelism all-reduces 2 x 7/8 of 1.2 GB per device per
 #                  step: at 25 MB/s about 86 s predicted, so it runs once)
-#   OUT            directory for the raw outputs (default: a new temporary one)
+#   OUT            directory for the raw outputs and the calibration; on the
+#                  test cluster a path the nodes see (their /tmp is their own;
+#                  default: ./sbp_measure-DATE)
 set -u
 if [ $# -lt 2 ]; then
     echo "usage: $0 WAVEPIPE SRCDIR [LAUNCHER...]" >&2
@@ -40,7 +46,7 @@ shift 2
 if [ $# -gt 0 ]; then launcher=("$@"); else launcher=("${MPIEXEC:-mpiexec}" -n 8); fi
 widths=32768,16384,4096,2048,512
 batch=${BATCH:-256} element=${ELEMENT_BYTES:-2} repeats=${REPEATS:-3} budget=${BUDGET_S:-600}
-out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/sbp_measure.XXXXXX")}
+out=${OUT:-$(pwd)/sbp_measure-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out" || exit 1
 [ -x "$wavepipe" ] || { echo "$0: no wavepipe at $wavepipe" >&2; exit 2; }
 : "$srcdir" # the sources are not needed: the widths are AutoDDL's, written above
@@ -50,10 +56,13 @@ cluster=${CLUSTER:-}
 if [ -z "$cluster" ]; then
     cluster=$out/calibrated.cfg
     cal=(calibrate --min-bytes 64KiB --max-bytes 4MiB --size-factor 4 --repeat 5 --out "$cluster")
-    if ! "${launcher[@]}" "$wavepipe" "${cal[@]}" > "$out/calibrate.txt" 2>&1; then
+    # shellcheck disable=SC2206
+    if [ -n "${CALIBRATE_LAUNCHER:-}" ]; then cal_launcher=($CALIBRATE_LAUNCHER); else cal_launcher=("${launcher[@]}"); fi
+    echo "calibrating: ${cal_launcher[*]} wavepipe ${cal[*]}"
+    if ! "${cal_launcher[@]}" "$wavepipe" "${cal[@]}" > "$out/calibrate.txt" 2>&1; then
         if grep -q "are on one node" "$out/calibrate.txt"; then
             echo "note: the job is on one machine: calibrating with --emulate-nodes 2 (the inter-node link is local)"
-            "${launcher[@]}" "$wavepipe" "${cal[@]}" --emulate-nodes 2 > "$out/calibrate.txt" 2>&1 ||
+            "${cal_launcher[@]}" "$wavepipe" "${cal[@]}" --emulate-nodes 2 > "$out/calibrate.txt" 2>&1 ||
                 { cat "$out/calibrate.txt" >&2; exit 1; }
         else
             cat "$out/calibrate.txt" >&2
