@@ -6,8 +6,10 @@
 # permutation, mesh axes within and across nodes) each term's bytes
 # counted from the MPI calls equal the model's exactly on all 8 ranks, and
 # Megatron's and DP's totals equal their closed forms. The job's one node
-# is reported as not the model's two. --cluster gives the links; bad input
-# gets one error and a nonzero status.
+# is reported as not the model's two; emulated compute is left out of the
+# step's communication; DP's gradients go in buckets; --cluster gives the
+# links; --wait spin waits in MPI_Wait; bad input gets one error and a
+# nonzero status.
 . "$(dirname "$0")/lib.sh"
 out=$(scratch_dir)
 rm -f /dev/shm/mpich_shm_* 2>/dev/null
@@ -35,13 +37,30 @@ check_bytes() { # FILE WHAT
 }
 summary_value() { sed -n "s/^summary:.* $2=\([^ ]*\).*/\1/p" "$1"; }
 
+# Megatron with 0.05 s of emulated compute per layer and pass; DP with the
+# weight gradients in 32 KiB buckets
 mixed=1x2x4@1x1x2,2x4x1@2x1x1,2x1x4@1x1x2,4x1x2@1x1x2
+declare -A extra=([megatron]="--compute-s 0.05" [dp]="--bucket 32KiB")
 for s in chosen megatron dp "$mixed"; do
     f="$out/measure-${s//[,@]/_}.txt"
-    run8 --strategy "$s" --measure --repeats 1 > "$f" 2>&1
-    expect_status 0 $? "--measure --strategy $s on 8 ranks"
+    # shellcheck disable=SC2086
+    run8 --strategy "$s" --measure --repeats 1 ${extra[$s]:-} > "$f" 2>&1
+    expect_status 0 $? "--measure --strategy $s ${extra[$s]:-}on 8 ranks"
     check_bytes "$f" "$s"
 done
+f=$out/measure-megatron.txt
+expect_contains "$f" "0.05 s slept per layer and pass" "--compute-s: said"
+step=$(summary_value "$f" step_s)
+if awk -v s="$step" 'BEGIN { exit !(s != "" && s < 0.4) }'; then
+    pass "--compute-s: the step's 8 x 0.05 s of sleep are not counted as communication (step_s $step)"
+else
+    fail "--compute-s: step_s $step should leave out the 0.4 s slept"
+fi
+f=$out/measure-dp.txt
+# fc0's gradient: 256 x 128 x 4 B = 128 KiB, 4 buckets; fc3's 2 KiB, one
+grep -qE '^fc0 +weight_sync .* allreduce in 4 ' "$f" && grep -qE '^fc3 +weight_sync .* allreduce +8 ' "$f" &&
+    pass "--bucket 32KiB: fc0's 128 KiB gradient in 4 AllReduces, fc3's 2 KiB in one" ||
+    fail "--bucket 32KiB: fc0's gradient in 4 AllReduces, fc3's in one"
 f=$out/measure-chosen.txt
 expect_contains "$f" "8 MPI ranks on 1 node (MPI shared memory), NOT the model's 2 nodes x 4" \
     "the job's layout (one node) is checked against the model's and reported"
@@ -104,9 +123,12 @@ if [ "$(grep -m1 'comm_s' "$out/by-cluster.cfg")" = "$(grep -m1 'comm_s' "$out/b
 else
     fail "--cluster costs as its intra_node_network and network"
 fi
-timeout 60 "$MPIEXEC" -n 4 "$WAVEPIPE" sbp "${small[@]}" --cluster "$out/cluster.cfg" --measure --repeats 1 \
-    > "$out/cluster-measure.txt" 2>&1
-expect_status 0 $? "--measure --cluster on 4 ranks"
+# measured on 2 ranks as 2 nodes of 1, waiting in MPI_Wait
+timeout 60 "$MPIEXEC" -n 2 "$WAVEPIPE" sbp --widths "$widths" --batch 64 --devices 2 --gpus-per-node 1 \
+    --cluster "$out/cluster.cfg" --measure --repeats 1 --wait spin > "$out/cluster-measure.txt" 2>&1
+expect_status 0 $? "--measure --cluster --wait spin on 2 ranks"
+expect_contains "$out/cluster-measure.txt" "waited for in MPI_Wait" "--wait spin: said"
+expect_contains "$out/cluster-measure.txt" "ranks_exact=2/2" "and both ranks count the model's bytes"
 expect_contains "$out/cluster-measure.txt" "cluster.cfg: intra_network mpi-intra-node, calibrated" "intra-node link named"
 expect_contains "$out/cluster-measure.txt" "cluster.cfg: network ib-edr, user" "inter-node link named"
 
@@ -129,6 +151,8 @@ run2 --devices 2 --wait often > "$out/bad-wait.txt" 2>&1
 one_error "$out/bad-wait.txt" $? 2 "--wait 'often' must be yield or spin" "a bad option under --measure"
 "$WAVEPIPE" sbp "${base[@]}" --repeats 3 > "$out/no-measure.txt" 2>&1
 one_error "$out/no-measure.txt" $? 2 "need --measure" "--repeats without --measure"
+"$WAVEPIPE" sbp "${base[@]}" --cluster "$out/cluster.cfg" --inter 1us,1GB/s > "$out/two-links.txt" 2>&1
+one_error "$out/two-links.txt" $? 2 "--cluster gives the links" "--cluster and --inter together"
 "$WAVEPIPE" sbp "${base[@]}" --strategy 2x4x1 > "$out/ambiguous.txt" 2>&1
 one_error "$out/ambiguous.txt" $? 1 "give the nodes per axis" "a mesh that splits over the nodes in two ways"
 finish
