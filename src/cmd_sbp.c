@@ -286,7 +286,7 @@ static int sbp_main(int argc, char **argv, struct quiet *measure)
     static int widths[MAX_WIDTHS];
     int nwidths = 0, repeat = 1, seed = 1;
     const char *output = NULL, *strategy = "chosen", *cluster = NULL;
-    int exec_option = 0; /* --repeats, --compute-s or --bucket given */
+    int exec_option = 0; /* --repeats, --compute-s, --bucket or --wait given */
     int intra_given = 0, inter_given = 0;
     struct wp_sbp_exec_opts xo;
     wp_sbp_exec_default(&xo);
@@ -452,11 +452,16 @@ static int sbp_main(int argc, char **argv, struct quiet *measure)
         free(meshes);
         snprintf(strategy_label, sizeof strategy_label, "%s", strategy);
     }
-    if (measure) { /* every rank read and planned: one verdict for all */
-        int any = status != 0;
-        MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (any && status == 0)
-            status = wp_errorf(&err, "another rank could not read or plan this (see its error)");
+    if (measure) { /* every rank read and planned: one verdict for all, the first failing rank's message */
+        int rank, size, first;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        int mine = status ? rank : size;
+        MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (first > 0 && first < size) {
+            MPI_Bcast(err.msg, WP_ERR_MAX, MPI_CHAR, first, MPI_COMM_WORLD);
+            status = wp_err_prefix(&err, "rank %d: ", first);
+        }
     }
     if (status) { /* printed once: ranks other than 0 are still quiet */
         wp_err_print(CMD, &err);

@@ -29,12 +29,10 @@ enum call_kind { CALL_ALLTOALL, CALL_SENDRECV, CALL_ALLGATHER, CALL_REDUCE_SCATT
 struct call {
     int layer;
     enum wp_sbp_term term;
-    int backward;
     enum call_kind kind;
     MPI_Comm comm;          /* not owned (the layer's group) */
     int group;
     MPI_Datatype type;
-    size_t type_bytes;
     size_t count;           /* alltoall: bytes per member; sendrecv: bytes; allgather, reduce-scatter:
                              * elements per member; allreduce: elements in all buckets */
     size_t bucket;          /* allreduce: elements per call */
@@ -104,15 +102,12 @@ static void mesh_coords(const struct wp_sbp_mesh *m, int n, int q, int j[3])
 
 /* ceil(x) as a count, and whether it was rounded (sizes that divide
  * evenly are exact in double: products of integers divided by a factor). */
-static int whole(double x, size_t *count, int *rounded)
+static size_t whole(double x, int *rounded)
 {
     double c = ceil(x);
-    if (c < 0 || c > (double)INT_MAX)
-        return -1;
     if (c != x)
         *rounded = 1;
-    *count = (size_t)c;
-    return 0;
+    return c > 0 ? (size_t)c : 0;
 }
 
 static int add_call(struct plan *pl, struct call c, struct wp_err *err)
@@ -130,9 +125,8 @@ static int term_call(struct plan *pl, int layer, enum wp_sbp_term term, int back
                      MPI_Comm g, MPI_Datatype type, size_t type_bytes, double bucket_bytes, int *rounded,
                      struct wp_err *err)
 {
-    struct call k = {layer, term, backward, CALL_ALLTOALL, g, c->group, type, type_bytes, 0, 0, -1, -1, 0, 0};
+    struct call k = {layer, term, CALL_ALLTOALL, g, c->group, type, 0, 0, -1, -1, 0, 0};
     double e = (double)type_bytes;
-    int bad = 0;
     enum wp_collective ring = c->kind; /* the collective whose ring count the call sends */
     double call_bytes;
     switch (c->kind) {
@@ -143,26 +137,26 @@ static int term_call(struct plan *pl, int layer, enum wp_sbp_term term, int back
         k.send_to = backward ? prev : next;
         k.recv_from = backward ? next : prev;
         k.type = MPI_BYTE;
-        bad = whole(c->n_bytes, &k.count, rounded);
+        k.count = whole(c->n_bytes, rounded);
         call_bytes = (double)k.count;
         break;
     }
     case WP_COLL_ALLTOALL:
         k.kind = CALL_ALLTOALL;
         k.type = MPI_BYTE;
-        bad = whole(c->n_bytes / c->group, &k.count, rounded);
+        k.count = whole(c->n_bytes / c->group, rounded);
         call_bytes = (double)k.count * c->group;
         break;
     case WP_COLL_ALLGATHER:      /* the gather forward, the reduce backward */
     case WP_COLL_REDUCE_SCATTER: /* the reduce forward, the gather backward */
         k.kind = (c->kind == WP_COLL_ALLGATHER) != backward ? CALL_ALLGATHER : CALL_REDUCE_SCATTER;
         ring = k.kind == CALL_ALLGATHER ? WP_COLL_ALLGATHER : WP_COLL_REDUCE_SCATTER;
-        bad = whole(c->n_bytes / e / c->group, &k.count, rounded);
+        k.count = whole(c->n_bytes / e / c->group, rounded);
         call_bytes = (double)k.count * c->group * e;
         break;
     case WP_COLL_ALLREDUCE: {
         k.kind = CALL_ALLREDUCE;
-        bad = whole(c->n_bytes / e, &k.count, rounded);
+        k.count = whole(c->n_bytes / e, rounded);
         size_t per = bucket_bytes <= 0 ? k.count : bucket_bytes >= e ? (size_t)(bucket_bytes / e) : 1;
         k.bucket = per < k.count ? per : k.count;
         call_bytes = (double)k.count * e;
@@ -171,7 +165,7 @@ static int term_call(struct plan *pl, int layer, enum wp_sbp_term term, int back
     default:
         return wp_errorf(err, "layer %d: no executor for collective %s", layer, wp_collective_name(c->kind));
     }
-    if (bad || k.bucket > (size_t)INT_MAX)
+    if ((k.kind == CALL_ALLREDUCE ? k.bucket : k.count) > (size_t)INT_MAX)
         return wp_errorf(err, "layer %d %s: %.6g bytes over %d ranks is more than one MPI call takes (INT_MAX "
                               "elements)", layer, wp_sbp_term_name(term), c->n_bytes, c->group);
     k.sent_bytes = wp_collective_sent_bytes(ring, c->group, call_bytes);
