@@ -162,7 +162,7 @@ int wp_sbp_measure(const struct wp_sbp_problem *pr, const struct wp_sbp_result *
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     struct wp_err err = {""};
     struct wp_sbp_exec_result x;
-    if (wp_sbp_exec_run(MPI_COMM_WORLD, pr, res, o, &x, &err)) {
+    if (wp_sbp_exec_run(pr, res, o, &x, &err)) {
         if (rank == 0)
             wp_err_print(CMD, &err);
         return 1;

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -467,9 +468,10 @@ static int agree(MPI_Comm comm, int status, struct wp_err *err)
     return any ? -1 : 0;
 }
 
-int wp_sbp_exec_run(MPI_Comm comm, const struct wp_sbp_problem *pr, const struct wp_sbp_result *res,
+int wp_sbp_exec_run(const struct wp_sbp_problem *pr, const struct wp_sbp_result *res,
                     const struct wp_sbp_exec_opts *o, struct wp_sbp_exec_result *out, struct wp_err *err)
 {
+    MPI_Comm comm = MPI_COMM_WORLD; /* device d is world rank d */
     memset(out, 0, sizeof *out);
     struct plan pl;
     memset(&pl, 0, sizeof pl);
@@ -486,8 +488,6 @@ int wp_sbp_exec_run(MPI_Comm comm, const struct wp_sbp_problem *pr, const struct
         return wp_errorf(err, "the strategy has %d layers, the problem %d", res->nlayers, pr->nlayers);
     if (o->repeats < 1)
         return wp_errorf(err, "repeats %d must be at least 1", o->repeats);
-    if (comm != MPI_COMM_WORLD)
-        return wp_errorf(err, "the executor runs on MPI_COMM_WORLD"); /* its P2P peers are world ranks */
     struct wp_calib_job job;
     if (wp_calib_job_init(&job, comm, 0, err))
         return -1;

@@ -6,7 +6,9 @@
  * measures the model's claim, it does not train.
  *
  * Devices and ranks: the job's p ranks are N nodes x G GPUs, world rank
- * d = n G + q (node n, GPU q). A layer's mesh gives axis k the tuple
+ * d = n G + q (node n, GPU q); whether the job's ranks lie so (rank d on
+ * the job's node d / G, nodes from MPI_COMM_TYPE_SHARED) is reported, not
+ * required (one machine may pose as N nodes). A layer's mesh gives axis k the tuple
  * (nodes_k, gpus_k); the node index splits as n = (a0 nodes_1 + a1)
  * nodes_2 + a2 and the GPU index as q = (b0 gpus_1 + b1) gpus_2 + b2, and
  * the device's coordinate on axis k is j_k = a_k gpus_k + b_k. The ranks
@@ -40,8 +42,6 @@
  * call's group and size by collective_cost.h's ring counts. */
 #ifndef WP_RUN_SBP_EXEC_H
 #define WP_RUN_SBP_EXEC_H
-
-#include <mpi.h>
 
 #include "plan/sbp.h"
 #include "plan/sbp_cost.h"
@@ -84,12 +84,12 @@ struct wp_sbp_exec_result {
     double buffer_bytes;       /* per rank: the send and receive buffers every call reuses */
 };
 
-/* Collective over comm (every rank calls it with the same problem and
- * strategy): res is a wp_sbp_evaluate or wp_sbp_plan result for pr.
- * Errors, the same on every rank: comm's size is not pr->devices, a bad
+/* Collective over MPI_COMM_WORLD (every rank calls it with the same
+ * problem and strategy): res is a wp_sbp_evaluate or wp_sbp_plan result
+ * for pr. Errors, the same on every rank: the job's size is not pr->devices, a bad
  * problem, element bytes not 1, 2, 4 or 8 (reductions need an MPI type), a
  * call over INT_MAX elements, out of memory. */
-int wp_sbp_exec_run(MPI_Comm comm, const struct wp_sbp_problem *pr, const struct wp_sbp_result *res,
+int wp_sbp_exec_run(const struct wp_sbp_problem *pr, const struct wp_sbp_result *res,
                     const struct wp_sbp_exec_opts *o, struct wp_sbp_exec_result *out, struct wp_err *err);
 void wp_sbp_exec_result_destroy(struct wp_sbp_exec_result *out);
 
