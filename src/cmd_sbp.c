@@ -1,24 +1,37 @@
 /* `wavepipe sbp`: AutoDDL's SBP mesh search for a chain of matmul layers
- * given by their widths (plan/sbp.h): prints each layer's 3D mesh, its
- * tuples of nodes and GPUs per axis, and its communication, and writes the
- * plan file's `sbp` group with -o. */
+ * given by their widths (plan/sbp.h), or a strategy named or written out
+ * (plan/sbp_strategy.h): prints each layer's 3D mesh, its tuples of nodes
+ * and GPUs per axis, and its communication, and writes the plan file's
+ * `sbp` group with -o. With --measure (an MPI job of one rank per device)
+ * the strategy's communication runs and is timed (sbp_measure.h). */
+#include <fcntl.h>
 #include <getopt.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "config/schema.h"
+#include "plan/plan.h"
 #include "plan/sbp.h"
+#include "plan/sbp_strategy.h"
+#include "sbp_measure.h"
+#include "topo/cluster_io.h"
+#include "util/mpi_finalize.h"
 #include "util/units.h"
 
 #define CMD "sbp"
 #define MAX_WIDTHS 1024
+#define FINALIZE_TIMEOUT_S 20.0
 
 static void usage(void)
 {
     printf("Usage: wavepipe sbp --widths W0,W1,...,WL --batch B --devices P [--gpus-per-node G]\n"
-           "                    [--search exhaustive|cd|mh] [--memory BYTES] [-o OUT.cfg] [options]\n\n"
+           "                    [--search exhaustive|cd|mh] [--memory BYTES] [-o OUT.cfg] [options]\n"
+           "       mpiexec -n P wavepipe sbp --widths ... --batch B --devices P --gpus-per-node G\n"
+           "                    --measure [--strategy chosen|megatron|dp|MESHES] [--cluster FILE]\n\n"
            "Chooses, for every matmul layer of a chain (layer l: a B x W(l) input times a\n"
            "W(l) x W(l+1) weight), AutoDDL's 3D device mesh p0 x p1 x p2 = P: input\n"
            "(S0:p0, B:p1, S1:p2), weight (B:p0, S1:p1, S0:p2), output (S0:p0, S1:p1, P:p2),\n"
@@ -28,6 +41,14 @@ static void usage(void)
            "layers and the weight-gradient allreduce over p0. Layers of the same shape\n"
            "share a mesh. Memory per device: weights with their gradient and optimizer\n"
            "state, and the input kept for the backward.\n\n"
+           "With --measure, one MPI rank per device (rank d on node d / G, as srun's\n"
+           "block distribution places them) runs the strategy's communication for one\n"
+           "training step: every collective above with the model's group and bytes, on\n"
+           "real buffers; compute is emulated (nothing computed, at most a sleep), so\n"
+           "only communication is timed. Each collective is timed after a barrier (the\n"
+           "slowest rank, the median of --repeats rounds), then whole steps back to back;\n"
+           "the report gives per layer and term the predicted and measured time and the\n"
+           "bytes each device sends (model, counted from the calls), and a summary line.\n\n"
            "Options:\n"
            "  --widths W0,...,WL     layer widths: L layers (at least two widths)\n"
            "  --repeat N             the layers N times over (needs WL = W0; default 1)\n"
@@ -46,6 +67,23 @@ static void usage(void)
            "  --input KIND           batch-split (default: the input arrives split by rows\n"
            "                         over all devices, its gradient sent back) or free (any\n"
            "                         layout, no gradient: a data loader)\n"
+           "  --strategy S           chosen (default: the search's), megatron (Megatron's 1D\n"
+           "                         split: column-parallel (1,P,1) then row-parallel (1,1,P)\n"
+           "                         layers), dp ((P,1,1) everywhere) or meshes per layer,\n"
+           "                         P0xP1xP2[@N0xN1xN2],... (repeated over the layers; @ the\n"
+           "                         nodes of each axis where the split is not unique)\n"
+           "  --cluster FILE         the model's links from a cluster description: intra-node\n"
+           "                         its intra_network (calibrate's fit) or else its slowest GPU\n"
+           "                         pair, inter-node its network (instead of --intra, --inter)\n"
+           "  --measure              run and time the strategy's communication (MPI job of P ranks)\n"
+           "  --repeats N            with --measure: timed rounds and steps (default 5)\n"
+           "  --compute-s S          with --measure: seconds slept per layer in the forward and\n"
+           "                         again in the backward of a timed step (default 0)\n"
+           "  --bucket BYTES         with --measure: weight_sync's AllReduce in calls of at most\n"
+           "                         BYTES, as DDP's buckets (default 256MiB; 0: one call)\n"
+           "  --wait yield|spin      with --measure: poll non-blocking calls, sleeping between\n"
+           "                         polls as wavepipe run does (default: ranks that outnumber\n"
+           "                         cores yield them), or wait in MPI_Wait\n"
            "  --seed N               seed of cd's restarts and mh's chain (default 1)\n"
            "  --restarts N           cd's random restarts (default 8)\n"
            "  --iterations N         mh's proposals (default 100000)\n"
@@ -105,7 +143,7 @@ static void print_plan(const struct wp_sbp_problem *pr, const struct wp_sbp_resu
     const struct wp_sbp_mesh *m0 = &r->layers[0].mesh;
     printf("SBP meshes: %d layers (%d shapes), batch %d, %d devices (%d nodes x %d GPUs), search %s\n",
            pr->nlayers, r->nclasses, pr->batch, pr->devices, m0->nodes[0] * m0->nodes[1] * m0->nodes[2],
-           m0->gpus[0] * m0->gpus[1] * m0->gpus[2], wp_sbp_search_name(r->search));
+           m0->gpus[0] * m0->gpus[1] * m0->gpus[2], r->space > 0 ? wp_sbp_search_name(r->search) : "given");
     printf("%-8s %7s %7s %-14s %-12s %-12s %11s %10s %10s %10s %10s %10s %10s\n", "layer", "n_in", "n_out",
            "mesh", "nodes", "gpus", "alltoall_ms", "gather_ms", "reduce_ms", "wsync_ms", "comm_ms", "sent_MiB",
            "memory_MiB");
@@ -124,15 +162,99 @@ static void print_plan(const struct wp_sbp_problem *pr, const struct wp_sbp_resu
     }
     printf("total: communication %.4f ms per step, %.2f MiB sent and %.2f MiB held per device\n", 1e3 * r->comm_s,
            r->sent_bytes / 1048576, r->memory_bytes / 1048576);
-    printf("search: %.4g strategies, %.4g costed\n", r->space, r->costed);
+    if (r->space > 0)
+        printf("search: %.4g strategies, %.4g costed\n", r->space, r->costed);
 }
 
-int wp_cmd_sbp(int argc, char **argv)
+/* The model's links from a cluster description (see usage); the labels say
+ * which entry each came from. Only the levels the problem has are needed. */
+static int links_from_cluster(const char *path, struct wp_sbp_problem *pr, char *intra_label, char *inter_label,
+                              size_t label_size, struct wp_err *err)
+{
+    struct wp_cluster c;
+    wp_cluster_init(&c);
+    int nodes, gpus, status = wp_cluster_read(path, &c, err);
+    if (status == 0)
+        status = wp_sbp_check_problem(pr, &nodes, &gpus, err);
+    if (status == 0 && c.intra_network.given && c.intra_network.bandwidth_Bps > 0) {
+        pr->intra = (struct wp_link_cost){c.intra_network.latency_s, 1 / c.intra_network.bandwidth_Bps};
+        snprintf(intra_label, label_size, "%s: intra_network %s, %s", path, c.intra_network.name,
+                 c.intra_network.source);
+    } else if (status == 0 && c.ntypes > 0 && c.types[0].ngpus > 1) {
+        struct wp_plan_hw hw;
+        status = wp_plan_hw_from_cluster(&hw, &c, pr->devices, 1 /* memory: not needed here */, err);
+        if (status == 0) {
+            pr->intra = hw.intra;
+            snprintf(intra_label, label_size, "%s: the slowest pair of a node's GPUs", path);
+        }
+    } else if (status == 0 && gpus > 1) {
+        status = wp_errorf(err, "%s has no intra-node link (no intra_network, no GPUs): calibrate with two or "
+                                "more ranks per node (wavepipe calibrate --out)", path);
+    }
+    if (status == 0 && c.network.given && c.network.bandwidth_Bps > 0) {
+        pr->inter = (struct wp_link_cost){c.network.latency_s, 1 / c.network.bandwidth_Bps};
+        snprintf(inter_label, label_size, "%s: network %s, %s", path, c.network.name, c.network.source);
+    } else if (status == 0 && nodes > 1) {
+        status = wp_errorf(err, "%s has no network between nodes (add one, or run wavepipe calibrate --out)", path);
+    }
+    wp_cluster_destroy(&c);
+    return status;
+}
+
+/* Is flag one of the arguments? (--measure decides, before parsing,
+ * whether this is an MPI job.) */
+static int has_flag(int argc, char **argv, const char *flag)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], flag) == 0)
+            return 1;
+    return 0;
+}
+
+/* Ranks other than 0 of a --measure job parse quietly, so that a bad
+ * option is reported once: their stdout and stderr go to /dev/null
+ * until unquiet. */
+struct quiet {
+    int saved[2];
+};
+
+static void quiet_begin(struct quiet *q, int on)
+{
+    q->saved[0] = q->saved[1] = -1;
+    if (!on)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    int null = open("/dev/null", O_WRONLY);
+    if (null < 0)
+        return;
+    for (int i = 0; i < 2; i++) {
+        q->saved[i] = dup(i + 1);
+        dup2(null, i + 1);
+    }
+    close(null);
+}
+
+static void quiet_end(struct quiet *q)
+{
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < 2; i++)
+        if (q->saved[i] >= 0) {
+            dup2(q->saved[i], i + 1);
+            close(q->saved[i]);
+            q->saved[i] = -1;
+        }
+}
+
+/* The command; measure: NULL, or this is an MPI job (--measure) whose
+ * rank parses quietly unless it is rank 0. */
+static int sbp_main(int argc, char **argv, struct quiet *measure)
 {
     enum {
         OPT_WIDTHS = 1000, OPT_REPEAT, OPT_BATCH, OPT_DEVICES, OPT_GPN, OPT_INTRA, OPT_INTER, OPT_SEARCH,
         OPT_MEMORY, OPT_ELEMENT, OPT_WEIGHT_STATE, OPT_ACTIVATION, OPT_INPUT, OPT_SEED, OPT_RESTARTS,
-        OPT_ITERATIONS
+        OPT_ITERATIONS, OPT_STRATEGY, OPT_CLUSTER, OPT_MEASURE, OPT_REPEATS, OPT_COMPUTE, OPT_BUCKET, OPT_WAIT
     };
     static const struct option longopts[] = {
         {"widths", required_argument, NULL, OPT_WIDTHS},
@@ -151,12 +273,23 @@ int wp_cmd_sbp(int argc, char **argv)
         {"seed", required_argument, NULL, OPT_SEED},
         {"restarts", required_argument, NULL, OPT_RESTARTS},
         {"iterations", required_argument, NULL, OPT_ITERATIONS},
+        {"strategy", required_argument, NULL, OPT_STRATEGY},
+        {"cluster", required_argument, NULL, OPT_CLUSTER},
+        {"measure", no_argument, NULL, OPT_MEASURE},
+        {"repeats", required_argument, NULL, OPT_REPEATS},
+        {"compute-s", required_argument, NULL, OPT_COMPUTE},
+        {"bucket", required_argument, NULL, OPT_BUCKET},
+        {"wait", required_argument, NULL, OPT_WAIT},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     static int widths[MAX_WIDTHS];
     int nwidths = 0, repeat = 1, seed = 1;
-    const char *output = NULL;
+    const char *output = NULL, *strategy = "chosen", *cluster = NULL;
+    int exec_option = 0; /* --repeats, --compute-s, --bucket or --wait given */
+    int intra_given = 0, inter_given = 0;
+    struct wp_sbp_exec_opts xo;
+    wp_sbp_exec_default(&xo);
     struct wp_sbp_problem pr;
     wp_sbp_problem_default(&pr);
     pr.batch = 0;
@@ -198,6 +331,7 @@ int wp_cmd_sbp(int argc, char **argv)
         case OPT_INTER:
             if (parse_link(opt == OPT_INTRA ? "--intra" : "--inter", optarg, opt == OPT_INTRA ? &pr.intra : &pr.inter))
                 return 2;
+            *(opt == OPT_INTRA ? &intra_given : &inter_given) = 1;
             break;
         case OPT_SEARCH: {
             int kind = wp_sbp_search_from_name(optarg);
@@ -246,8 +380,36 @@ int wp_cmd_sbp(int argc, char **argv)
             so.iterations = it;
             break;
         }
+        case OPT_STRATEGY: strategy = optarg; break;
+        case OPT_CLUSTER: cluster = optarg; break;
+        case OPT_MEASURE: break; /* seen before parsing */
+        case OPT_REPEATS:
+            if (wp_parse_int_option(CMD, "--repeats", optarg, 1, 1000, &xo.repeats))
+                return 2;
+            exec_option = 1;
+            break;
+        case OPT_COMPUTE:
+            if (parse_positive("--compute-s", optarg, &xo.compute_s))
+                return 2;
+            exec_option = 1;
+            break;
+        case OPT_BUCKET:
+            if (wp_parse_bytes(optarg, &xo.bucket_bytes, &err))
+                return wp_usage_error(CMD, "--bucket '%s': %s", optarg, err.msg);
+            exec_option = 1;
+            break;
+        case OPT_WAIT:
+            if (strcmp(optarg, "yield") != 0 && strcmp(optarg, "spin") != 0)
+                return wp_usage_error(CMD, "--wait '%s' must be yield or spin", optarg);
+            xo.spin = strcmp(optarg, "spin") == 0;
+            exec_option = 1;
+            break;
         }
     }
+    if (cluster && (intra_given || inter_given))
+        return wp_usage_error(CMD, "--cluster gives the links: leave out --intra and --inter");
+    if (exec_option && !measure)
+        return wp_usage_error(CMD, "--repeats, --compute-s, --bucket and --wait need --measure");
     if (optind < argc)
         return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (nwidths == 0 || pr.batch == 0 || pr.devices == 0)
@@ -273,15 +435,51 @@ int wp_cmd_sbp(int argc, char **argv)
     }
     pr.layers = layers;
 
+    char intra_label[WP_ERR_MAX], inter_label[WP_ERR_MAX], strategy_label[WP_ERR_MAX];
+    snprintf(intra_label, sizeof intra_label, "%s", intra_given ? "--intra" : "the default; --intra");
+    snprintf(inter_label, sizeof inter_label, "%s", inter_given ? "--inter" : "the default; --inter");
+    int status = cluster ? links_from_cluster(cluster, &pr, intra_label, inter_label, sizeof intra_label, &err) : 0;
     struct wp_sbp_result res;
-    int rc = 0;
-    if (wp_sbp_plan(&pr, &so, &res, &err)) {
+    memset(&res, 0, sizeof res);
+    if (status == 0 && strcmp(strategy, "chosen") == 0) {
+        status = wp_sbp_plan(&pr, &so, &res, &err);
+        snprintf(strategy_label, sizeof strategy_label, "chosen:%s", wp_sbp_search_name(so.kind));
+    } else if (status == 0) {
+        struct wp_sbp_mesh *meshes = calloc((size_t)pr.nlayers, sizeof *meshes);
+        status = meshes ? wp_sbp_strategy_meshes(&pr, strategy, meshes, &err) : wp_errorf(&err, "out of memory");
+        if (status == 0)
+            status = wp_sbp_evaluate(&pr, meshes, &res, &err);
+        free(meshes);
+        snprintf(strategy_label, sizeof strategy_label, "%s", strategy);
+    }
+    if (measure) { /* every rank read and planned: one verdict for all, the first failing rank's message */
+        int rank, size, first;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        int mine = status ? rank : size;
+        MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (first > 0 && first < size) {
+            MPI_Bcast(err.msg, WP_ERR_MAX, MPI_CHAR, first, MPI_COMM_WORLD);
+            status = wp_err_prefix(&err, "rank %d: ", first);
+        }
+    }
+    if (status) { /* printed once: ranks other than 0 are still quiet */
         wp_err_print(CMD, &err);
+        wp_sbp_result_destroy(&res);
         free(layers);
         return 1;
     }
-    print_plan(&pr, &res);
-    if (output) {
+    if (measure)
+        quiet_end(measure);
+    int rc = 0, rank = 0;
+    if (measure) {
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        struct wp_sbp_measure_labels labels = {strategy_label, intra_label, inter_label};
+        rc = wp_sbp_measure(&pr, &res, &xo, &labels);
+    } else {
+        print_plan(&pr, &res);
+    }
+    if (output && rank == 0) {
         config_t cfg;
         config_init(&cfg);
         wp_sbp_config_add(config_root_setting(&cfg), &pr, &res);
@@ -299,4 +497,20 @@ int wp_cmd_sbp(int argc, char **argv)
     wp_sbp_result_destroy(&res);
     free(layers);
     return rc;
+}
+
+int wp_cmd_sbp(int argc, char **argv)
+{
+    if (!has_flag(argc, argv, "--measure"))
+        return sbp_main(argc, argv, NULL);
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    struct quiet q;
+    quiet_begin(&q, rank != 0);
+    int status = sbp_main(argc, argv, &q);
+    quiet_end(&q);
+    fflush(stdout);
+    wp_mpi_finalize_bounded(CMD, FINALIZE_TIMEOUT_S, status);
+    return status;
 }

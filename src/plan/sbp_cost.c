@@ -79,50 +79,78 @@ int wp_sbp_mesh_fits(const struct wp_sbp_problem *pr, int nodes, int gpus, int l
            L->n_out % wp_sbp_mesh_axis(m, 1) == 0 && L->n_in % wp_sbp_mesh_axis(m, 2) == 0;
 }
 
-/* Adds forward + backward of a collective whose backward dual costs the same. */
-static double both_ways(enum wp_collective kind, int g, double bytes, const struct wp_link_cost *link,
-                        double *sent_bytes)
+const char *wp_sbp_term_name(enum wp_sbp_term term)
 {
-    *sent_bytes += 2 * wp_collective_sent_bytes(kind, g, bytes);
-    return 2 * wp_collective_s(kind, g, bytes, link);
+    static const char *const names[WP_SBP_TERM_COUNT] = {"alltoall", "gather", "reduce", "weight_sync"};
+    return term >= 0 && term < WP_SBP_TERM_COUNT ? names[term] : "?";
+}
+
+double wp_sbp_coll_s(const struct wp_sbp_problem *pr, const struct wp_sbp_coll *c)
+{
+    if (c->passes == 0)
+        return 0;
+    return c->passes * wp_collective_s(c->kind, c->group, c->n_bytes, link_for(pr, c->crosses_nodes));
+}
+
+double wp_sbp_coll_sent_bytes(const struct wp_sbp_coll *c)
+{
+    if (c->passes == 0)
+        return 0;
+    return c->passes * wp_collective_sent_bytes(c->kind, c->group, c->n_bytes);
+}
+
+void wp_sbp_layer_coll(const struct wp_sbp_problem *pr, int layer, const struct wp_sbp_mesh *m,
+                       enum wp_sbp_term term, struct wp_sbp_coll *c)
+{
+    const struct wp_sbp_layer *L = &pr->layers[layer];
+    double p0 = wp_sbp_mesh_axis(m, 0), p1 = wp_sbp_mesh_axis(m, 1), p2 = wp_sbp_mesh_axis(m, 2);
+    double e = pr->element_bytes, b = pr->batch;
+    memset(c, 0, sizeof *c);
+    switch (term) {
+    case WP_SBP_GATHER: /* the local input, all-gathered over axis 1 */
+        *c = (struct wp_sbp_coll){WP_COLL_ALLGATHER, (int)p1, e * b * L->n_in / (p0 * p2), m->nodes[1] > 1,
+                                  layer > 0 || pr->input == WP_SBP_INPUT_BATCH_SPLIT ? 2 : 0};
+        break;
+    case WP_SBP_REDUCE: /* the local partial output, reduce-scattered over axis 2 */
+        *c = (struct wp_sbp_coll){WP_COLL_REDUCE_SCATTER, (int)p2, e * b * L->n_out / (p0 * p1), m->nodes[2] > 1, 2};
+        break;
+    case WP_SBP_WEIGHT_SYNC: /* the local weight gradient, all-reduced over axis 0 */
+        *c = (struct wp_sbp_coll){WP_COLL_ALLREDUCE, (int)p0, e * (double)L->n_in * L->n_out / (p1 * p2),
+                                  m->nodes[0] > 1, 1};
+        break;
+    default:
+        break;
+    }
 }
 
 void wp_sbp_layer_terms(const struct wp_sbp_problem *pr, int layer, const struct wp_sbp_mesh *m,
                         struct wp_sbp_terms *t)
 {
-    const struct wp_sbp_layer *L = &pr->layers[layer];
-    double p0 = wp_sbp_mesh_axis(m, 0), p1 = wp_sbp_mesh_axis(m, 1), p2 = wp_sbp_mesh_axis(m, 2);
-    double e = pr->element_bytes, b = pr->batch;
-    double input_local = e * b * L->n_in / (p0 * p2);
-    double output_local = e * b * L->n_out / (p0 * p1);
-    double weight_local = e * (double)L->n_in * L->n_out / (p1 * p2);
+    struct wp_sbp_coll gather, reduce, sync;
+    wp_sbp_layer_coll(pr, layer, m, WP_SBP_GATHER, &gather);
+    wp_sbp_layer_coll(pr, layer, m, WP_SBP_REDUCE, &reduce);
+    wp_sbp_layer_coll(pr, layer, m, WP_SBP_WEIGHT_SYNC, &sync);
     memset(t, 0, sizeof *t);
-    if (layer > 0 || pr->input == WP_SBP_INPUT_BATCH_SPLIT)
-        t->gather_s = both_ways(WP_COLL_ALLGATHER, (int)p1, input_local, link_for(pr, m->nodes[1] > 1),
-                                &t->sent_bytes);
-    t->reduce_s = both_ways(WP_COLL_REDUCE_SCATTER, (int)p2, output_local, link_for(pr, m->nodes[2] > 1),
-                            &t->sent_bytes);
-    t->weight_sync_s = wp_collective_s(WP_COLL_ALLREDUCE, (int)p0, weight_local, link_for(pr, m->nodes[0] > 1));
-    t->sent_bytes += wp_collective_sent_bytes(WP_COLL_ALLREDUCE, (int)p0, weight_local);
+    t->gather_s = wp_sbp_coll_s(pr, &gather);
+    t->sent_bytes += wp_sbp_coll_sent_bytes(&gather);
+    t->reduce_s = wp_sbp_coll_s(pr, &reduce);
+    t->sent_bytes += wp_sbp_coll_sent_bytes(&reduce);
+    t->weight_sync_s = wp_sbp_coll_s(pr, &sync);
+    t->sent_bytes += wp_sbp_coll_sent_bytes(&sync);
 }
 
-/* The rows of a fully split state: how many nodes and GPUs per node split them. */
-struct rows_split {
-    int nodes, gpus;
-};
-
-static struct rows_split reduced_rows(const struct wp_sbp_mesh *m, enum wp_sbp_dim d)
+static struct wp_sbp_rows reduced_rows(const struct wp_sbp_mesh *m, enum wp_sbp_dim d)
 {
     if (d == WP_SBP_COLS) /* (S0:p0, S1:p1 p2) */
-        return (struct rows_split){m->nodes[0], m->gpus[0]};
-    return (struct rows_split){m->nodes[0] * m->nodes[2], m->gpus[0] * m->gpus[2]}; /* (S0:p0 p2, S1:p1) */
+        return (struct wp_sbp_rows){m->nodes[0], m->gpus[0]};
+    return (struct wp_sbp_rows){m->nodes[0] * m->nodes[2], m->gpus[0] * m->gpus[2]}; /* (S0:p0 p2, S1:p1) */
 }
 
-static struct rows_split gathered_rows(const struct wp_sbp_mesh *m, enum wp_sbp_dim d)
+static struct wp_sbp_rows gathered_rows(const struct wp_sbp_mesh *m, enum wp_sbp_dim d)
 {
     if (d == WP_SBP_COLS) /* (S0:p0, S1:p1 p2) */
-        return (struct rows_split){m->nodes[0], m->gpus[0]};
-    return (struct rows_split){m->nodes[0] * m->nodes[1], m->gpus[0] * m->gpus[1]}; /* (S0:p0 p1, S1:p2) */
+        return (struct wp_sbp_rows){m->nodes[0], m->gpus[0]};
+    return (struct wp_sbp_rows){m->nodes[0] * m->nodes[1], m->gpus[0] * m->gpus[1]}; /* (S0:p0 p1, S1:p2) */
 }
 
 static long long gcd_ll(long long a, long long b)
@@ -135,36 +163,54 @@ static long long gcd_ll(long long a, long long b)
     return a;
 }
 
-/* Forward + backward of the move between two fully split states of a block
+/* The move (forward + backward) between two fully split states of a block
  * of `bytes` per device. */
-static double redistribute_s(const struct wp_sbp_problem *pr, struct rows_split from, struct rows_split to,
-                             double bytes, double *sent_bytes)
+static struct wp_sbp_coll redistribution(struct wp_sbp_rows from, struct wp_sbp_rows to, double bytes)
 {
     if (from.nodes == to.nodes && from.gpus == to.gpus)
-        return 0;
+        return (struct wp_sbp_coll){WP_COLL_ALLTOALL, 1, bytes, 0, 0};
     long long r = (long long)from.nodes * from.gpus, r2 = (long long)to.nodes * to.gpus;
     long long g = gcd_ll(r, r2);
     int group = (int)((r / g) * (r2 / g)); /* lcm / gcd, at most p */
     int crosses_nodes = from.nodes != to.nodes;
     enum wp_collective kind = group == 1 ? WP_COLL_P2P : WP_COLL_ALLTOALL;
-    return both_ways(kind, group, bytes, link_for(pr, crosses_nodes), sent_bytes);
+    return (struct wp_sbp_coll){kind, group, bytes, crosses_nodes, 2};
+}
+
+static struct wp_sbp_rows from_rows(int nodes, int gpus, const struct wp_sbp_mesh *from, enum wp_sbp_dim reduce_to)
+{
+    return from ? reduced_rows(from, reduce_to) : (struct wp_sbp_rows){nodes, gpus};
+}
+
+static double block_bytes(const struct wp_sbp_problem *pr, int to_layer)
+{
+    return pr->element_bytes * pr->batch * pr->layers[to_layer].n_in / pr->devices;
+}
+
+void wp_sbp_move(const struct wp_sbp_problem *pr, int nodes, int gpus, const struct wp_sbp_mesh *from,
+                 enum wp_sbp_dim reduce_to, int to_layer, const struct wp_sbp_mesh *to, enum wp_sbp_dim gather_from,
+                 struct wp_sbp_move *mv)
+{
+    mv->from = from_rows(nodes, gpus, from, reduce_to);
+    mv->to = gathered_rows(to, gather_from);
+    mv->coll = redistribution(mv->from, mv->to, block_bytes(pr, to_layer));
 }
 
 double wp_sbp_alltoall_s(const struct wp_sbp_problem *pr, int nodes, int gpus, const struct wp_sbp_mesh *from,
                          int to_layer, const struct wp_sbp_mesh *to, enum wp_sbp_dim *reduce_to,
                          enum wp_sbp_dim *gather_from, double *sent_bytes)
 {
-    double bytes = pr->element_bytes * pr->batch * pr->layers[to_layer].n_in / pr->devices;
+    double bytes = block_bytes(pr, to_layer);
     double best = INFINITY, best_sent = 0;
     enum wp_sbp_dim best_r = WP_SBP_COLS, best_g = WP_SBP_COLS;
     for (int r = WP_SBP_COLS; r <= (from ? WP_SBP_ROWS : WP_SBP_COLS); r++) {
-        struct rows_split a = from ? reduced_rows(from, (enum wp_sbp_dim)r) : (struct rows_split){nodes, gpus};
+        struct wp_sbp_rows a = from_rows(nodes, gpus, from, (enum wp_sbp_dim)r);
         for (int g = WP_SBP_COLS; g <= WP_SBP_ROWS; g++) {
-            double sent = 0;
-            double s = redistribute_s(pr, a, gathered_rows(to, (enum wp_sbp_dim)g), bytes, &sent);
+            struct wp_sbp_coll c = redistribution(a, gathered_rows(to, (enum wp_sbp_dim)g), bytes);
+            double s = wp_sbp_coll_s(pr, &c);
             if (s < best) {
                 best = s;
-                best_sent = sent;
+                best_sent = wp_sbp_coll_sent_bytes(&c);
                 best_r = (enum wp_sbp_dim)r;
                 best_g = (enum wp_sbp_dim)g;
             }
