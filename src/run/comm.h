@@ -29,6 +29,18 @@ struct wp_comm_ops {
     /* double sum over every rank (host memory) */
     int (*allreduce_double)(struct wp_comm *c, double *values, int count);
     void (*barrier)(struct wp_comm *c);
+    /* ---- gradient buckets (run/grad_reduce.h) ---- */
+    /* Makes the group's communicator of `channel` now: collective over the
+     * ranks listed, so a rank opens its channels in one order (ascending)
+     * before it starts sums on them. */
+    int (*open_channel)(struct wp_comm *c, const int *ranks, int nranks, int channel);
+    /* allreduce_sum without waiting, on the channel's own communicator
+     * (MPI: non-blocking collectives, progressed by test; NCCL: a stream of
+     * its own after the compute so far); test or wp_comm_wait completes r.
+     * Every rank starts a channel's sums in the same order; sums of
+     * different channels may start in any order. */
+    int (*iallreduce_sum)(struct wp_comm *c, float *buf, size_t count, const int *ranks, int nranks, int channel,
+                          struct wp_comm_request *r);
 };
 
 extern const struct wp_comm_ops wp_comm_mpi;
