@@ -10,6 +10,7 @@
 
 #include "kernels/kernels.h"
 #include "run/gpt2_params.h"
+#include "run/stage_exec.h"
 
 struct wp_block_acts; /* per slot and block, in gpt2_stage.c */
 
@@ -38,6 +39,9 @@ struct wp_gpt2_stage {
     struct wp_stage_slot *slots;
     /* scratch shared by all slots (one pass runs at a time) */
     float *preatt, *dpreatt, *datt, *dres, *dscratch_c, *dscratch_4c, *dscratch_4c2, *logits;
+    /* told, when armed, of each block's, the head's and the embedding's
+     * weight gradients as a pass finishes them (set after init; may be NULL) */
+    const struct wp_grad_hook *grad_hook;
 };
 
 int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, const struct wp_gpt2_config *g,

@@ -150,6 +150,7 @@ int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_s
         free(g);
         return -1;
     }
+    g->model.grad_hook = rq->grad_hook;
     size_t seq = (size_t)c->cfg->model.sequence_length * (size_t)c->cfg->model.channels;
     *out = (struct wp_stage_exec){&gpt2_ops, g, rq->nslots, seq, seq, g->model.grads, g->model.grad_floats,
                                   (size_t)c->cfg->model.vocabulary * (size_t)c->cfg->model.channels,
