@@ -408,18 +408,13 @@ static int parse(int argc, char **argv, struct run_options *o)
             break;
         }
         case OPT_GRAD_OVERLAP:
-            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-                return wp_usage_error(CMD, "--grad-overlap must be on or off");
-            o->grad_overlap = strcmp(optarg, "on") == 0;
+            if (wp_parse_grad_overlap(CMD, optarg, &o->grad_overlap))
+                return 2;
             break;
-        case OPT_GRAD_BUCKET_MB: {
-            char *end;
-            double mb = strtod(optarg, &end);
-            if (end == optarg || *end || !(mb >= 1e-3 && mb <= 1e6))
-                return wp_usage_error(CMD, "--grad-bucket-mb '%s' must be a size in MiB from 0.001 to 1e6", optarg);
-            o->grad_bucket_bytes = mb * 1024 * 1024;
+        case OPT_GRAD_BUCKET_MB:
+            if (wp_parse_grad_bucket_mb(CMD, optarg, &o->grad_bucket_bytes))
+                return 2;
             break;
-        }
         case OPT_PROGRESS_US:
             if (wp_parse_int_option(CMD, "--progress-us", optarg, 1, 1000000, &o->progress_us))
                 return 2;
