@@ -60,8 +60,9 @@ struct sim {
     int *type_of;      /* per rank, with a cluster: node type index */
     struct wp_lanes lanes; /* with a cluster: each node's network lanes (fabric NICs, at least 1) */
     int have_lanes;
-    /* with grad_overlap: per rank * stages + stage, when the rank began the
-     * stage's last pass so far that adds to its weight gradients (-1: none) */
+    /* with grad_overlap: per rank * stages + stage, when the rank began and
+     * ended the stage's last pass so far that adds to its weight gradients
+     * (-1: none; ends after the P x stages starts) */
     double *grad_pass_start;
     int grad_op; /* that pass: W when the backward is split, else B */
 };
@@ -303,6 +304,15 @@ static int receive_posted(struct sim *sm, int rank, const struct wp_action *a, d
     return add_event(sm, peer, send_op, stage, a->microbatch, rank, start, *arrival, err);
 }
 
+/* A pass of the rank that adds to the stage's weight gradients ran from
+ * start to end (the last one before the ALLREDUCE is the final one). */
+static void grad_pass(struct sim *sm, int rank, int stage, double start, double end)
+{
+    size_t at = (size_t)rank * sm->s->nstages + stage;
+    sm->grad_pass_start[at] = start;
+    sm->grad_pass_start[(size_t)sm->s->nranks * sm->s->nstages + at] = end;
+}
+
 /* Plays a run of one rank's actions: computes advance its clock, a
  * receive waits for its message. The rank's clock and tallies stay in
  * registers for the run. */
@@ -325,9 +335,9 @@ static int sim_run(void *ctx, int rank, int from, int to, double *msg, struct wp
         }
         if (op <= WP_OP_W) { /* F, B, W */
             const struct compute_step *step = &compute[op * S + a->stage];
-            if (sm->grad_pass_start && op == sm->grad_op)
-                sm->grad_pass_start[rank * S + a->stage] = now;
             double done = now + step->seconds;
+            if (sm->grad_pass_start && op == sm->grad_op)
+                grad_pass(sm, rank, a->stage, now, done);
             busy += done - now;
             if (events)
                 rc = add_event(sm, rank, op, a->stage, a->microbatch, -1, now, done, err);
@@ -385,8 +395,8 @@ static void allreduce_model(const struct sim *sm, int stage, int n, const int *r
     } else if (sm->cost->cluster) {
         /* NCCL-like: a ring inside each node over its slowest link, rings
          * across nodes over the network (collective_cost.h) */
-        m->total_bytes = known ? known[stage]
-                               : sm->cost->gradient_bytes * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
+        double share = sm->cost->gradient_bytes * wp_stage_weight(sm->s, stage);
+        m->total_bytes = known ? known[stage] : share * sm->s->place[stage].nreplicas;
         struct wp_link_cost intra = {0, 0}, inter = {0, 0};
         int nodes = 0, per_node = 0, top = 0;
         for (int i = 0; i < n; i++)
@@ -434,10 +444,18 @@ static void allreduce_span(struct sim *sm, int stage, int n, const int *ranks, d
 {
     struct allreduce_model m;
     allreduce_model(sm, stage, n, ranks, &m);
-    double pass_start = sm->grad_pass_start ? 0 : -1;
+    /* the holder whose final pass ended last, and that pass (longer than
+     * its cost when ranks share cores) */
+    double pass_start = sm->grad_pass_start ? 0 : -1, pass_end = -1;
     for (int i = 0; i < n && pass_start >= 0; i++) {
-        double t = sm->grad_pass_start[(size_t)ranks[i] * sm->s->nstages + stage];
-        pass_start = t < 0 ? -1 : t > pass_start ? t : pass_start;
+        size_t at = (size_t)ranks[i] * sm->s->nstages + stage;
+        double t0 = sm->grad_pass_start[at], t1 = sm->grad_pass_start[(size_t)sm->s->nranks * sm->s->nstages + at];
+        if (t0 < 0)
+            pass_start = -1;
+        else if (t1 > pass_end) {
+            pass_start = t0;
+            pass_end = t1;
+        }
     }
     if (pass_start < 0) { /* off, or a holder that made none of the stage's gradients */
         double duration = allreduce_model_s(&m, m.total_bytes);
@@ -448,9 +466,8 @@ static void allreduce_span(struct sim *sm, int stage, int n, const int *ranks, d
     const struct wp_cost_model *c = sm->cost;
     struct wp_bucket_cost cost = {allreduce_model_s, &m};
     struct wp_grad_overlap o;
-    wp_grad_overlap_time(sm->compute[sm->grad_op * sm->s->nstages + stage].seconds, m.total_bytes,
-                         c->stage_grad_layers ? &c->stage_grad_layers[stage] : NULL, c->grad_bucket_bytes, &cost,
-                         &o);
+    const struct wp_grad_layers *layers = c->stage_grad_layers ? &c->stage_grad_layers[stage] : NULL;
+    wp_grad_overlap_time(pass_end - pass_start, m.total_bytes, layers, c->grad_bucket_bytes, &cost, &o);
     double span = o.end_s - o.first_start_s;
     *start = nic_book_collective(sm, ranks, n, pass_start + o.first_start_s, span);
     *end = *start + span > arrive ? *start + span : arrive;
@@ -517,8 +534,6 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
                     if (wp_op_is_compute(a->op)) {
                         remaining[r] = compute_cost(sm, a->op, a->stage);
                         started[r] = now;
-                        if (sm->grad_pass_start && a->op == sm->grad_op)
-                            sm->grad_pass_start[(size_t)r * s->nstages + a->stage] = now;
                         progress = 1;
                         break;
                     }
@@ -597,6 +612,8 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
             const struct wp_action *a = &s->lists[r].actions[pc[r]];
             hold_activations(&sm->compute[a->op * s->nstages + a->stage], &sm->held[r],
                              &sm->res->peak_activations[r]);
+            if (sm->grad_pass_start && a->op == sm->grad_op)
+                grad_pass(sm, r, a->stage, started[r], now);
             rc |= add_event(sm, r, a->op, a->stage, a->microbatch, -1, started[r], now, err);
             remaining[r] = -1;
             pc[r]++;
@@ -639,7 +656,7 @@ static int sim_begin(struct sim *out, const struct wp_schedule *s, const struct 
     sm.type_of = calloc((size_t)P, sizeof *sm.type_of);
     int rc = 0;
     if (cost->grad_overlap) {
-        size_t n = (size_t)P * (size_t)s->nstages;
+        size_t n = 2 * (size_t)P * (size_t)s->nstages;
         sm.grad_pass_start = malloc((n ? n : 1) * sizeof *sm.grad_pass_start);
         for (size_t i = 0; sm.grad_pass_start && i < n; i++)
             sm.grad_pass_start[i] = -1;
