@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "sched/grad_overlap.h"
 #include "util/strutil.h"
 
 /* Latency of one message between two GPUs of a node (the simulator's too). */
@@ -111,6 +112,8 @@ int wp_plan_model_init(struct wp_plan_model *m, const struct wp_layer_table *lay
     m->layers = layers;
     m->hw = *hw;
     m->global_batch = global_batch;
+    m->grad_overlap = 1;
+    m->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
     m->cum_f = calloc((size_t)(n + 1), sizeof *m->cum_f);
     m->cum_b = calloc((size_t)(n + 1), sizeof *m->cum_b);
     m->cum_p = calloc((size_t)(n + 1), sizeof *m->cum_p);
@@ -217,9 +220,17 @@ static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shap
     double scale = (double)slice / m->layers->profile_batch;
     ps->forward_s = range(m->cum_f, st->first_layer, st->last_layer) * scale;
     ps->backward_s = range(m->cum_b, st->first_layer, st->last_layer) * scale;
-    ps->allreduce_s = wp_allreduce_hier_s(st->nodes_spanned, st->max_per_node,
-                                          range(m->cum_p, st->first_layer, st->last_layer), &m->hw.intra,
-                                          &m->hw.inter);
+    struct wp_hier_allreduce ar = {st->nodes_spanned, st->max_per_node, m->hw.intra, m->hw.inter};
+    double grad_bytes = range(m->cum_p, st->first_layer, st->last_layer);
+    ps->allreduce_s = wp_hier_allreduce_s(&ar, grad_bytes);
+    if (m->grad_overlap && st->replicas > 1) { /* only what the last backward cannot hide */
+        struct wp_grad_layers layers = {st->last_layer - st->first_layer + 1, m->cum_b + st->first_layer,
+                                        m->cum_p + st->first_layer};
+        struct wp_bucket_cost cost = {wp_hier_allreduce_s, &ar};
+        struct wp_grad_overlap o;
+        wp_grad_overlap_time(ps->backward_s, grad_bytes, &layers, m->grad_bucket_bytes, &cost, &o);
+        ps->allreduce_s = o.exposed_s;
+    }
     if (out) {
         out->slice = slice;
         out->forward_s = ps->forward_s;
