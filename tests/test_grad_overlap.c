@@ -35,7 +35,7 @@ static const double small[] = {0, 0, 0.375, 0.75, 1.125}, big[] = {0, 0, 0.75, 1
 
 static void test_timing(void)
 {
-    struct wp_bucket_cost cost = {linear_s, NULL};
+    struct wp_bucket_cost cost = {linear_s, NULL, NULL, NULL};
     struct wp_grad_overlap o;
     /* buckets of one layer each, 0.375 s a sum: ready at 0.5, 1.0, 1.5 s
      * (from the pass's start), each done before the next is ready */

@@ -226,7 +226,7 @@ static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shap
     if (m->grad_overlap && st->replicas > 1) { /* only what the last backward cannot hide */
         struct wp_grad_layers layers = {st->last_layer - st->first_layer + 1, m->cum_b + st->first_layer,
                                         m->cum_p + st->first_layer};
-        struct wp_bucket_cost cost = {wp_hier_allreduce_s, &ar};
+        struct wp_bucket_cost cost = {wp_hier_allreduce_s, &ar, NULL, NULL};
         struct wp_grad_overlap o;
         wp_grad_overlap_time(ps->backward_s, grad_bytes, &layers, m->grad_bucket_bytes, &cost, &o);
         ps->allreduce_s = o.exposed_s;

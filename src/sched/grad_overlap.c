@@ -24,9 +24,12 @@ static void start(struct chain *c, double ready_s, double bytes)
 {
     struct wp_grad_overlap *o = c->out;
     double at = o->nbuckets && o->end_s > ready_s ? o->end_s : ready_s;
+    double seconds = c->cost->seconds(c->cost->ctx, bytes);
+    if (c->cost->start)
+        at = c->cost->start(c->cost->start_ctx, at, seconds);
     if (o->nbuckets++ == 0)
         o->first_start_s = at;
-    o->end_s = at + c->cost->seconds(c->cost->ctx, bytes);
+    o->end_s = at + seconds;
 }
 
 void wp_grad_overlap_time(double pass_s, double total_bytes, const struct wp_grad_layers *layers,

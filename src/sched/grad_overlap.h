@@ -32,10 +32,14 @@ struct wp_grad_layers {
     const double *cum_bytes;
 };
 
-/* Seconds of one bucket's sum of `bytes` bytes. */
+/* Seconds of one bucket's sum of `bytes` bytes; optionally, when a sum of
+ * `seconds` that may start at ready_s (from the pass's start) does start:
+ * the simulator's network lanes, busy with other traffic (NULL: at once). */
 struct wp_bucket_cost {
     double (*seconds)(const void *ctx, double bytes);
     const void *ctx;
+    double (*start)(void *ctx, double ready_s, double seconds);
+    void *start_ctx;
 };
 
 /* The hierarchical allreduce the simulator and the planner charge

@@ -433,11 +433,26 @@ static void allreduce_model(const struct sim *sm, int stage, int n, const int *r
     }
 }
 
+/* A bucket's sum holds its nodes' network lanes while it runs, as a whole
+ * allreduce does (times from the final pass's start). */
+struct bucket_lanes {
+    struct sim *sm;
+    const int *ranks;
+    int n;
+    double pass_start;
+};
+
+static double book_bucket(void *ctx, double ready_s, double seconds)
+{
+    struct bucket_lanes *b = ctx;
+    return nic_book_collective(b->sm, b->ranks, b->n, b->pass_start + ready_s, seconds) - b->pass_start;
+}
+
 /* When a stage's allreduce over its n ranks runs, the last of them there
  * at `arrive`: from *start, the rank's clocks all at *end. Without overlap
  * the sum starts at `arrive`; with it, its buckets run from the slowest
  * holder's start of its final pass (grad_overlap.h), and the holders go on
- * once both they are all there and the last bucket is done. Either way the
+ * once both they are all there and the last bucket is done. Either way a
  * sum holds its nodes' network lanes while it runs. */
 static void allreduce_span(struct sim *sm, int stage, int n, const int *ranks, double arrive, double *start,
                            double *end)
@@ -464,13 +479,13 @@ static void allreduce_span(struct sim *sm, int stage, int n, const int *ranks, d
         return;
     }
     const struct wp_cost_model *c = sm->cost;
-    struct wp_bucket_cost cost = {allreduce_model_s, &m};
+    struct bucket_lanes lanes = {sm, ranks, n, pass_start};
+    struct wp_bucket_cost cost = {allreduce_model_s, &m, book_bucket, &lanes};
     struct wp_grad_overlap o;
     const struct wp_grad_layers *layers = c->stage_grad_layers ? &c->stage_grad_layers[stage] : NULL;
     wp_grad_overlap_time(pass_end - pass_start, m.total_bytes, layers, c->grad_bucket_bytes, &cost, &o);
-    double span = o.end_s - o.first_start_s;
-    *start = nic_book_collective(sm, ranks, n, pass_start + o.first_start_s, span);
-    *end = *start + span > arrive ? *start + span : arrive;
+    *start = pass_start + o.first_start_s;
+    *end = pass_start + o.end_s > arrive ? pass_start + o.end_s : arrive;
 }
 
 static int sim_collective(void *ctx, int stage, int n, const int *ranks, const int *steps, struct wp_err *err)
