@@ -51,5 +51,7 @@ extern const struct wp_comm_ops wp_comm_nccl; /* CUDA build: device buffers */
 /* Waits for a request, polling and sleeping about 20 us between polls so
  * that ranks which outnumber cores leave them to the ranks that compute. */
 int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_comm_request *r);
+/* The same until pending(ctx), which tests what it waits for, returns 0. */
+int wp_comm_wait_until(int (*pending)(void *ctx), void *ctx);
 
 #endif

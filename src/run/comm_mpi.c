@@ -331,7 +331,25 @@ const struct wp_comm_ops wp_comm_mpi = {
     mpi_allreduce_sum, mpi_allreduce_double, mpi_barrier, mpi_open_channel, mpi_iallreduce_sum,
 };
 
+struct one_request {
+    const struct wp_comm_ops *ops;
+    struct wp_comm *c;
+    struct wp_comm_request *r;
+};
+
+static int one_pending(void *ctx)
+{
+    struct one_request *o = ctx;
+    return !o->ops->test(o->c, o->r);
+}
+
 int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_comm_request *r)
+{
+    struct one_request one = {ops, c, r};
+    return wp_comm_wait_until(one_pending, &one);
+}
+
+int wp_comm_wait_until(int (*pending)(void *ctx), void *ctx)
 {
     /* 20 us at first, doubling to WP_WAIT_MAX_NS: a short wait stays short,
      * and a rank that waits long (a bubble) leaves the cores to the ranks
@@ -343,7 +361,7 @@ int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_com
      * 1.032 (80), 1.028 (40), 1.024 (20); GPT-2 small, 32 ranks on 2 cores:
      * 1.056 (320), 1.050 (50), 1.081 (20: the polls take the cores). */
     long sleep_ns = 20000;
-    while (!ops->test(c, r)) {
+    while (pending(ctx)) {
         struct timespec ts = {0, sleep_ns};
         nanosleep(&ts, NULL);
         if (sleep_ns < WP_WAIT_MAX_NS)

@@ -122,6 +122,11 @@ int wp_grad_reducer_poll(struct wp_grad_reducer *r)
     return pending;
 }
 
+static int buckets_pending(void *ctx)
+{
+    return wp_grad_reducer_poll(ctx);
+}
+
 static int by_first(const void *a, const void *b)
 {
     size_t x = ((const struct wp_grad_bucket *)a)->first, y = ((const struct wp_grad_bucket *)b)->first;
@@ -151,8 +156,8 @@ int wp_grad_reducer_finish(struct wp_grad_reducer *r, struct wp_err *err)
         }
         free(sorted);
     }
-    for (int i = 0; i < r->nbuckets; i++)
-        wp_comm_wait(r->cops, r->comm, &r->buckets[i].req);
+    /* every bucket tested at each poll: a node-aware sum's next step starts at once */
+    wp_comm_wait_until(buckets_pending, r);
     r->nbuckets = 0;
     int failed = r->failed;
     r->failed = 0;
