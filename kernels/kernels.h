@@ -87,6 +87,10 @@ struct wp_kernel_ops {
     void (*accumulate)(float *dst, const float *src, size_t n);
     void (*scale)(float *x, float s, size_t n);
     void (*sum_squares)(double *host_out, const float *x, size_t n);
+    /* dst[r * dst_ld + c] = src[r * src_ld + c] for r < rows, c < cols: a
+     * block of columns between row-major matrices (tensor parallelism's
+     * column slices and gathers) */
+    void (*copy_block)(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows, size_t cols);
 };
 
 extern const struct wp_kernel_ops wp_kernels_cpu;

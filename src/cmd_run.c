@@ -23,6 +23,8 @@
 #include "run/adapt.h"
 #include "run/changes.h"
 #include "run/checkpoint.h"
+#include "run/comm_lanes.h"
+#include "run/tensor_group.h"
 #include "run/interpreter.h"
 #include "run/measure.h"
 #include "run/plan_ranks.h"
@@ -42,7 +44,7 @@
 #define CMD "run"
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
-       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_PLAN,
+       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_TENSOR, OPT_MESH, OPT_PLAN,
        OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_CHANGES, OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
        OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN,
        OPT_ADAPT_HORIZON, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB };
@@ -82,6 +84,15 @@ static void usage(void)
            "  --data FILE            text corpus (bytes are tokens); default: the shipped corpus\n"
            "  --synthetic-data       random tokens instead of a corpus\n"
            "  --partition n0,n1,...  transformer blocks per stage\n"
+           "  --tensor P1[xP2]       tensor parallelism: groups of P1 x P2 consecutive ranks split every\n"
+           "                         block (AutoDDL's mesh: heads over P1, channels and the attention's\n"
+           "                         sequences over P2; Megatron-LM's split is --tensor T); the schedule\n"
+           "                         runs on P/(P1 P2) ranks, one per group, whose lanes talk lane to\n"
+           "                         lane; the summary shows each collective's measured bytes beside\n"
+           "                         the model's (plan/tp_block.h)\n"
+           "  --mesh P0xP1xP2        AutoDDL's mesh per stage: --tensor P1xP2 in groups of P0 that split\n"
+           "                         each slice's sequences (weights replicated, gradients summed over\n"
+           "                         P0 before the step); the stages' replica counts must be equal\n"
            "  --stages S             S pipeline stages on P ranks: P/S data-parallel copies of the\n"
            "                         pipeline, each taking its share of every micro-batch, gradients\n"
            "                         allreduced per stage (gpipe, 1f1b, kfkb; same as --replicas r,r,..)\n"
@@ -226,6 +237,7 @@ struct run_options {
     char plan_partition[4096];
     char resumed_partition[256];
     int global_batch, steps, synthetic, kind_given, save_every, stages;
+    int mesh[3]; /* --mesh P0xP1xP2 (--tensor P1xP2: 1 x P1 x P2): each stage's mesh (1 x 1 x 1: none) */
     long long seed;
 };
 
@@ -245,6 +257,8 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"device", required_argument, NULL, OPT_DEVICE},
         {"partition", required_argument, NULL, OPT_PARTITION},
         {"stages", required_argument, NULL, OPT_STAGES},
+        {"tensor", required_argument, NULL, OPT_TENSOR},
+        {"mesh", required_argument, NULL, OPT_MESH},
         {"plan", required_argument, NULL, OPT_PLAN},
         {"save", required_argument, NULL, OPT_SAVE},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
@@ -277,6 +291,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         longopts[n++] = own[i];
     longopts[n] = (struct option){NULL, 0, NULL, 0};
     memset(o, 0, sizeof *o);
+    o->mesh[0] = o->mesh[1] = o->mesh[2] = 1;
     wp_sched_cli_init(&o->sched);
     o->global_batch = o->steps = -1;
     o->seed = -1;
@@ -342,6 +357,32 @@ static int parse(int argc, char **argv, struct run_options *o)
                 wp_sched_cli_generator_option(CMD, "--stages", &o->sched))
                 return 2;
             break;
+        case OPT_TENSOR:
+        case OPT_MESH: {
+            /* P1[xP2] or P0xP1xP2: up to 3 factors */
+            long f[3] = {1, 1, 1};
+            int nf = 0;
+            char *x = optarg;
+            while (nf < 3) {
+                char *end = NULL;
+                f[nf++] = strtol(x, &end, 10);
+                if (end == x || (*end && *end != 'x' && *end != 'X') || f[nf - 1] < 1 || f[nf - 1] > 4096)
+                    return wp_usage_error(CMD, "%s takes %s, not %s", opt == OPT_MESH ? "--mesh" : "--tensor",
+                                          opt == OPT_MESH ? "P0xP1xP2" : "P1 or P1xP2", optarg);
+                if (!*end)
+                    break;
+                x = end + 1;
+            }
+            int want = opt == OPT_MESH ? 3 : 2, xs = 0;
+            for (const char *q = optarg; *q; q++)
+                xs += *q == 'x' || *q == 'X';
+            if (xs >= nf || (opt == OPT_MESH && nf != 3) || (opt == OPT_TENSOR && nf > 2) || f[0] * f[1] * f[2] > 4096)
+                return wp_usage_error(CMD, "%s takes %s, not %s", opt == OPT_MESH ? "--mesh" : "--tensor",
+                                      opt == OPT_MESH ? "P0xP1xP2" : "P1 or P1xP2", optarg);
+            for (int i = 0; i < 3; i++)
+                o->mesh[i] = want == 3 ? (int)f[i] : i == 0 ? 1 : (int)f[i - 1];
+            break;
+        }
         case OPT_COMPUTE:
             if (strcmp(optarg, "real") != 0 && strcmp(optarg, "emulated") != 0)
                 return wp_usage_error(CMD, "--compute must be real or emulated");
@@ -455,6 +496,11 @@ static int parse(int argc, char **argv, struct run_options *o)
                               wp_sched_kind_name(o->sched.params.kind));
     if (o->plan_path && o->sched.schedule_file)
         return wp_usage_error(CMD, "--plan and --schedule-file both give the schedule: give one");
+    if (o->mesh[0] * o->mesh[1] * o->mesh[2] > 1 &&
+        (o->emulated || o->adapt.k || o->adapt.partition || o->plan_path || o->save || o->resume))
+        return wp_usage_error(CMD, "--tensor and --mesh split GPT-2's blocks computed for real, with a generated "
+                                   "schedule or --schedule-file: not yet with --compute emulated, --adapt, --plan, "
+                                   "--save or --resume");
     if (o->plan_path && (o->kind_given || o->partition || o->stages || o->sched.params.nreplicas ||
                          o->sched.micro_given || o->global_batch > 0))
         return wp_usage_error(CMD, "--plan sets the schedule, partition, replicas, micro-batches and global batch; "
@@ -649,6 +695,7 @@ static int share_cores(int rank, int *nodes_out)
  * or two ran). */
 struct run_summary {
     int P, rank, shared_cores;
+    int speaks;      /* 0 on a tensor group's lanes other than 0: their sums are lane 0's again */
     double peak_bytes, median_iter_s;
     const struct wp_layer_stage_arrays *table; /* emulated: its costs; NULL for real compute */
     const char *table_name;
@@ -660,14 +707,14 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
     double *sums = calloc((size_t)S * 6 + 2, sizeof *sums); /* F, B, W seconds and counts per stage */
     if (!sums)
         return;
-    for (long i = 0; i < in->timing.nevents; i++) {
+    for (long i = 0; rs->speaks && i < in->timing.nevents; i++) {
         int op = in->timing.events[i].op, st = in->timing.events[i].stage;
         if (op > WP_OP_W)
             continue;
         sums[st * 6 + op] += in->timing.events[i].cpu;
         sums[st * 6 + 3 + op] += 1;
     }
-    sums[S * 6] = in->timing.busy_s;
+    sums[S * 6] = rs->speaks ? in->timing.busy_s : 0;
     sums[S * 6 + 1] = in->timing.iter_s;
     MPI_Allreduce(MPI_IN_PLACE, sums, S * 6 + 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &sums[S * 6 + 1], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -712,6 +759,52 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
         free(f);
     }
     free(sums);
+}
+
+/* --tensor: the last step's collectives of this rank's tensor group,
+ * counted as the runtime made them, against plan/tp_block.h's model of the
+ * blocks it ran (per held stage: its blocks x its forwards, each with its
+ * backward); rank 0 prints its own and whether every rank's agree exactly. */
+static void tensor_bytes_summary(const struct wp_interp *in, const struct wp_tensor_group *tg,
+                                 const struct wp_schedule *s, int rank)
+{
+    struct wp_tp_block_volume model, v;
+    memset(&model, 0, sizeof model);
+    const struct wp_action_list *l = &s->lists[in->rank];
+    for (int h = 0; h < in->nheld; h++) {
+        const struct wp_gpt2_stage *st = wp_stage_gpt2_model(&in->held[h].exec);
+        if (!st)
+            continue;
+        int forwards = 0, nblocks = st->layout.end_block - st->layout.first_block;
+        for (int i = 0; i < l->count; i++)
+            forwards += l->actions[i].op == WP_OP_F && l->actions[i].stage == in->held[h].stage;
+        wp_tp_block_volume(tg->shard.p1, tg->shard.p2, (double)st->B * st->g.sequence_length, st->g.channels, &v);
+        for (int c = 0; c < WP_TP_CALL_COUNT; c++) {
+            model.calls[c] += forwards * nblocks * v.calls[c];
+            model.elements[c] += (double)forwards * nblocks * v.elements[c];
+        }
+    }
+    /* the mesh's axis 0: each held stage's gradients once a step */
+    double axis0_model = 0;
+    long axis0_calls = 0;
+    for (int h = 0; tg->p0 > 1 && h < in->nheld; h++) {
+        axis0_model += (double)in->held[h].exec.grad_floats;
+        axis0_calls++;
+    }
+    int agree = axis0_calls == tg->axis0_calls && axis0_model == tg->axis0_elements;
+    for (int c = 0; c < WP_TP_CALL_COUNT; c++)
+        agree &= model.calls[c] == tg->calls[c] && model.elements[c] == tg->elements[c];
+    MPI_Allreduce(MPI_IN_PLACE, &agree, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (rank != 0)
+        return;
+    printf("mesh %dx%dx%d, rank 0's collectives in the last step, measured (model), bytes of each call's whole "
+           "vector: axis-0 gradient sum %ld calls %.0f B (%ld calls %.0f B);",
+           tg->p0, tg->shard.p1, tg->shard.p2, tg->axis0_calls, 4 * tg->axis0_elements, axis0_calls,
+           4 * axis0_model);
+    for (int c = 0; c < WP_TP_CALL_COUNT; c++)
+        printf("%s %s %ld calls %.0f B (%d calls %.0f B)", c ? ";" : "", wp_tp_call_name(c), tg->calls[c],
+               4 * tg->elements[c], model.calls[c], 4 * model.elements[c]);
+    printf("; every rank's equal to the model: %s\n", agree ? "yes" : "NO");
 }
 
 /* The settings, checked; a schedule file is read here (into *s), as it fixes
@@ -810,12 +903,16 @@ static struct wp_trace_mark *decision_marks(const struct run_timeline *tl, doubl
  * Both count from the iteration's first event; with --adapt (tl->adapt)
  * the trace counts from the run's start instead and marks its decisions. */
 static void write_measured_trace(const struct wp_interp *pin, const struct wp_schedule *sched, const double *msg_sent_s,
-                                 const struct run_options *o, const struct run_timeline *tl, int rank, int P)
+                                 const struct run_options *o, const struct run_timeline *tl, int world_rank,
+                                 int world_P, int lane)
 {
     struct wp_err err = {""};
     enum { FIELDS = 7 }; /* rank, op, stage, mb, peer, start, end */
+    int rank = pin->rank, P = sched->nranks; /* the schedule's (a tensor group's lane 0 draws it) */
     const struct wp_action_list *l = &sched->lists[rank];
-    long n = pin->timing.nevents, nmsg = 0;
+    long n = lane == 0 ? pin->timing.nevents : 0, nmsg = 0;
+    if (lane != 0)
+        msg_sent_s = NULL;
     for (int i = 0; msg_sent_s && i < l->count; i++)
         nmsg += wp_op_is_recv(l->actions[i].op);
     double *mine = malloc((size_t)(n + nmsg + 1) * FIELDS * sizeof *mine);
@@ -846,21 +943,21 @@ static void write_measured_trace(const struct wp_interp *pin, const struct wp_sc
     }
     int count = (int)(FIELDS * nev), *counts = NULL, *displs = NULL;
     double *all = NULL;
-    if (rank == 0) {
-        counts = calloc((size_t)P, sizeof *counts);
-        displs = calloc((size_t)P, sizeof *displs);
+    if (world_rank == 0) {
+        counts = calloc((size_t)world_P, sizeof *counts);
+        displs = calloc((size_t)world_P, sizeof *displs);
     }
     MPI_Gather(&count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
     int total = 0;
-    if (rank == 0) {
-        for (int r = 0; r < P; r++) {
+    if (world_rank == 0) {
+        for (int r = 0; r < world_P; r++) {
             displs[r] = total;
             total += counts[r];
         }
         all = malloc((size_t)(total ? total : 1) * sizeof *all);
     }
     MPI_Gatherv(mine, count, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
+    if (world_rank == 0) {
         struct wp_sim_result res;
         memset(&res, 0, sizeof res);
         res.nranks = P;
@@ -993,6 +1090,9 @@ int wp_cmd_run(int argc, char **argv)
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
+    /* with tensor groups the schedule has one rank per group: srank, run by
+     * every lane of the group (comm_lanes.h) */
+    int tensor = o.mesh[0] * o.mesh[1] * o.mesh[2], lane = rank % tensor, srank = rank / tensor, world_P = P;
     int nodes = 1;
     int shared_cores = share_cores(rank, &nodes);
     struct wp_err err = {""};
@@ -1004,7 +1104,25 @@ int wp_cmd_run(int argc, char **argv)
     int *first = NULL, *end = NULL, *rank_map = NULL;
     /* Everything that can be wrong with the settings is found before any
      * rank computes, identically on every rank. */
-    int status = setup(&o, &cfg, P, &s, &err);
+    int status = P % tensor ? wp_errorf(&err, "mesh %dx%dx%d: groups of %d ranks do not divide the %d ranks",
+                                        o.mesh[0], o.mesh[1], o.mesh[2], tensor, P)
+                            : 0;
+    if (status == 0)
+        P = P / tensor; /* from here on, the schedule's ranks */
+    if (status == 0)
+        status = setup(&o, &cfg, P, &s, &err);
+    if (status == 0 && o.mesh[0] > 1)
+        for (int st = 1; st < s.nstages && status == 0; st++)
+            if (s.place[st].nreplicas != s.place[0].nreplicas)
+                status = wp_errorf(&err, "--mesh %dx%dx%d: stages of different replica counts (%d, %d) would trade "
+                                         "pieces of sequences; give every stage the same",
+                                   o.mesh[0], o.mesh[1], o.mesh[2], s.place[0].nreplicas, s.place[st].nreplicas);
+    if (status == 0 && tensor > 1) {
+        char why[160];
+        if (wp_tp_group_check(o.mesh[1], o.mesh[2], cfg.model.heads, cfg.model.channels, o.mesh[2], why,
+                              sizeof why))
+            status = wp_errorf(&err, "mesh %dx%dx%d: %s", o.mesh[0], o.mesh[1], o.mesh[2], why);
+    }
     if (status == 0 && o.measure)
         status = wp_csv_check_header(o.measure, WP_MEASURE_CSV_HEADER, "measurement rows", "--measure", &err);
     if (status == 0 && o.results)
@@ -1083,9 +1201,9 @@ int wp_cmd_run(int argc, char **argv)
     /* --changes: every rank holds the scenario (its slow changes are its own) */
     struct wp_changes changes = {0};
     if (status == 0 && o.changes_path && (status = wp_changes_load(o.changes_path, &changes, &err)) == 0) {
-        if (wp_changes_max_rank(&changes) >= P)
+        if (wp_changes_max_rank(&changes) >= world_P)
             status = wp_errorf(&err, "%s: slows rank %d of a run of %d ranks", o.changes_path,
-                               wp_changes_max_rank(&changes), P);
+                               wp_changes_max_rank(&changes), world_P);
         else if (wp_changes_need_hook(&changes) && !o.changes_hook)
             status = wp_errorf(&err, "%s: changes other than slow need --changes-hook PROGRAM", o.changes_path);
         else if (wp_changes_slow(&changes) && o.slowdown_path)
@@ -1124,18 +1242,31 @@ int wp_cmd_run(int argc, char **argv)
 #endif
     if (status == 0)
         status = cops->init(&comm, &err);
+    /* --tensor: the group's collectives on the backend, the interpreter's
+     * messages and sums on this lane (the schedule's ranks) */
+    struct wp_tensor_group tgroup;
+    memset(&tgroup, 0, sizeof tgroup);
+    const struct wp_comm_ops *interp_cops = cops;
+    struct wp_comm *interp_comm = comm;
+    if (status == 0 && tensor > 1) {
+        status = wp_tensor_group_init(&tgroup, o.mesh[0], o.mesh[1], o.mesh[2], rank, cops, comm, kernels, &err);
+        if (status == 0)
+            status = wp_comm_lanes_make(cops, comm, tensor, lane, &interp_comm, &err);
+        if (status == 0)
+            interp_cops = &wp_comm_lanes;
+    }
     struct wp_slowdown slowdown;
     wp_slowdown_init(&slowdown, o.slowdown_path, rank);
     int slowed = o.slowdown_path || wp_changes_slow(&changes);
     struct wp_stage_gpt2_ctx gpt2_ctx = {kernels, &cfg, &corpus, first, end, slowed ? &slowdown : NULL,
-                                         1e-6 * o.progress_us};
+                                         1e-6 * o.progress_us, tensor > 1 ? &tgroup : NULL};
     struct wp_stage_emulated_ctx emu_ctx = {&o.table, first, end, &slowdown, 1e-6 * o.progress_us};
     float dloss = 1.0f / ((float)cfg.train.global_batch * (float)cfg.model.sequence_length);
     if (status == 0 && o.emulated)
-        status = wp_interp_init(&in, &s, rank, kernels, cops, comm, cfg.train.global_batch, dloss,
+        status = wp_interp_init(&in, &s, srank, kernels, interp_cops, interp_comm, cfg.train.global_batch, dloss,
                                 wp_stage_emulated_make, &emu_ctx, &err);
     else if (status == 0)
-        status = wp_interp_init(&in, &s, rank, kernels, cops, comm, cfg.train.global_batch, dloss,
+        status = wp_interp_init(&in, &s, srank, kernels, interp_cops, interp_comm, cfg.train.global_batch, dloss,
                                 wp_stage_gpt2_make, &gpt2_ctx, &err);
     in.cfg = o.emulated ? NULL : &cfg;
     if (status == 0)
@@ -1155,7 +1286,13 @@ int wp_cmd_run(int argc, char **argv)
         wp_err_print(CMD, err.msg[0] ? &err : &(struct wp_err){"estimating the ranks' clock offsets failed"});
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    in.measure = &measure;
+    /* a tensor group's lane 0 measures for its schedule rank: its lanes 0 exchange the messages' times */
+    MPI_Comm lanes0 = MPI_COMM_NULL;
+    if (tensor > 1) {
+        MPI_Comm_split(MPI_COMM_WORLD, lane == 0 ? 0 : MPI_UNDEFINED, rank, &lanes0);
+        measure.messages_comm = lanes0;
+    }
+    in.measure = lane == 0 ? &measure : NULL;
     in.clock = &clock;
     /* --adapt k: the plans, made alike on every rank; run_s the one running */
     const struct wp_schedule *run_s = &s;
@@ -1194,7 +1331,7 @@ int wp_cmd_run(int argc, char **argv)
         struct wp_adapt_units units = {o.emulated ? &o.table : &ref_table, o.emulated ? 0 : 1, o.emulated ? 0 : 1,
                                        o.emulated ? 0 : 1, unit_count};
         if (bad == 0)
-            bad = wp_adapt_init(&adapt, &o.adapt, &s, start_k, cfg.train.global_batch, &units, rank, make_plan,
+            bad = wp_adapt_init(&adapt, &o.adapt, &s, start_k, cfg.train.global_batch, &units, srank, make_plan,
                                 &maker, &err);
         if (o.adapt.k)
             adapt.tune.cores = o.emulated ? 0 : shared_cores; /* emulated passes sleep: no core is shared */
@@ -1228,8 +1365,8 @@ int wp_cmd_run(int argc, char **argv)
     }
     size_t measure_cap = (size_t)(6 * s.nstages + 1) * 128;
     /* per action: the send time paired with each receive (the trace's transfers) */
-    double *msg_sent_s = calloc((size_t)(s.lists[rank].count ? s.lists[rank].count : 1), sizeof *msg_sent_s);
-    long msg_sent_cap = s.lists[rank].count ? s.lists[rank].count : 1;
+    double *msg_sent_s = calloc((size_t)(s.lists[srank].count ? s.lists[srank].count : 1), sizeof *msg_sent_s);
+    long msg_sent_cap = s.lists[srank].count ? s.lists[srank].count : 1;
     char *measure_rows = rank == 0 && o.measure ? malloc(measure_cap) : NULL;
     long first_step = 0;
     if (o.resume) {
@@ -1304,17 +1441,20 @@ int wp_cmd_run(int argc, char **argv)
         /* the units per stage this iteration runs on, before a move after it */
         wp_adapt_partition_text(unit_count, s.nstages, ran_partition, (size_t)s.nstages * 12 + 1);
         wp_measure_reset(&measure);
+        if (tensor > 1)
+            wp_tensor_group_reset(&tgroup);
         status = wp_interp_step(&in, step, &loss_sum, &err);
         if (step == first_step)
             run_start_s = in.timing.start_s;
-        double sums[3] = {loss_sum, in.timing.busy_s, 0};
+        /* a tensor group's lanes run the same list: its lane 0 speaks for the schedule rank */
+        double sums[3] = {loss_sum, lane == 0 ? in.timing.busy_s : 0, 0};
         double iter = in.timing.iter_s;
         MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         MPI_Allreduce(MPI_IN_PLACE, &iter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         /* after the ranks met above, so that its time is its own */
         double measure_t0 = MPI_Wtime();
-        if ((wp_measure_messages(&measure, run_s, rank, in.msg_posted_s, in.msg_done_s, in.msg_bytes, msg_sent_s,
-                                 status ? NULL : &err) ||
+        if (((lane == 0 && wp_measure_messages(&measure, run_s, srank, in.msg_posted_s, in.msg_done_s, in.msg_bytes,
+                                               msg_sent_s, status ? NULL : &err)) ||
              wp_measure_agree(&measure, status ? NULL : &err)) &&
             status == 0)
             status = -1;
@@ -1348,8 +1488,8 @@ int wp_cmd_run(int argc, char **argv)
             if (wp_interp_reschedule(&in, next, &err) == 0) {
                 run_s = next;
                 peak_bytes = activation_peak_bytes(&in);
-                if (next->lists[rank].count > msg_sent_cap) {
-                    msg_sent_cap = next->lists[rank].count;
+                if (next->lists[srank].count > msg_sent_cap) {
+                    msg_sent_cap = next->lists[srank].count;
                     free(msg_sent_s);
                     msg_sent_s = calloc((size_t)msg_sent_cap, sizeof *msg_sent_s);
                 }
@@ -1377,7 +1517,7 @@ int wp_cmd_run(int argc, char **argv)
             const struct wp_sched_params *p = &ran->params;
             int k = p->kind == WP_SCHED_KFKB ? p->k : p->kind == WP_SCHED_GPIPE ? ran->nmicro : 1;
             int row_len = snprintf(row, row_cap, "%s,%s,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%ld,%.6f,%.3f,%.1f,%.4f,%.0f,%.9g%s%s",
-                     stamp, wp_sched_kind_name(p->kind), P, nodes, ran->nstages, replicas,
+                     stamp, wp_sched_kind_name(p->kind), world_P, nodes, ran->nstages, replicas,
                      p->kind == WP_SCHED_HANAYO ? p->waves : 1, k, p->kind == WP_SCHED_INTERLEAVED ? p->chunks : 1,
                      ran->nmicro, G / ran->nmicro, G, step, iter, G / iter, tokens, bubble, ran_peak_bytes, loss,
                      o.emulated ? "," : "", compute_cols);
@@ -1426,9 +1566,11 @@ int wp_cmd_run(int argc, char **argv)
         long n = nsteps > 2 ? nsteps - 1 : 0; /* the steps after the first */
         if (iters && n > 0)
             median = wp_stat3_sorted(iters + 1, (size_t)n).median;
-        struct run_summary rs = {P, rank, shared_cores, peak_bytes, median, o.emulated ? &table_costs : NULL,
-                                 o.layers_path};
+        struct run_summary rs = {P, rank, shared_cores, lane == 0, peak_bytes, median,
+                                 o.emulated ? &table_costs : NULL, o.layers_path};
         summarize(&in, run_s, &rs);
+        if (tensor > 1)
+            tensor_bytes_summary(&in, &tgroup, run_s, rank);
         if (rank == 0 && measure_s && n > 0 && median > 0) {
             double mean = 0; /* before sorting: the decisions' cost shows in the mean */
             for (long i = 1; i <= n; i++)
@@ -1443,7 +1585,7 @@ int wp_cmd_run(int argc, char **argv)
     if (status == 0 && (o.trace || o.svg)) {
         struct run_timeline tl = {(o.adapt.k || o.adapt.partition) && nsteps > 0 ? &adapt : NULL, &clock, run_start_s,
                                   cfg.train.steps - 1};
-        write_measured_trace(&in, run_s, msg_sent_s, &o, &tl, rank, P);
+        write_measured_trace(&in, run_s, msg_sent_s, &o, &tl, rank, world_P, lane);
     }
     free(iters);
     free(row);
@@ -1463,6 +1605,12 @@ int wp_cmd_run(int argc, char **argv)
     if (status && rank == 0 && err.msg[0])
         wp_err_print(CMD, &err);
     wp_interp_destroy(&in);
+    if (lanes0 != MPI_COMM_NULL)
+        MPI_Comm_free(&lanes0);
+    if (interp_comm != comm)
+        wp_comm_lanes.destroy(interp_comm);
+    if (tensor > 1)
+        wp_tensor_group_destroy(&tgroup);
     cops->destroy(comm);
     wp_corpus_destroy(&corpus);
     wp_schedule_destroy(&s);

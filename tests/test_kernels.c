@@ -176,7 +176,7 @@ static void test_table_and_memory(void)
            K->matmul_forward && K->matmul_backward && K->attention_forward && K->attention_backward &&
            K->gelu_forward && K->gelu_backward && K->residual_forward && K->residual_backward &&
            K->crossentropy_forward && K->crossentropy_backward && K->adamw_update && K->accumulate && K->scale &&
-           K->sum_squares,
+           K->sum_squares && K->copy_block,
        "every kernel is set");
 
     enum { NB = 4099 };
@@ -875,6 +875,18 @@ static void test_vector(struct rng *r)
     for (int i = 0; i < N; i++)
         sc_ok &= a[i] == a0[i] * 0.37f;
     ok(sc_ok, "scale: x *= s");
+    /* copy_block: columns 3..8 of a 5 x 11 matrix into columns 1..6 of a 5 x 9 one, the rest untouched */
+    float src[5 * 11], dst[5 * 9];
+    for (int i = 0; i < 5 * 11; i++)
+        src[i] = (float)i;
+    for (int i = 0; i < 5 * 9; i++)
+        dst[i] = -1.0f;
+    K->copy_block(dst + 1, 9, src + 3, 11, 5, 6);
+    int cb_ok = 1;
+    for (int row = 0; row < 5; row++)
+        for (int c = 0; c < 9; c++)
+            cb_ok &= dst[row * 9 + c] == (c >= 1 && c < 7 ? (float)(row * 11 + c + 2) : -1.0f);
+    ok(cb_ok, "copy_block: a block of columns between row-major matrices of other widths");
     double ss = -1.0, want = 0.0;
     for (int i = 0; i < N; i++)
         want += (double)a0[i] * a0[i];

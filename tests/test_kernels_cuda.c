@@ -379,6 +379,15 @@ static void test_vector(uint64_t *s)
     twin_free(&dst);
     twin_free(&src);
 
+    /* a column block between matrices of other widths (tensor parallelism's
+     * slices and gathers): a copy, so exact */
+    struct twin whole = twin_rand(s, 37 * 96, -1, 1), piece = twin_rand(s, 37 * 40, -1, 1);
+    CPU->copy_block(F(piece), 40, F(whole) + 24, 96, 37, 24);
+    GPU->copy_block(G(piece), 40, G(whole) + 24, 96, 37, 24);
+    check("copy_block piece", &piece);
+    twin_free(&whole);
+    twin_free(&piece);
+
     /* Every square is exact in double and every term positive: both sums are
      * within n * 1.1e-16 = 1.1e-10 (relative) of the exact sum whatever the
      * order, so 1e-9 holds here where a float accumulator (1e-4 or worse)

@@ -63,4 +63,5 @@ const struct wp_kernel_ops wp_kernels_cpu = {
     .accumulate = wp_cpu_accumulate,
     .scale = wp_cpu_scale,
     .sum_squares = wp_cpu_sum_squares,
+    .copy_block = wp_cpu_copy_block,
 };

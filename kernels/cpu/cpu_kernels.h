@@ -69,5 +69,6 @@ void wp_cpu_adamw_update(float *params, const float *grads, float *m, float *v, 
 void wp_cpu_accumulate(float *dst, const float *src, size_t n);
 void wp_cpu_scale(float *x, float s, size_t n);
 void wp_cpu_sum_squares(double *host_out, const float *x, size_t n);
+void wp_cpu_copy_block(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows, size_t cols);
 
 #endif

@@ -1,6 +1,9 @@
 /* Vector helpers (CPU) for gradient handling: dst += src, x *= s, and the
- * sum of squares (double, thread-count independent) for gradient norms. */
+ * sum of squares (double, thread-count independent) for gradient norms;
+ * and the block copy between row-major matrices of tensor parallelism. */
 #include "kernels/cpu/cpu_kernels.h"
+
+#include <string.h>
 
 void wp_cpu_accumulate(float *dst, const float *src, size_t n)
 {
@@ -46,4 +49,11 @@ void wp_cpu_sum_squares(double *host_out, const float *x, size_t n)
     for (int k = 0; k < SS_CHUNKS; k++)
         sum += part[k];
     *host_out = sum;
+}
+
+void wp_cpu_copy_block(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows, size_t cols)
+{
+#pragma omp parallel for schedule(static) if (rows * cols >= WP_CPU_PAR_MIN)
+    for (size_t r = 0; r < rows; r++)
+        memcpy(dst + r * dst_ld, src + r * src_ld, cols * sizeof *dst);
 }

@@ -131,4 +131,5 @@ extern "C" const struct wp_kernel_ops wp_kernels_cuda = {
     .accumulate = wp_cuda_accumulate,
     .scale = wp_cuda_scale,
     .sum_squares = wp_cuda_sum_squares,
+    .copy_block = wp_cuda_copy_block,
 };

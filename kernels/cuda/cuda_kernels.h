@@ -68,6 +68,7 @@ void wp_cuda_adamw_update(float *params, const float *grads, float *m, float *v,
 void wp_cuda_accumulate(float *dst, const float *src, size_t n);
 void wp_cuda_scale(float *x, float s, size_t n);
 void wp_cuda_sum_squares(double *host_out, const float *x, size_t n);
+void wp_cuda_copy_block(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows, size_t cols);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 /* Vector helpers (CUDA) for gradient handling: dst += src, x *= s, and the
- * sum of squares (double, per-block partials summed on the host). */
+ * sum of squares (double, per-block partials summed on the host); the
+ * block copy of tensor parallelism. */
 #include <config.h>
 
 #include "kernels/cuda/cuda_kernels.h"
@@ -78,4 +79,14 @@ extern "C" void wp_cuda_sum_squares(double *host_out, const float *x, size_t n)
     for (unsigned int k = 0; k < blocks; k++)
         sum += host_partial[k];
     *host_out = sum;
+}
+
+/* The CPU's row-by-row block copy as one strided device copy. */
+extern "C" void wp_cuda_copy_block(float *dst, size_t dst_ld, const float *src, size_t src_ld, size_t rows,
+                                   size_t cols)
+{
+    if (rows == 0 || cols == 0)
+        return;
+    WP_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_ld * sizeof(float), src, src_ld * sizeof(float), cols * sizeof(float),
+                                    rows, cudaMemcpyDeviceToDevice, 0));
 }

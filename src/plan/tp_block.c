@@ -52,9 +52,9 @@ size_t wp_tp_block_param_floats(int p1, int p2, int channels)
     size_t C = (size_t)channels, t = (size_t)p1 * (size_t)p2;
     size_t ln = 4 * C;                             /* ln_1, ln_2 weight and bias */
     size_t qkv = 3 * C * C / t + 3 * C / (size_t)p1;
-    size_t proj = C * C / t + C;
+    size_t proj = C * C / t + C / (size_t)p2;
     size_t fc = 4 * C * C / t + 4 * C / (size_t)p1;
-    size_t fcproj = 4 * C * C / t + C;
+    size_t fcproj = 4 * C * C / t + C / (size_t)p2;
     return ln + qkv + proj + fc + fcproj;
 }
 

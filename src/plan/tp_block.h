@@ -25,8 +25,9 @@
  *     input's dual an AllReduce over axis 1 and an AllGather over axis 2 of
  *     the columns). With p2 = 1 this is Megatron-LM's column/row split: two
  *     AllReduces of (N, C) forward and two backward.
- * Biases: QKV's and the up-projection's split by axis 1, the two
- * projections' replicated; LayerNorms replicated. Embeddings and the LM
+ * Biases: QKV's and the up-projection's split by axis 1 (added before
+ * the ReduceScatter by j2 = 0), the two projections' split by axis 2
+ * (added before the AllReduce by j1 = 0); LayerNorms replicated. Embeddings and the LM
  * head are replicated over the group (computed on every rank). */
 #ifndef WP_PLAN_TP_BLOCK_H
 #define WP_PLAN_TP_BLOCK_H

@@ -29,6 +29,15 @@ struct wp_comm_ops {
     /* double sum over every rank (host memory) */
     int (*allreduce_double)(struct wp_comm *c, double *values, int count);
     void (*barrier)(struct wp_comm *c);
+    /* In-group collectives of the tensor-parallel runtime (every listed
+     * rank calls them, in the same order): allgather concatenates count
+     * floats from each rank, in list order, into recv (count x nranks);
+     * reduce_scatter_sum sums send (count x nranks floats) over the ranks
+     * and leaves this rank's piece, in list order, in recv (count). */
+    int (*allgather)(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
+                     int nranks);
+    int (*reduce_scatter_sum)(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
+                              int nranks);
     /* ---- gradient buckets (run/grad_reduce.h) ---- */
     /* Makes the group's communicator of `channel` now: collective over the
      * ranks listed, so a rank opens its channels in one order (ascending)

@@ -199,6 +199,13 @@ int wp_comm_mpi_wait(int started, MPI_Request *req)
     return wp_comm_wait(&wp_comm_mpi, NULL, &r);
 }
 
+/* Waits for a non-blocking collective as for a message (wp_comm_wait). */
+static int wait_collective(struct wp_comm *c, int started, MPI_Request *req)
+{
+    (void)c;
+    return wp_comm_mpi_wait(started, req);
+}
+
 /* The node-aware sum (see the header): slice i of the buffer is summed
  * inside the node onto local rank i, across nodes by the column, and
  * gathered back inside the node, each step started when the one before is
@@ -309,6 +316,34 @@ static void mpi_barrier(struct wp_comm *c)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static int mpi_allgather(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
+                         int nranks)
+{
+    struct group_comm *g = nranks > 1 ? group_comm(c, ranks, nranks) : NULL;
+    if (nranks <= 1 || !g || g->comm == MPI_COMM_NULL) {
+        if (nranks == 1 && send != recv)
+            memcpy(recv, send, count * sizeof *recv);
+        return nranks == 1 ? 0 : -1;
+    }
+    MPI_Request req;
+    return wait_collective(c, MPI_Iallgather(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, g->comm, &req),
+                           &req);
+}
+
+static int mpi_reduce_scatter_sum(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
+                                  int nranks)
+{
+    struct group_comm *g = nranks > 1 ? group_comm(c, ranks, nranks) : NULL;
+    if (nranks <= 1 || !g || g->comm == MPI_COMM_NULL) {
+        if (nranks == 1 && send != recv)
+            memcpy(recv, send, count * sizeof *recv);
+        return nranks == 1 ? 0 : -1;
+    }
+    MPI_Request req;
+    return wait_collective(
+        c, MPI_Ireduce_scatter_block(send, recv, (int)count, MPI_FLOAT, MPI_SUM, g->comm, &req), &req);
+}
+
 static int mpi_open_channel(struct wp_comm *c, const int *ranks, int nranks, int channel)
 {
     if (nranks <= 1)
@@ -328,7 +363,8 @@ static int mpi_iallreduce_sum(struct wp_comm *c, float *buf, size_t count, const
 
 const struct wp_comm_ops wp_comm_mpi = {
     "mpi", mpi_init, mpi_destroy, mpi_rank, mpi_size, mpi_isend, mpi_irecv, mpi_test,
-    mpi_allreduce_sum, mpi_allreduce_double, mpi_barrier, mpi_open_channel, mpi_iallreduce_sum,
+    mpi_allreduce_sum, mpi_allreduce_double, mpi_barrier, mpi_allgather, mpi_reduce_scatter_sum,
+    mpi_open_channel, mpi_iallreduce_sum,
 };
 
 struct one_request {

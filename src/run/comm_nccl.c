@@ -234,6 +234,34 @@ static void nccl_barrier(struct wp_comm *c)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static int nccl_allgather(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
+                          int nranks)
+{
+    if (nranks <= 1)
+        return nranks == 1 && send != recv
+                   ? (cudaMemcpy(recv, send, count * sizeof *recv, cudaMemcpyDeviceToDevice) == cudaSuccess ? 0 : -1)
+                   : 0;
+    ncclComm_t comm = group_comm(c, ranks, nranks);
+    if (!comm)
+        return -1;
+    int rc = NCCL_OK(ncclAllGather(send, recv, count, ncclFloat, comm, 0));
+    return rc == 0 && cudaStreamSynchronize(0) == cudaSuccess ? 0 : -1;
+}
+
+static int nccl_reduce_scatter_sum(struct wp_comm *c, const float *send, float *recv, size_t count,
+                                   const int *ranks, int nranks)
+{
+    if (nranks <= 1)
+        return nranks == 1 && send != recv
+                   ? (cudaMemcpy(recv, send, count * sizeof *recv, cudaMemcpyDeviceToDevice) == cudaSuccess ? 0 : -1)
+                   : 0;
+    ncclComm_t comm = group_comm(c, ranks, nranks);
+    if (!comm)
+        return -1;
+    int rc = NCCL_OK(ncclReduceScatter(send, recv, count, ncclFloat, ncclSum, comm, 0));
+    return rc == 0 && cudaStreamSynchronize(0) == cudaSuccess ? 0 : -1;
+}
+
 static int nccl_open_channel(struct wp_comm *c, const int *ranks, int nranks, int channel)
 {
     return nranks <= 1 || group_on(c, ranks, nranks, channel) ? 0 : -1;
@@ -255,5 +283,6 @@ static int nccl_iallreduce_sum(struct wp_comm *c, float *buf, size_t count, cons
 
 const struct wp_comm_ops wp_comm_nccl = {
     "nccl", nccl_init, nccl_destroy, nccl_rank, nccl_size, nccl_isend, nccl_irecv, nccl_test,
-    nccl_allreduce_sum, nccl_allreduce_double, nccl_barrier, nccl_open_channel, nccl_iallreduce_sum,
+    nccl_allreduce_sum, nccl_allreduce_double, nccl_barrier, nccl_allgather, nccl_reduce_scatter_sum,
+    nccl_open_channel, nccl_iallreduce_sum,
 };

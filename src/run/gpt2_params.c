@@ -54,10 +54,60 @@ void wp_gpt2_tensor_desc(const struct wp_gpt2_config *g, int i, struct wp_tensor
     }
 }
 
+/* How tensor i is cut (see wp_tp_shard): rows in rparts, this rank's ridx;
+ * columns in `groups` equal groups (q, k, v) each cut in cparts, cidx. */
+struct cut {
+    int rparts, ridx, groups, cparts, cidx;
+};
+
+static struct cut cut_of(enum wp_tensor_role role, const struct wp_tp_shard *sh)
+{
+    struct cut c = {1, 0, 1, 1, 0};
+    if (!sh)
+        return c;
+    switch (role) {
+    case WP_T_QKVW: c = (struct cut){sh->p2, sh->j2, 3, sh->p1, sh->j1}; break;
+    case WP_T_QKVB: c = (struct cut){1, 0, 3, sh->p1, sh->j1}; break;
+    case WP_T_ATTPROJW: case WP_T_FCPROJW: c = (struct cut){sh->p1, sh->j1, 1, sh->p2, sh->j2}; break;
+    case WP_T_ATTPROJB: case WP_T_FCPROJB: c = (struct cut){1, 0, 1, sh->p2, sh->j2}; break;
+    case WP_T_FCW: c = (struct cut){sh->p2, sh->j2, 1, sh->p1, sh->j1}; break;
+    case WP_T_FCB: c = (struct cut){1, 0, 1, sh->p1, sh->j1}; break;
+    default: break;
+    }
+    return c;
+}
+
+size_t wp_gpt2_shard_numel(const struct wp_gpt2_config *g, int i, const struct wp_tp_shard *sh)
+{
+    struct wp_tensor_desc d;
+    wp_gpt2_tensor_desc(g, i, &d);
+    struct cut c = cut_of(d.role, sh);
+    return d.numel / ((size_t)c.rparts * (size_t)c.cparts);
+}
+
+size_t wp_gpt2_shard_copy(const struct wp_gpt2_config *g, int i, const struct wp_tp_shard *sh, float *whole,
+                          float *piece, int to_shard)
+{
+    struct wp_tensor_desc d;
+    wp_gpt2_tensor_desc(g, i, &d);
+    struct cut c = cut_of(d.role, sh);
+    size_t rows = d.ndim == 2 ? (size_t)d.shape[0] : 1, cols = d.numel / rows;
+    size_t lrows = rows / (size_t)c.rparts, gcols = cols / (size_t)c.groups, pcols = gcols / (size_t)c.cparts;
+    size_t lcols = pcols * (size_t)c.groups;
+    for (size_t r = 0; r < lrows; r++)
+        for (int k = 0; k < c.groups; k++) {
+            float *w = whole + ((size_t)c.ridx * lrows + r) * cols + (size_t)k * gcols + (size_t)c.cidx * pcols;
+            float *p = piece + r * lcols + (size_t)k * pcols;
+            memcpy(to_shard ? p : w, to_shard ? w : p, pcols * sizeof *p);
+        }
+    return lrows * lcols;
+}
+
 int wp_stage_layout_init(struct wp_stage_layout *l, const struct wp_gpt2_config *g, int first_block,
-                         int end_block, struct wp_err *err)
+                         int end_block, const struct wp_tp_shard *shard, struct wp_err *err)
 {
     memset(l, 0, sizeof *l);
+    l->shard = shard ? *shard : (struct wp_tp_shard){1, 1, 0, 0};
     if (first_block < 0 || end_block > g->layers || first_block >= end_block)
         return wp_errorf(err, "stage blocks [%d, %d) outside the model's %d blocks", first_block, end_block,
                          g->layers);
@@ -68,7 +118,8 @@ int wp_stage_layout_init(struct wp_stage_layout *l, const struct wp_gpt2_config 
     int n = wp_gpt2_tensor_count(g->layers);
     l->tensors = malloc((size_t)n * sizeof *l->tensors);
     l->offset = malloc((size_t)n * sizeof *l->offset);
-    if (!l->tensors || !l->offset) {
+    l->numel = malloc((size_t)n * sizeof *l->numel);
+    if (!l->tensors || !l->offset || !l->numel) {
         wp_stage_layout_destroy(l);
         return wp_errorf(err, "out of memory");
     }
@@ -82,8 +133,9 @@ int wp_stage_layout_init(struct wp_stage_layout *l, const struct wp_gpt2_config 
         if (!held)
             continue;
         l->tensors[l->ntensors] = i;
-        l->offset[l->ntensors++] = l->total;
-        l->total += d.numel;
+        l->numel[l->ntensors] = wp_gpt2_shard_numel(g, i, &l->shard);
+        l->offset[l->ntensors] = l->total;
+        l->total += l->numel[l->ntensors++];
     }
     return 0;
 }
@@ -92,6 +144,7 @@ void wp_stage_layout_destroy(struct wp_stage_layout *l)
 {
     free(l->tensors);
     free(l->offset);
+    free(l->numel);
     memset(l, 0, sizeof *l);
 }
 
@@ -103,14 +156,24 @@ long wp_stage_layout_find(const struct wp_stage_layout *l, int tensor)
     return -1;
 }
 
-void wp_stage_params_init(const struct wp_stage_layout *l, const struct wp_gpt2_config *g, unsigned long long seed,
-                          float *host)
+int wp_stage_params_init(const struct wp_stage_layout *l, const struct wp_gpt2_config *g, unsigned long long seed,
+                         float *host)
 {
     double residual_std = 0.02 / sqrt(2.0 * g->layers);
+    size_t most = 0;
     for (int i = 0; i < l->ntensors; i++) {
         struct wp_tensor_desc d;
         wp_gpt2_tensor_desc(g, l->tensors[i], &d);
-        float *p = host + l->offset[i];
+        most = l->numel[i] < d.numel && d.numel > most ? d.numel : most;
+    }
+    float *whole = most ? malloc(most * sizeof *whole) : NULL; /* a sharded tensor, made whole first */
+    if (most && !whole)
+        return -1;
+    for (int i = 0; i < l->ntensors; i++) {
+        struct wp_tensor_desc d;
+        wp_gpt2_tensor_desc(g, l->tensors[i], &d);
+        int cut = l->numel[i] < d.numel;
+        float *p = cut ? whole : host + l->offset[i];
         struct wp_rng rng;
         wp_rng_seed(&rng, seed, (unsigned long long)l->tensors[i]);
         switch (d.role) {
@@ -131,5 +194,9 @@ void wp_stage_params_init(const struct wp_stage_layout *l, const struct wp_gpt2_
                 p[k] = (float)(0.02 * wp_rng_normal(&rng));
             break;
         }
+        if (cut)
+            wp_gpt2_shard_copy(g, l->tensors[i], &l->shard, whole, host + l->offset[i], 1);
     }
+    free(whole);
+    return 0;
 }

@@ -41,27 +41,53 @@ static inline int wp_gpt2_tensor_count(int layers) { return 4 + WP_BLOCK_TENSORS
 /* Describes tensor i of the model. */
 void wp_gpt2_tensor_desc(const struct wp_gpt2_config *g, int i, struct wp_tensor_desc *d);
 
+/* A rank's place in a tensor group of p1 x p2 ranks (plan/tp_block.h):
+ * which piece of each block tensor it holds. Rank (j1, j2) holds
+ *   c_attn.weight  rows j2 of p2; columns j1 of p1 within each of q, k, v
+ *   c_attn.bias    j1 of p1 within each of q, k, v
+ *   c_proj.weight  rows j1 of p1 (heads); columns j2 of p2   (attn and mlp)
+ *   c_proj.bias    j2 of p2                                  (attn and mlp)
+ *   c_fc.weight    rows j2 of p2; columns j1 of p1
+ *   c_fc.bias      j1 of p1
+ * and every other tensor whole. NULL or 1 x 1: whole tensors. */
+struct wp_tp_shard {
+    int p1, p2, j1, j2;
+};
+
+/* Copies tensor i's piece between the whole tensor (its Hugging Face
+ * shape) and the shard: to_shard 1 reads whole and writes piece, 0 the
+ * other way. Returns the piece's floats. */
+size_t wp_gpt2_shard_copy(const struct wp_gpt2_config *g, int i, const struct wp_tp_shard *sh, float *whole,
+                          float *piece, int to_shard);
+/* Floats of tensor i's piece. */
+size_t wp_gpt2_shard_numel(const struct wp_gpt2_config *g, int i, const struct wp_tp_shard *sh);
+
 /* Which tensors a stage of blocks [first_block, end_block) holds: the
- * embeddings with the first block, ln_f and the tied wte with the last. */
+ * embeddings with the first block, ln_f and the tied wte with the last;
+ * of each, the piece the stage's shard says. */
 struct wp_stage_layout {
     int first_block, end_block;
     int has_embedding, has_head;
+    struct wp_tp_shard shard;
     int ntensors;
     int *tensors;   /* global tensor indices, in model order */
     size_t *offset; /* per held tensor, in floats */
+    size_t *numel;  /* per held tensor: floats of its piece */
     size_t total;   /* floats */
 };
 
+/* shard NULL: whole tensors. */
 int wp_stage_layout_init(struct wp_stage_layout *l, const struct wp_gpt2_config *g, int first_block,
-                         int end_block, struct wp_err *err);
+                         int end_block, const struct wp_tp_shard *shard, struct wp_err *err);
 void wp_stage_layout_destroy(struct wp_stage_layout *l);
 /* Offset (floats) of a global tensor in the stage's buffer, or -1. */
 long wp_stage_layout_find(const struct wp_stage_layout *l, int tensor);
 
 /* Fills host buffer (l->total floats) with GPT-2's initialisation: weights
  * N(0, 0.02), the projections into the residual stream N(0, 0.02/sqrt(2L)),
- * biases 0, LayerNorm weights 1. */
-void wp_stage_params_init(const struct wp_stage_layout *l, const struct wp_gpt2_config *g, unsigned long long seed,
-                          float *host);
+ * biases 0, LayerNorm weights 1; a shard gets its piece of the same
+ * values (0 on success, -1 out of memory). */
+int wp_stage_params_init(const struct wp_stage_layout *l, const struct wp_gpt2_config *g, unsigned long long seed,
+                         float *host);
 
 #endif

@@ -1,29 +1,68 @@
 /* Forward and backward of a GPT-2 pipeline stage (llm.c's algorithm),
  * with the backward split into an input-gradient pass and a
  * weight-gradient pass that make the same calls in the same order whether
- * they run back to back (B) or apart (B, later W). */
+ * they run back to back (B) or apart (B, later W). A stage with a tensor
+ * group runs each block's matmuls on its pieces with the collectives of
+ * plan/tp_block.h between them; without one (a group of 1 x 1) the same
+ * code makes no collective and no copy. */
 #include "run/gpt2_stage.h"
+
+#include "run/tensor_group.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Forward activations of one block for one slot, (N = B*T rows). */
+/* Forward activations of one block for one slot, (N = B*T rows). With a
+ * tensor group of p1 x p2: C1 = C/p1 (this rank's heads), C2 = C/p2 (its
+ * columns of the residual stream), Nl = N/p2 (its sequences' rows); all
+ * of them C and N without one. */
 struct wp_block_acts {
     float *ln1, *ln1_mean, *ln1_rstd; /* (N,C) (N) (N) */
-    float *qkv;                       /* (N,3C) */
-    float *atty;                      /* (N,C) attention output before its projection */
-    float *att;                       /* (B,NH,T,T) */
+    float *ln1c;                      /* (N,C2) the matmul's columns of ln1 (ln1 itself when p2 = 1) */
+    float *qkv;                       /* (Nl,3C1) */
+    float *atty;                      /* (N,C1) attention output before its projection */
+    float *att;                       /* (B/p2,NH/p1,T,T) */
     float *residual2;                 /* (N,C) x + attproj */
     float *ln2, *ln2_mean, *ln2_rstd; /* (N,C) (N) (N) */
-    float *fch, *fch_gelu;            /* (N,4C) */
+    float *ln2c;                      /* (N,C2) */
+    float *fch;                       /* (Nl,4C1) */
+    float *fch_gelu;                  /* (N,4C1) */
     float *residual3;                 /* (N,C) block output */
     struct block_grads *saved;        /* split backward: what W needs */
 };
 
 /* Gradients a block's weight pass needs (outputs of its matmuls and LNs). */
 struct block_grads {
-    float *dfcproj, *dfch, *dln2, *dattproj, *dqkv, *dln1;
+    float *dfcproj, *dfch, *dln2, *dattproj, *dqkv, *dln1; /* (N,C2) (N,4C1) (N,C) (N,C2) (N,3C1) (N,C) */
 };
+
+/* The stage's split over its tensor group (1 x 1 without one). */
+struct tp_dims {
+    int p1, p2, j1, j2;
+    size_t N, Nl, C, C1, C2, B, Bl, T, NH1;
+};
+
+static struct tp_dims dims_of(const struct wp_gpt2_stage *st)
+{
+    struct tp_dims d = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    if (st->tg) {
+        d.p1 = st->tg->shard.p1;
+        d.p2 = st->tg->shard.p2;
+        d.j1 = st->tg->shard.j1;
+        d.j2 = st->tg->shard.j2;
+    }
+    d.B = (size_t)st->B;
+    d.T = (size_t)st->g.sequence_length;
+    d.C = (size_t)st->g.channels;
+    d.N = d.B * d.T;
+    d.Bl = d.B / (size_t)d.p2;
+    d.Nl = d.Bl * d.T;
+    d.C1 = d.C / (size_t)d.p1;
+    d.C2 = d.C / (size_t)d.p2;
+    d.NH1 = (size_t)st->g.heads / (size_t)d.p1;
+    return d;
+}
 
 /* A bump allocator over one backend allocation per slot. */
 struct carve {
@@ -49,30 +88,32 @@ static float *param(const struct wp_gpt2_stage *st, float *base, int block, enum
     return off < 0 ? NULL : base + off;
 }
 
-static size_t block_grads_floats(size_t N, size_t C)
+static size_t block_grads_floats(const struct tp_dims *d)
 {
-    return rounded(N * C) * 4 + rounded(N * 4 * C) + rounded(N * 3 * C);
+    return rounded(d->N * d->C2) * 2 + rounded(d->N * d->C) * 2 + rounded(d->N * 4 * d->C1) +
+           rounded(d->N * 3 * d->C1);
 }
 
-static void carve_block_grads(struct carve *c, struct block_grads *bg, size_t N, size_t C)
+static void carve_block_grads(struct carve *c, struct block_grads *bg, const struct tp_dims *d)
 {
-    bg->dfcproj = take(c, N * C);
-    bg->dfch = take(c, N * 4 * C);
-    bg->dln2 = take(c, N * C);
-    bg->dattproj = take(c, N * C);
-    bg->dqkv = take(c, N * 3 * C);
-    bg->dln1 = take(c, N * C);
+    bg->dfcproj = take(c, d->N * d->C2);
+    bg->dfch = take(c, d->N * 4 * d->C1);
+    bg->dln2 = take(c, d->N * d->C);
+    bg->dattproj = take(c, d->N * d->C2);
+    bg->dqkv = take(c, d->N * 3 * d->C1);
+    bg->dln1 = take(c, d->N * d->C);
 }
 
 static size_t slot_floats(const struct wp_gpt2_stage *st)
 {
-    size_t B = (size_t)st->B, T = (size_t)st->g.sequence_length, C = (size_t)st->g.channels;
-    size_t NH = (size_t)st->g.heads, V = (size_t)st->g.vocabulary, N = B * T;
+    struct tp_dims d = dims_of(st);
+    size_t T = d.T, C = d.C, V = (size_t)st->g.vocabulary, N = d.N;
     size_t nblocks = (size_t)(st->layout.end_block - st->layout.first_block);
-    size_t block = rounded(N * C) * 6 + rounded(N) * 4 + rounded(N * 3 * C) + rounded(B * NH * T * T) +
-                   rounded(N * 4 * C) * 2;
+    size_t block = rounded(N * C) * 5 + rounded(N * d.C1) + rounded(N) * 4 + rounded(d.Nl * 3 * d.C1) +
+                   rounded(d.Bl * d.NH1 * T * T) + rounded(d.Nl * 4 * d.C1) + rounded(N * 4 * d.C1) +
+                   (d.p2 > 1 ? 2 * rounded(N * d.C2) : 0);
     if (st->split_backward)
-        block += block_grads_floats(N, C);
+        block += block_grads_floats(&d);
     size_t total = rounded(N * C) * 3 + rounded(N) * 2 + nblocks * block;
     if (st->layout.has_head) {
         total += rounded(N * C) + rounded(N) * 3 + rounded(N * V);
@@ -94,8 +135,8 @@ size_t wp_gpt2_stage_act_bytes(const struct wp_gpt2_stage *st)
 
 static int init_slot(struct wp_gpt2_stage *st, struct wp_stage_slot *s, struct wp_err *err)
 {
-    size_t B = (size_t)st->B, T = (size_t)st->g.sequence_length, C = (size_t)st->g.channels;
-    size_t NH = (size_t)st->g.heads, V = (size_t)st->g.vocabulary, N = B * T;
+    struct tp_dims d = dims_of(st);
+    size_t T = d.T, C = d.C, V = (size_t)st->g.vocabulary, N = d.N;
     int nblocks = st->layout.end_block - st->layout.first_block;
     size_t floats = slot_floats(st);
     struct carve c = {st->k->alloc(floats * sizeof(float)), 0, floats};
@@ -113,22 +154,24 @@ static int init_slot(struct wp_gpt2_stage *st, struct wp_stage_slot *s, struct w
         a->ln1 = take(&c, N * C);
         a->ln1_mean = take(&c, N);
         a->ln1_rstd = take(&c, N);
-        a->qkv = take(&c, N * 3 * C);
-        a->atty = take(&c, N * C);
-        a->att = take(&c, B * NH * T * T);
+        a->qkv = take(&c, d.Nl * 3 * d.C1);
+        a->atty = take(&c, N * d.C1);
+        a->att = take(&c, d.Bl * d.NH1 * T * T);
         a->residual2 = take(&c, N * C);
         a->ln2 = take(&c, N * C);
         a->ln2_mean = take(&c, N);
         a->ln2_rstd = take(&c, N);
-        a->fch = take(&c, N * 4 * C);
-        a->fch_gelu = take(&c, N * 4 * C);
+        a->fch = take(&c, d.Nl * 4 * d.C1);
+        a->fch_gelu = take(&c, N * 4 * d.C1);
         a->residual3 = take(&c, N * C);
         (void)take(&c, N * C); /* keeps the per-block size a multiple of the C-sized pieces */
+        a->ln1c = d.p2 > 1 ? take(&c, N * d.C2) : a->ln1;
+        a->ln2c = d.p2 > 1 ? take(&c, N * d.C2) : a->ln2;
         if (st->split_backward) {
             a->saved = calloc(1, sizeof *a->saved);
             if (!a->saved)
                 return wp_errorf(err, "out of memory");
-            carve_block_grads(&c, a->saved, N, C);
+            carve_block_grads(&c, a->saved, &d);
         }
     }
     if (st->layout.has_head) {
@@ -167,11 +210,18 @@ static int alloc_activations(struct wp_gpt2_stage *st, struct wp_err *err)
     st->dres = k->alloc(3 * N * C * sizeof(float));
     st->dscratch_c = k->alloc(2 * N * C * sizeof(float));
     st->dscratch_4c = k->alloc(N * 4 * C * sizeof(float));
-    st->dscratch_4c2 = k->alloc(block_grads_floats(N, C) * sizeof(float));
+    struct tp_dims d = dims_of(st);
+    st->dscratch_4c2 = k->alloc(block_grads_floats(&d) * sizeof(float));
     st->logits = k->alloc(N * V * sizeof(float));
     st->slots = calloc((size_t)st->nslots, sizeof *st->slots);
+    int tp = d.p1 * d.p2 > 1;
+    if (tp) {
+        st->tp_wide = k->alloc(N * 4 * d.C1 * sizeof(float));
+        st->tp_local = k->alloc(d.Nl * 4 * d.C1 * sizeof(float));
+        st->tp_narrow = k->alloc(N * d.C2 * sizeof(float));
+    }
     if (!st->preatt || !st->dpreatt || !st->datt || !st->dres || !st->dscratch_c || !st->dscratch_4c ||
-        !st->dscratch_4c2 || !st->logits || !st->slots)
+        !st->dscratch_4c2 || !st->logits || !st->slots || (tp && (!st->tp_wide || !st->tp_local || !st->tp_narrow)))
         return wp_errorf(err, "cannot allocate the stage's scratch for micro-batch slices of %d", st->B);
     for (int i = 0; i < st->nslots; i++)
         if (init_slot(st, &st->slots[i], err))
@@ -187,7 +237,7 @@ static void free_activations(struct wp_gpt2_stage *st)
     free(st->slots);
     st->slots = NULL;
     float **bufs[] = {&st->preatt, &st->dpreatt, &st->datt, &st->dres, &st->dscratch_c, &st->dscratch_4c,
-                      &st->dscratch_4c2, &st->logits};
+                      &st->dscratch_4c2, &st->logits, &st->tp_wide, &st->tp_local, &st->tp_narrow};
     for (size_t i = 0; k && i < sizeof bufs / sizeof bufs[0]; i++) {
         if (*bufs[i])
             k->release(*bufs[i]);
@@ -205,15 +255,16 @@ int wp_gpt2_stage_reshape(struct wp_gpt2_stage *st, int B, int nslots, struct wp
 
 int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, const struct wp_gpt2_config *g,
                        int first_block, int end_block, int B, int nslots, int split_backward,
-                       unsigned long long seed, struct wp_err *err)
+                       unsigned long long seed, struct wp_tensor_group *tg, struct wp_err *err)
 {
     memset(st, 0, sizeof *st);
     st->k = k;
+    st->tg = tg;
     st->g = *g;
     st->B = B;
     st->nslots = nslots;
     st->split_backward = split_backward;
-    if (wp_stage_layout_init(&st->layout, g, first_block, end_block, err))
+    if (wp_stage_layout_init(&st->layout, g, first_block, end_block, tg ? &tg->shard : NULL, err))
         return -1;
     size_t P = st->layout.total * sizeof(float);
     size_t VC = (size_t)g->vocabulary * g->channels;
@@ -235,11 +286,11 @@ int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, 
         return -1;
     }
     float *host = malloc(P);
-    if (!host) {
+    if (!host || wp_stage_params_init(&st->layout, g, seed, host)) {
+        free(host);
         wp_gpt2_stage_destroy(st);
         return wp_errorf(err, "out of memory");
     }
-    wp_stage_params_init(&st->layout, g, seed, host);
     k->to_device(st->params, host, P);
     free(host);
     return 0;
@@ -264,10 +315,9 @@ static void blocks_span(const struct wp_gpt2_stage *st, int lo, int hi, size_t *
     int L = st->g.layers;
     long a = wp_stage_layout_find(&st->layout, wp_gpt2_tensor_index(L, lo, WP_T_LN1W));
     long z = wp_stage_layout_find(&st->layout, wp_gpt2_tensor_index(L, hi - 1, WP_T_FCPROJB));
-    struct wp_tensor_desc d;
-    wp_gpt2_tensor_desc(&st->g, wp_gpt2_tensor_index(L, hi - 1, WP_T_FCPROJB), &d);
+    size_t last = wp_gpt2_shard_numel(&st->g, wp_gpt2_tensor_index(L, hi - 1, WP_T_FCPROJB), &st->layout.shard);
     *first = hi > lo && a >= 0 ? (size_t)a : 0;
-    *count = hi > lo && a >= 0 && z >= a ? (size_t)z + d.numel - (size_t)a : 0;
+    *count = hi > lo && a >= 0 && z >= a ? (size_t)z + last - (size_t)a : 0;
 }
 
 size_t wp_gpt2_stage_blocks_state(const struct wp_gpt2_stage *st, int lo, int hi, float *out)
@@ -294,11 +344,8 @@ void wp_gpt2_stage_set_blocks_state(struct wp_gpt2_stage *st, int lo, int hi, co
 int wp_gpt2_stage_adopt(struct wp_gpt2_stage *st, const struct wp_gpt2_stage *old)
 {
     size_t most = 0;
-    for (int i = 0; i < st->layout.ntensors; i++) {
-        struct wp_tensor_desc d;
-        wp_gpt2_tensor_desc(&st->g, st->layout.tensors[i], &d);
-        most = d.numel > most ? d.numel : most;
-    }
+    for (int i = 0; i < st->layout.ntensors; i++)
+        most = st->layout.numel[i] > most ? st->layout.numel[i] : most;
     float *host = malloc((most ? most : 1) * sizeof *host);
     if (!host)
         return -1;
@@ -306,9 +353,7 @@ int wp_gpt2_stage_adopt(struct wp_gpt2_stage *st, const struct wp_gpt2_stage *ol
         long from = wp_stage_layout_find(&old->layout, st->layout.tensors[i]);
         if (from < 0)
             continue;
-        struct wp_tensor_desc d;
-        wp_gpt2_tensor_desc(&st->g, st->layout.tensors[i], &d);
-        size_t to = st->layout.offset[i], bytes = d.numel * sizeof(float);
+        size_t to = st->layout.offset[i], bytes = st->layout.numel[i] * sizeof(float);
         const float *src[3] = {old->params, old->m, old->v};
         float *dst[3] = {st->params, st->m, st->v};
         for (int b = 0; b < 3; b++) { /* through the host: exact on every backend */
@@ -340,12 +385,47 @@ float *wp_gpt2_stage_output(const struct wp_gpt2_stage *st, int slot)
     return st->slots[slot].blocks[nblocks - 1].residual3;
 }
 
+/* ---- the tensor group's steps (none, and no copy, on a group of 1 x 1) ---------------- */
+
+/* Columns j2 of the replicated (N,C) x into xc (N,C2), which is x itself when p2 = 1. */
+static void take_columns(const struct wp_gpt2_stage *st, const struct tp_dims *d, float *xc, const float *x)
+{
+    if (xc != x)
+        st->k->copy_block(xc, d->C2, x + (size_t)d->j2 * d->C2, d->C, d->N, d->C2);
+}
+
+/* A partial sum over axis 2 of (N, cols) in whole, this rank's rows summed into part. */
+static void sum_rows(struct wp_gpt2_stage *st, const float *whole, float *part, size_t cols)
+{
+    if (whole != part)
+        wp_tg_reduce_scatter_rows(st->tg, whole, part, dims_of(st).N, cols);
+}
+
+/* This rank's rows of (N, cols) in part gathered into whole. */
+static void gather_rows(struct wp_gpt2_stage *st, const float *part, float *whole, size_t cols)
+{
+    if (whole != part)
+        wp_tg_all_gather_rows(st->tg, part, whole, dims_of(st).N, cols);
+}
+
+/* A partial sum over axis 1 of columns j2, (N,C2) in part, made whole and
+ * replicated: (N,C) in whole. */
+static void sum_and_gather_columns(struct wp_gpt2_stage *st, float *part, float *whole)
+{
+    struct tp_dims d = dims_of(st);
+    if (part == whole)
+        return;
+    wp_tg_all_reduce(st->tg, part, d.N * d.C2);
+    wp_tg_all_gather_cols(st->tg, part, whole, d.N, d.C2);
+}
+
 void wp_gpt2_stage_forward(struct wp_gpt2_stage *st, int slot)
 {
     const struct wp_kernel_ops *k = st->k;
     struct wp_stage_slot *s = &st->slots[slot];
-    int B = st->B, T = st->g.sequence_length, C = st->g.channels, NH = st->g.heads, V = st->g.vocabulary;
-    int N = B * T;
+    struct tp_dims d = dims_of(st);
+    int B = st->B, T = st->g.sequence_length, C = st->g.channels, V = st->g.vocabulary;
+    int N = B * T, C1 = (int)d.C1, C2 = (int)d.C2, rows_split = d.p2 > 1, tp = d.p1 * d.p2 > 1;
     if (st->layout.has_embedding)
         k->encoder_forward(s->input, s->tokens, param(st, st->params, -1, WP_T_WTE),
                            param(st, st->params, -1, WP_T_WPE), B, T, C);
@@ -353,22 +433,41 @@ void wp_gpt2_stage_forward(struct wp_gpt2_stage *st, int slot)
         int lb = st->layout.first_block + b;
         struct wp_block_acts *a = &s->blocks[b];
         const float *x = block_input(s, b);
+        /* a bias is added by one rank of the axis its matmul's partial sum runs over */
+        const float *qkv_bias = d.j2 == 0 ? param(st, st->params, lb, WP_T_QKVB) : NULL;
+        const float *fc_bias = d.j2 == 0 ? param(st, st->params, lb, WP_T_FCB) : NULL;
+        const float *proj_bias = d.j1 == 0 ? param(st, st->params, lb, WP_T_ATTPROJB) : NULL;
+        const float *fcproj_bias = d.j1 == 0 ? param(st, st->params, lb, WP_T_FCPROJB) : NULL;
         k->layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, param(st, st->params, lb, WP_T_LN1W),
                              param(st, st->params, lb, WP_T_LN1B), N, C);
-        k->matmul_forward(a->qkv, a->ln1, param(st, st->params, lb, WP_T_QKVW), param(st, st->params, lb, WP_T_QKVB),
-                          N, C, 3 * C, WP_WEIGHT_IN_OUT);
-        k->attention_forward(a->atty, st->preatt, a->att, a->qkv, B, T, C, NH);
+        take_columns(st, &d, a->ln1c, a->ln1);
+        float *qkv = rows_split ? st->tp_wide : a->qkv;
+        k->matmul_forward(qkv, a->ln1c, param(st, st->params, lb, WP_T_QKVW), qkv_bias, N, C2, 3 * C1,
+                          WP_WEIGHT_IN_OUT);
+        sum_rows(st, qkv, a->qkv, 3 * d.C1);
+        float *atty = rows_split ? st->tp_local : a->atty;
+        k->attention_forward(atty, st->preatt, a->att, a->qkv, (int)d.Bl, T, C1, (int)d.NH1);
+        gather_rows(st, atty, a->atty, d.C1);
         /* the projection's output goes through residual2's buffer */
-        k->matmul_forward(a->residual2, a->atty, param(st, st->params, lb, WP_T_ATTPROJW),
-                          param(st, st->params, lb, WP_T_ATTPROJB), N, C, C, WP_WEIGHT_IN_OUT);
+        float *proj = tp ? st->tp_narrow : a->residual2;
+        k->matmul_forward(proj, a->atty, param(st, st->params, lb, WP_T_ATTPROJW), proj_bias, N, C1, C2,
+                          WP_WEIGHT_IN_OUT);
+        sum_and_gather_columns(st, proj, a->residual2);
         k->residual_forward(a->residual2, x, a->residual2, (size_t)N * C);
         k->layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->residual2, param(st, st->params, lb, WP_T_LN2W),
                              param(st, st->params, lb, WP_T_LN2B), N, C);
-        k->matmul_forward(a->fch, a->ln2, param(st, st->params, lb, WP_T_FCW), param(st, st->params, lb, WP_T_FCB), N,
-                          C, 4 * C, WP_WEIGHT_IN_OUT);
-        k->gelu_forward(a->fch_gelu, a->fch, (size_t)N * 4 * C);
-        k->matmul_forward(a->residual3, a->fch_gelu, param(st, st->params, lb, WP_T_FCPROJW),
-                          param(st, st->params, lb, WP_T_FCPROJB), N, 4 * C, C, WP_WEIGHT_IN_OUT);
+        take_columns(st, &d, a->ln2c, a->ln2);
+        float *fch = rows_split ? st->tp_wide : a->fch;
+        k->matmul_forward(fch, a->ln2c, param(st, st->params, lb, WP_T_FCW), fc_bias, N, C2, 4 * C1,
+                          WP_WEIGHT_IN_OUT);
+        sum_rows(st, fch, a->fch, 4 * d.C1);
+        float *gelu = rows_split ? st->tp_local : a->fch_gelu;
+        k->gelu_forward(gelu, a->fch, d.Nl * 4 * d.C1);
+        gather_rows(st, gelu, a->fch_gelu, 4 * d.C1);
+        float *fcproj = tp ? st->tp_narrow : a->residual3;
+        k->matmul_forward(fcproj, a->fch_gelu, param(st, st->params, lb, WP_T_FCPROJW), fcproj_bias, N, 4 * C1, C2,
+                          WP_WEIGHT_IN_OUT);
+        sum_and_gather_columns(st, fcproj, a->residual3);
         k->residual_forward(a->residual3, a->residual2, a->residual3, (size_t)N * C);
     }
     if (st->layout.has_head) {
@@ -397,67 +496,107 @@ static void grads_done(const struct wp_gpt2_stage *st, const float *first, size_
         h->added(h->ctx, (size_t)(first - st->grads), count);
 }
 
+/* The same for a tensor the stage holds outside its blocks (its piece). */
+static void tensor_grads_done(const struct wp_gpt2_stage *st, enum wp_tensor_role role)
+{
+    int i = wp_gpt2_tensor_index(st->g.layers, -1, role);
+    grads_done(st, param(st, st->grads, -1, role), wp_gpt2_shard_numel(&st->g, i, &st->layout.shard));
+}
+
 /* The embedding's: wpe, then wte's part (adjacent below block 0's, in turn) */
 static void embedding_grads_done(const struct wp_gpt2_stage *st)
 {
-    grads_done(st, param(st, st->grads, -1, WP_T_WPE), (size_t)st->g.sequence_length * st->g.channels);
+    tensor_grads_done(st, WP_T_WPE);
     grads_done(st, st->wte_grad_embedding, (size_t)st->g.vocabulary * st->g.channels);
 }
 
+/* Weight gradients of block b: every piece's from whole rows, so that
+ * they are complete on each rank (replicated tensors' alike on all). */
 static void block_weights(struct wp_gpt2_stage *st, const struct wp_stage_slot *s, int b, const struct block_grads *g)
 {
     const struct wp_kernel_ops *k = st->k;
     const struct wp_block_acts *a = &s->blocks[b];
+    struct tp_dims d = dims_of(st);
     int lb = st->layout.first_block + b, N = st->B * st->g.sequence_length, C = st->g.channels;
+    int C1 = (int)d.C1, C2 = (int)d.C2;
     k->matmul_backward(NULL, param(st, st->grads, lb, WP_T_FCPROJW), param(st, st->grads, lb, WP_T_FCPROJB),
-                       g->dfcproj, a->fch_gelu, param(st, st->params, lb, WP_T_FCPROJW), N, 4 * C, C,
+                       g->dfcproj, a->fch_gelu, param(st, st->params, lb, WP_T_FCPROJW), N, 4 * C1, C2,
                        WP_WEIGHT_IN_OUT);
-    k->matmul_backward(NULL, param(st, st->grads, lb, WP_T_FCW), param(st, st->grads, lb, WP_T_FCB), g->dfch, a->ln2,
-                       param(st, st->params, lb, WP_T_FCW), N, C, 4 * C, WP_WEIGHT_IN_OUT);
+    k->matmul_backward(NULL, param(st, st->grads, lb, WP_T_FCW), param(st, st->grads, lb, WP_T_FCB), g->dfch, a->ln2c,
+                       param(st, st->params, lb, WP_T_FCW), N, C2, 4 * C1, WP_WEIGHT_IN_OUT);
     k->layernorm_backward(NULL, param(st, st->grads, lb, WP_T_LN2W), param(st, st->grads, lb, WP_T_LN2B), g->dln2,
                           a->residual2, param(st, st->params, lb, WP_T_LN2W), a->ln2_mean, a->ln2_rstd, N, C);
     k->matmul_backward(NULL, param(st, st->grads, lb, WP_T_ATTPROJW), param(st, st->grads, lb, WP_T_ATTPROJB),
-                       g->dattproj, a->atty, param(st, st->params, lb, WP_T_ATTPROJW), N, C, C, WP_WEIGHT_IN_OUT);
+                       g->dattproj, a->atty, param(st, st->params, lb, WP_T_ATTPROJW), N, C1, C2, WP_WEIGHT_IN_OUT);
     k->matmul_backward(NULL, param(st, st->grads, lb, WP_T_QKVW), param(st, st->grads, lb, WP_T_QKVB), g->dqkv,
-                       a->ln1, param(st, st->params, lb, WP_T_QKVW), N, C, 3 * C, WP_WEIGHT_IN_OUT);
+                       a->ln1c, param(st, st->params, lb, WP_T_QKVW), N, C2, 3 * C1, WP_WEIGHT_IN_OUT);
     k->layernorm_backward(NULL, param(st, st->grads, lb, WP_T_LN1W), param(st, st->grads, lb, WP_T_LN1B), g->dln1,
                           block_input(s, b), param(st, st->params, lb, WP_T_LN1W), a->ln1_mean, a->ln1_rstd, N, C);
-    const float *lo = param(st, st->grads, lb, WP_T_LN1W), *hi = param(st, st->grads, lb, WP_T_FCPROJB) + C;
-    grads_done(st, lo, (size_t)(hi - lo));
+    size_t first, count;
+    blocks_span(st, lb, lb + 1, &first, &count);
+    grads_done(st, st->grads + first, count);
 }
 
 /* Input-gradient pass of block b: dres3 (gradient of its output) to dx
  * (gradient of its input, overwritten); fills g for the weight pass. */
+/* The gradient of a replicated (N,C) output, dy, as the gradient of the
+ * matmul's columns j2, into dcols (N,C2). */
+static void columns_of_gradient(const struct wp_gpt2_stage *st, const struct tp_dims *d, float *dcols,
+                                const float *dy)
+{
+    if (d->p2 > 1)
+        st->k->copy_block(dcols, d->C2, dy + (size_t)d->j2 * d->C2, d->C, d->N, d->C2);
+    else
+        copy(st->k, dcols, dy, d->N * d->C);
+}
+
 static void block_backward(struct wp_gpt2_stage *st, const struct wp_stage_slot *s, int b, const float *dres3,
                            float *dx, float *dres2, struct block_grads *g)
 {
     const struct wp_kernel_ops *k = st->k;
     const struct wp_block_acts *a = &s->blocks[b];
+    struct tp_dims d = dims_of(st);
     int lb = st->layout.first_block + b;
-    int B = st->B, T = st->g.sequence_length, C = st->g.channels, NH = st->g.heads, N = B * T;
-    size_t NC = (size_t)N * C;
-    copy(k, g->dfcproj, dres3, NC);
-    k->zero(st->dscratch_4c, NC * 4 * sizeof(float));
+    int T = st->g.sequence_length, C = st->g.channels, N = st->B * T, C1 = (int)d.C1, C2 = (int)d.C2;
+    int rows_split = d.p2 > 1, tp = d.p1 * d.p2 > 1;
+    size_t NC = (size_t)N * C, wide = d.N * 4 * d.C1, local_wide = d.Nl * 4 * d.C1;
+    /* the MLP: the down-projection's input gradient is a partial sum over
+     * axis 2 of the gathered GELU output's; GELU's on this rank's rows */
+    columns_of_gradient(st, &d, g->dfcproj, dres3);
+    k->zero(st->dscratch_4c, wide * sizeof(float));
     k->matmul_backward(st->dscratch_4c, NULL, NULL, g->dfcproj, a->fch_gelu, param(st, st->params, lb, WP_T_FCPROJW),
-                       N, 4 * C, C, WP_WEIGHT_IN_OUT);
-    k->zero(g->dfch, NC * 4 * sizeof(float));
-    k->gelu_backward(g->dfch, a->fch, st->dscratch_4c, NC * 4);
-    k->zero(g->dln2, NC * sizeof(float));
-    k->matmul_backward(g->dln2, NULL, NULL, g->dfch, a->ln2, param(st, st->params, lb, WP_T_FCW), N, C, 4 * C,
+                       N, 4 * C1, C2, WP_WEIGHT_IN_OUT);
+    float *dgelu = rows_split ? st->tp_local : st->dscratch_4c;
+    sum_rows(st, st->dscratch_4c, dgelu, 4 * d.C1);
+    float *dfch = rows_split ? st->tp_wide : g->dfch;
+    k->zero(dfch, local_wide * sizeof(float));
+    k->gelu_backward(dfch, a->fch, dgelu, local_wide);
+    gather_rows(st, dfch, g->dfch, 4 * d.C1);
+    float *dln2 = tp ? st->tp_narrow : g->dln2;
+    k->zero(dln2, d.N * d.C2 * sizeof(float));
+    k->matmul_backward(dln2, NULL, NULL, g->dfch, a->ln2c, param(st, st->params, lb, WP_T_FCW), N, C2, 4 * C1,
                        WP_WEIGHT_IN_OUT);
+    sum_and_gather_columns(st, dln2, g->dln2);
     copy(k, dres2, dres3, NC);
     k->layernorm_backward(dres2, NULL, NULL, g->dln2, a->residual2, param(st, st->params, lb, WP_T_LN2W),
                           a->ln2_mean, a->ln2_rstd, N, C);
-    copy(k, g->dattproj, dres2, NC);
+    /* attention: the same, with the heads' rows */
+    columns_of_gradient(st, &d, g->dattproj, dres2);
     float *datty = st->dscratch_c;
-    k->zero(datty, NC * sizeof(float));
-    k->matmul_backward(datty, NULL, NULL, g->dattproj, a->atty, param(st, st->params, lb, WP_T_ATTPROJW), N, C, C,
+    k->zero(datty, d.N * d.C1 * sizeof(float));
+    k->matmul_backward(datty, NULL, NULL, g->dattproj, a->atty, param(st, st->params, lb, WP_T_ATTPROJW), N, C1, C2,
                        WP_WEIGHT_IN_OUT);
-    k->zero(g->dqkv, NC * 3 * sizeof(float));
-    k->attention_backward(g->dqkv, st->dpreatt, st->datt, datty, a->qkv, a->att, B, T, C, NH);
-    k->zero(g->dln1, NC * sizeof(float));
-    k->matmul_backward(g->dln1, NULL, NULL, g->dqkv, a->ln1, param(st, st->params, lb, WP_T_QKVW), N, C, 3 * C,
+    float *datty_rows = rows_split ? st->tp_local : datty;
+    sum_rows(st, datty, datty_rows, d.C1);
+    float *dqkv = rows_split ? st->tp_wide : g->dqkv;
+    k->zero(dqkv, d.Nl * 3 * d.C1 * sizeof(float));
+    k->attention_backward(dqkv, st->dpreatt, st->datt, datty_rows, a->qkv, a->att, (int)d.Bl, T, C1, (int)d.NH1);
+    gather_rows(st, dqkv, g->dqkv, 3 * d.C1);
+    float *dln1 = tp ? st->tp_narrow : g->dln1;
+    k->zero(dln1, d.N * d.C2 * sizeof(float));
+    k->matmul_backward(dln1, NULL, NULL, g->dqkv, a->ln1c, param(st, st->params, lb, WP_T_QKVW), N, C2, 3 * C1,
                        WP_WEIGHT_IN_OUT);
+    sum_and_gather_columns(st, dln1, g->dln1);
     copy(k, dx, dres2, NC);
     k->layernorm_backward(dx, NULL, NULL, g->dln1, block_input(s, b), param(st, st->params, lb, WP_T_LN1W),
                           a->ln1_mean, a->ln1_rstd, N, C);
@@ -490,7 +629,8 @@ static void head_weights(struct wp_gpt2_stage *st, struct wp_stage_slot *s)
                           s->blocks[nblocks - 1].residual3, param(st, st->params, -1, WP_T_LNFW), s->lnf_mean,
                           s->lnf_rstd, N, C);
     grads_done(st, st->wte_grad_head, (size_t)V * C);
-    grads_done(st, param(st, st->grads, -1, WP_T_LNFW), 2 * (size_t)C);
+    tensor_grads_done(st, WP_T_LNFW);
+    tensor_grads_done(st, WP_T_LNFB);
 }
 
 static void run_backward(struct wp_gpt2_stage *st, int slot, float dloss, int weights_now)
@@ -519,7 +659,8 @@ static void run_backward(struct wp_gpt2_stage *st, int slot, float dloss, int we
     }
     struct block_grads scratch;
     struct carve c = {st->dscratch_4c2, 0, 0};
-    carve_block_grads(&c, &scratch, (size_t)N, (size_t)C);
+    struct tp_dims d = dims_of(st);
+    carve_block_grads(&c, &scratch, &d);
     for (int b = nblocks - 1; b >= 0; b--) {
         struct block_grads *g = st->split_backward ? s->blocks[b].saved : &scratch;
         float *dx = b == 0 ? s->dinput : next;

@@ -12,7 +12,8 @@
 #include "run/gpt2_params.h"
 #include "run/stage_exec.h"
 
-struct wp_block_acts; /* per slot and block, in gpt2_stage.c */
+struct wp_block_acts;   /* per slot and block, in gpt2_stage.c */
+struct wp_tensor_group; /* run/tensor_group.h */
 
 struct wp_stage_slot {
     float *input;   /* (B,T,C) stage input (received, or the embedding's output) */
@@ -37,16 +38,20 @@ struct wp_gpt2_stage {
     float *wte_grad_head;      /* the LM head's part (last stage) */
     int nslots;
     struct wp_stage_slot *slots;
+    struct wp_tensor_group *tg; /* the blocks' tensor group, or NULL (whole tensors) */
     /* scratch shared by all slots (one pass runs at a time) */
     float *preatt, *dpreatt, *datt, *dres, *dscratch_c, *dscratch_4c, *dscratch_4c2, *logits;
+    float *tp_wide, *tp_local, *tp_narrow; /* with a tensor group: (N,4C1) (N/p2,4C1) (N,C2) */
     /* told, when armed, of each block's, the head's and the embedding's
      * weight gradients as a pass finishes them (set after init; may be NULL) */
     const struct wp_grad_hook *grad_hook;
 };
 
+/* tg: the tensor group the blocks are split over (it must outlive the
+ * stage; B a multiple of its p2), or NULL. */
 int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, const struct wp_gpt2_config *g,
                        int first_block, int end_block, int B, int nslots, int split_backward,
-                       unsigned long long seed, struct wp_err *err);
+                       unsigned long long seed, struct wp_tensor_group *tg, struct wp_err *err);
 void wp_gpt2_stage_destroy(struct wp_gpt2_stage *st);
 /* Slices of B sequences in nslots slots from now on: the activations and
  * scratch are made again; parameters, gradients and AdamW moments stay. */

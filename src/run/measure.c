@@ -34,6 +34,7 @@ static double *link_sums(const struct wp_measure *m, int boundary, int dir)
 int wp_measure_init(struct wp_measure *m, int nstages, struct wp_err *err)
 {
     m->nstages = nstages;
+    m->messages_comm = MPI_COMM_WORLD;
     m->nsums = nstages * PASSES * PASS_SUMS + (nstages > 1 ? nstages - 1 : 0) * 2 * LINK_SUMS;
     m->sums = calloc((size_t)m->nsums, sizeof *m->sums);
     return m->sums ? 0 : wp_errorf(err, "out of memory");
@@ -141,7 +142,7 @@ int wp_measure_messages(struct wp_measure *m, const struct wp_schedule *s, int r
     MPI_Request req;
     if (rc == 0 &&
         wp_comm_mpi_wait(MPI_Ialltoallv(out, scount, sdispl, MPI_DOUBLE, in, rcount, rdispl, MPI_DOUBLE,
-                                        MPI_COMM_WORLD, &req),
+                                        m->messages_comm, &req),
                          &req))
         rc = wp_errorf(err, "exchanging the messages' send times failed");
     for (int p = 0; rc == 0 && p < P; p++)

@@ -19,6 +19,8 @@
 #ifndef WP_RUN_MEASURE_H
 #define WP_RUN_MEASURE_H
 
+#include <mpi.h>
+
 #include "sched/schedule.h"
 #include "util/error.h"
 
@@ -29,6 +31,8 @@ struct wp_measure {
     int nstages;
     double *sums;   /* the flat block the allreduce agrees (layout in measure.c) */
     int nsums;
+    MPI_Comm messages_comm; /* whose rank r runs the schedule's rank r: MPI_COMM_WORLD (wp_measure_init),
+                             * or a tensor group's lanes 0 (the other lanes measure nothing) */
 };
 
 int wp_measure_init(struct wp_measure *m, int nstages, struct wp_err *err);
@@ -40,7 +44,7 @@ void wp_measure_compute(struct wp_measure *m, int op, int stage, double seconds)
 
 /* The iteration's messages of rank's list: per action, when the send or
  * receive was posted, when a receive was seen complete, a receive's bytes
- * (common timeline). Collective over MPI_COMM_WORLD: the post times of the
+ * (common timeline). Collective over m->messages_comm: the post times of the
  * sends go to their receivers, which add every message into the sums and,
  * when sent_s is given, write there per receive its send's post time. */
 int wp_measure_messages(struct wp_measure *m, const struct wp_schedule *s, int rank, const double *posted_s,

@@ -2,6 +2,7 @@
 #include "run/stage_gpt2.h"
 
 #include "run/stage_emulated.h"
+#include "run/tensor_group.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +53,21 @@ static void load_tokens(struct gpt2_exec *g, int slot, const struct wp_stage_sli
 static double gpt2_forward(void *impl, int slot, const struct wp_stage_slice *sl)
 {
     struct gpt2_exec *g = impl;
+    const struct wp_tensor_group *tg = g->ctx->tensor_group;
     double t0 = wp_monotonic_s();
-    if (g->model.layout.has_embedding || g->model.layout.has_head)
-        load_tokens(g, slot, sl);
+    if (g->model.layout.has_embedding || g->model.layout.has_head) {
+        /* a mesh's axis 0 splits the slice's sequences */
+        struct wp_stage_slice mine = *sl;
+        if (tg) {
+            mine.nseq = sl->nseq / tg->p0;
+            mine.first_seq = sl->first_seq + tg->j0 * mine.nseq;
+        }
+        load_tokens(g, slot, &mine);
+    }
     wp_gpt2_stage_forward(&g->model, slot);
-    double loss = g->model.layout.has_head ? wp_gpt2_stage_loss_sum(&g->model, slot) : 0;
+    /* a tensor group's ranks all compute the head of their sequences: one of them counts */
+    int counts = !tg || tg->lane % (tg->shard.p1 * tg->shard.p2) == 0;
+    double loss = g->model.layout.has_head && counts ? wp_gpt2_stage_loss_sum(&g->model, slot) : 0;
     g->ctx->k->synchronize();
     contend(g, t0);
     return loss;
@@ -85,6 +96,8 @@ static void gpt2_zero_grads(void *impl) { wp_gpt2_stage_zero_grads(&((struct gpt
 static void gpt2_optimizer_step(void *impl, int step)
 {
     struct gpt2_exec *g = impl;
+    if (g->ctx->tensor_group) /* the mesh's axis 0 ran other sequences on the same weights */
+        wp_tg_sum_over_axis0(g->ctx->tensor_group, g->model.grads, g->model.grad_floats);
     wp_gpt2_stage_adamw(&g->model, &g->ctx->cfg->train, step);
 }
 
@@ -99,7 +112,8 @@ static void gpt2_tie_local(void *impl) { wp_gpt2_stage_tie_wte_local(&((struct g
 static int gpt2_reshape(void *impl, int nseq, int nslots, struct wp_stage_exec *e, struct wp_err *err)
 {
     struct gpt2_exec *g = impl;
-    if (wp_gpt2_stage_reshape(&g->model, nseq, nslots, err))
+    const struct wp_tensor_group *tg = g->ctx->tensor_group;
+    if (wp_gpt2_stage_reshape(&g->model, tg ? nseq / tg->p0 : nseq, nslots, err))
         return -1;
     e->nslots = nslots;
     e->slot_bytes = (double)wp_gpt2_stage_slot_bytes(&g->model);
@@ -140,18 +154,29 @@ static const struct wp_stage_exec_ops gpt2_ops = {
 int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_stage_exec *out, struct wp_err *err)
 {
     const struct wp_stage_gpt2_ctx *c = ctx;
+    char why[160];
+    const struct wp_tensor_group *tg = c->tensor_group;
+    int p0 = tg ? tg->p0 : 1, nseq = rq->nseq / p0;
+    size_t TC = (size_t)c->cfg->model.sequence_length * (size_t)c->cfg->model.channels;
+    if (tg && (rq->nseq % p0 || TC % (size_t)p0 || wp_tp_group_check(tg->shard.p1, tg->shard.p2, c->cfg->model.heads,
+                                                   c->cfg->model.channels, nseq, why, sizeof why)))
+        return wp_errorf(err, "stage %d, slices of %d sequences, mesh %dx%dx%d: %s", rq->stage, rq->nseq, p0,
+                         tg->shard.p1, tg->shard.p2,
+                         rq->nseq % p0 ? "axis 0 does not divide the sequences of a slice" : why);
     struct gpt2_exec *g = calloc(1, sizeof *g);
     if (!g)
         return wp_errorf(err, "out of memory");
     g->ctx = c;
     g->progress = rq->progress;
     if (wp_gpt2_stage_init(&g->model, c->k, &c->cfg->model, c->first_block[rq->stage], c->end_block[rq->stage],
-                           rq->nseq, rq->nslots, rq->split_backward, c->cfg->train.seed, err)) {
+                           nseq, rq->nslots, rq->split_backward, c->cfg->train.seed, c->tensor_group, err)) {
         free(g);
         return -1;
     }
     g->model.grad_hook = rq->grad_hook;
-    size_t seq = (size_t)c->cfg->model.sequence_length * (size_t)c->cfg->model.channels;
+    /* floats per sequence of the slice, as the interpreter counts them: a
+     * mesh's rank holds 1/p0 of each (its own sequences, whole) */
+    size_t seq = (size_t)c->cfg->model.sequence_length * (size_t)c->cfg->model.channels / (size_t)p0;
     *out = (struct wp_stage_exec){&gpt2_ops, g, rq->nslots, seq, seq, g->model.grads, g->model.grad_floats,
                                   (size_t)c->cfg->model.vocabulary * (size_t)c->cfg->model.channels,
                                   (double)wp_gpt2_stage_slot_bytes(&g->model)};

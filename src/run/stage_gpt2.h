@@ -18,6 +18,9 @@ struct wp_stage_gpt2_ctx {
      * followed by (factor - 1) t asleep, messages moving meanwhile */
     struct wp_slowdown *slowdown;
     double progress_slice_s;
+    /* optional: the tensor group every stage's blocks are split over
+     * (tensor_group.h); only its lane 0 reports the losses */
+    struct wp_tensor_group *tensor_group;
 };
 
 /* wp_stage_make_fn for GPT-2; ctx is a struct wp_stage_gpt2_ctx. */
