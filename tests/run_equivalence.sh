@@ -89,8 +89,8 @@ check "fewer micro-batches" 2 tolerance --schedule 1f1b --micro-batches 2
 # in every run above; at 25 MiB this model's stages make one bucket each):
 # off, and buckets of 0.1 MiB (a few blocks each, started during each
 # stage's last backward; chimera's two stages on the same two ranks sum on
-# two channels). Two replicas sum two numbers whatever the buckets: on and
-# off then agree bit for bit.
+# two channels; tests/run_tensor.sh has them on tensor lanes). Two replicas
+# sum two numbers whatever the buckets: on and off then agree bit for bit.
 check "replicas 4, overlap off" 4 tolerance --schedule 1f1b --replicas 4 --micro-batches 2 --grad-overlap off
 check "replicas 4, 0.1 MiB buckets" 4 tolerance --schedule 1f1b --replicas 4 --micro-batches 2 --grad-bucket-mb 0.1
 check "2 stages x 2 pipelines, overlap off" 4 tolerance --schedule 1f1b --stages 2 --micro-batches 2 \
