@@ -1,7 +1,9 @@
-/* wavepipe plan: DAPPLE's planner over a layer table and a cluster
- * description (src/plan/plan.h), with the plan compared against data
- * parallelism, a straight pipeline and even splits by the same cost model
- * and by the simulator, and Ada-Grouper's kFkB candidates for it. */
+/* wavepipe plan: the planner over a layer table and a cluster description
+ * (src/plan/plan.h: DAPPLE's partitions, replication and placement with
+ * tensor-parallel groups, micro-batch sizes and recomputation), with the
+ * plan compared against data parallelism, a straight pipeline and even
+ * splits by the same cost model and by the simulator, and Ada-Grouper's
+ * kFkB candidates for it. */
 #include <config.h>
 #include <errno.h>
 #include <getopt.h>
@@ -21,21 +23,29 @@
 #define WP_PLAN_MAX_TABLES 16
 
 enum { OPT_LAYERS = 3000, OPT_PROFILE_BATCH, OPT_GLOBAL_BATCH, OPT_CLUSTER, OPT_MEMORY, OPT_OUT, OPT_FORMAT,
-       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL, OPT_UNEVEN, OPT_GRAD_OVERLAP,
-       OPT_GRAD_BUCKET_MB };
+       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL, OPT_UNEVEN, OPT_TENSOR, OPT_RECOMPUTE,
+       OPT_CHUNKS, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB };
 
 static void usage(void)
 {
     printf("Usage: wavepipe plan --layers FILE [--layers FILE ...] [--profile-batch N] [--contract MODE]\n"
            "         --global-batch G --cluster FILE [--devices N] [--memory BYTES] [--out plan.cfg]\n"
+           "         [--tensor auto|P1xP2] [--recompute auto|never|always] [--chunks N]\n"
            "         [--format text|csv] [--compare] [--compare-dir DIR] [--model MODEL.cfg]\n\n"
-           "DAPPLE's planner: splits the model of the layer table into stages, replicates\n"
-           "each stage on a set of GPUs and places the sets on the cluster's nodes (fresh,\n"
-           "append or scatter first) so that the pipeline latency of one global batch,\n"
-           "L = Tw + Ts + Te with DAPPLE's pivot stage, is smallest and every GPU's memory\n"
-           "(weights, gradients, optimizer state and the activations 1F1B keeps in flight)\n"
-           "fits. Data parallelism and straight pipelines are plans like any other. The\n"
-           "plan file also lists Ada-Grouper's kFkB candidates (k, micro-batch size).\n\n"
+           "The planner over pipeline stages x tensor parallelism x data parallelism x\n"
+           "micro-batch size: splits the model of the layer table into stages (DAPPLE),\n"
+           "runs each stage on replicas that are tensor-parallel groups of P1 x P2\n"
+           "consecutive GPUs of a node (Megatron-LM's split of a GPT block at P2 = 1,\n"
+           "AutoDDL's 2D mesh otherwise; only layers the table marks as transformer\n"
+           "blocks are split, so profiles get groups of one GPU), places the replicas on\n"
+           "the cluster's nodes (fresh, append or scatter first) and, for analytic tables,\n"
+           "tries micro-batches of 1, 2, 4, ... samples per replica, so that the time of\n"
+           "one global batch is smallest and every GPU's memory (weights, gradients,\n"
+           "optimizer state of its shards and the activations 1F1B keeps in flight) fits;\n"
+           "a stage that would not fit recomputes its forward. Candidates are ranked by\n"
+           "DAPPLE's L = Tw + Ts + Te, the best re-ranked by the simulator. The summary\n"
+           "gives TP, PP, DP, micro-batch size, predicted time, TFLOP/s and memory per GPU.\n"
+           "The plan file also lists Ada-Grouper's kFkB candidates (k, micro-batch size).\n\n"
            "Options:\n"
            "  --layers FILE        layer table: DAPPLE/PipeDream profile text or wavepipe-layers\n"
            "                       (wavepipe profile -o); repeat it with tables of one model at\n"
@@ -49,6 +59,15 @@ static void usage(void)
            "  --devices N          plan for N of its GPUs (at most one node's, or whole nodes)\n"
            "  --memory BYTES       per-GPU memory (e.g. 16GiB); default: from the GPU model name\n"
            "  --out FILE           write the plan file (libconfig) for wavepipe run --plan\n"
+           "  --tensor auto|P1xP2  the tensor-parallel group: searched among those that divide a\n"
+           "                       node's GPUs (auto, the default), or only P1 x P2 (1x1: none;\n"
+           "                       P1 splits the attention heads, P2 the channels)\n"
+           "  --recompute MODE     activation recomputation: auto (default; on a stage whose\n"
+           "                       activations would not fit otherwise), never (DAPPLE's\n"
+           "                       setting) or always (Megatron-LM's --recompute-method uniform)\n"
+           "  --chunks N           also try Megatron-LM's interleaved 1F1B with up to N virtual\n"
+           "                       stages per GPU for the best plans (default 1: none; the plan\n"
+           "                       file's schedule is then \"interleaved\" with its chunks)\n"
            "  --format text|csv    summary (default) or CSV stage,first_layer,last_layer,replicas,\n"
            "                       devices,predicted_iter_s\n"
            "  --compare-dir DIR    --compare, and write each compared plan to DIR (chosen.cfg,\n"
@@ -79,6 +98,9 @@ struct plan_options {
     int grad_overlap;
     double memory_bytes, grad_bucket_bytes;
     enum wp_layer_contract contract;
+    struct wp_plan_tensor tensor; /* p1 0: searched */
+    enum wp_recompute recompute;
+    int chunks;
 };
 
 static int parse(int argc, char **argv, struct plan_options *o)
@@ -97,6 +119,9 @@ static int parse(int argc, char **argv, struct plan_options *o)
         {"compare-dir", required_argument, NULL, OPT_COMPARE_DIR},
         {"model", required_argument, NULL, OPT_MODEL},
         {"uneven-slices", no_argument, NULL, OPT_UNEVEN},
+        {"tensor", required_argument, NULL, OPT_TENSOR},
+        {"recompute", required_argument, NULL, OPT_RECOMPUTE},
+        {"chunks", required_argument, NULL, OPT_CHUNKS},
         {"grad-overlap", required_argument, NULL, OPT_GRAD_OVERLAP},
         {"grad-bucket-mb", required_argument, NULL, OPT_GRAD_BUCKET_MB},
         {"help", no_argument, NULL, 'h'},
@@ -105,6 +130,8 @@ static int parse(int argc, char **argv, struct plan_options *o)
     memset(o, 0, sizeof *o);
     o->format = "text";
     o->contract = WP_CONTRACT_AUTO;
+    o->recompute = WP_RECOMPUTE_WHERE_NEEDED;
+    o->chunks = 1;
     o->grad_overlap = 1;
     o->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
     opterr = 0;
@@ -128,6 +155,29 @@ static int parse(int argc, char **argv, struct plan_options *o)
             break;
         case OPT_MODEL: o->model = optarg; break;
         case OPT_UNEVEN: o->uneven_slices = 1; break;
+        case OPT_TENSOR: {
+            char tail;
+            if (strcmp(optarg, "auto") == 0)
+                o->tensor = (struct wp_plan_tensor){0, 0};
+            else if (sscanf(optarg, "%dx%d%c", &o->tensor.p1, &o->tensor.p2, &tail) != 2 || o->tensor.p1 < 1 ||
+                     o->tensor.p2 < 1 || o->tensor.p1 > 4096 || o->tensor.p2 > 4096)
+                return wp_usage_error(CMD, "--tensor '%s': expected auto or P1xP2 such as 8x1 or 1x1", optarg);
+            break;
+        }
+        case OPT_CHUNKS:
+            if (wp_parse_int_option(CMD, "--chunks", optarg, 1, 64, &o->chunks))
+                return 2;
+            break;
+        case OPT_RECOMPUTE:
+            if (strcmp(optarg, "auto") == 0)
+                o->recompute = WP_RECOMPUTE_WHERE_NEEDED;
+            else if (strcmp(optarg, "never") == 0)
+                o->recompute = WP_RECOMPUTE_NEVER;
+            else if (strcmp(optarg, "always") == 0)
+                o->recompute = WP_RECOMPUTE_ALWAYS;
+            else
+                return wp_usage_error(CMD, "--recompute '%s': expected auto, never or always", optarg);
+            break;
         case OPT_GRAD_OVERLAP:
             if (wp_parse_grad_overlap(CMD, optarg, &o->grad_overlap))
                 return 2;
@@ -216,7 +266,7 @@ static void compare_line(const struct wp_plan_model *m, const char *label, const
  * not be written (the error said). */
 static int compare(const struct wp_plan_model *m, const struct wp_plan *best, const char *dir)
 {
-    int N = m->layers->nlayers, G = wp_plan_hw_devices(&m->hw);
+    int N = m->layers->nlayers, G = wp_plan_model_groups(m);
     struct compare_out out = {dir, m->layers, NULL, 0};
     char csv_path[4096], tmp_path[4200];
     if (dir) {
@@ -232,7 +282,12 @@ static int compare(const struct wp_plan_model *m, const struct wp_plan *best, co
         }
         fprintf(out.csv, "plan,file,shape,latency_s,simulated_s,fits\n");
     }
-    printf("\ncompared (the same cost model, and the simulator on the plan's stage costs):\n");
+    int t = wp_plan_tensor_size(m->point.tensor);
+    printf("\ncompared (the same cost model, and the simulator on the plan's stage costs");
+    if (t > 1)
+        printf("; replicas are tensor groups of %d x %d GPUs as in the plan", m->point.tensor.p1,
+               m->point.tensor.p2);
+    printf("):\n");
     struct wp_plan p;
     struct wp_err err;
     compare_line(m, "chosen", "chosen", best, &out);
@@ -319,8 +374,10 @@ static void print_summary(const struct plan_options *o, const struct table_plan 
         printf("\n");
     }
     wp_plan_print_text(stdout, &b->plan, &b->t);
-    printf("\nsearch: %s; %ld states, %ld plans evaluated in %.3f s\n", b->plan.search, b->plan.states,
-           b->plan.evaluations, b->plan.search_s);
+    printf("\nsearch: %s; %d point%s of the hybrid space (tensor group x micro-batch size), %ld states, %ld plans "
+           "evaluated in %.3f s\n",
+           b->plan.search, b->plan.points, b->plan.points == 1 ? "" : "s", b->plan.states, b->plan.evaluations,
+           b->plan.search_s);
 }
 
 int wp_cmd_plan(int argc, char **argv)
@@ -357,10 +414,13 @@ int wp_cmd_plan(int argc, char **argv)
         if (wp_plan_model_init(&x->m, &x->t, &hw, o.global_batch, &err))
             goto out;
         x->m.even_slices = !o.uneven_slices;
+        x->m.recompute = o.recompute;
+        x->m.fixed_tensor = o.tensor;
+        x->m.max_chunks = o.chunks;
         x->m.grad_overlap = o.grad_overlap;
         x->m.grad_bucket_bytes = o.grad_bucket_bytes;
         /* a table whose micro-batch fits nowhere leaves the others to choose from */
-        x->planned = wp_plan_dapple(&x->m, &x->plan, &x->err) == 0;
+        x->planned = wp_plan_search(&x->m, &x->plan, &x->err) == 0;
         if (x->planned && (best < 0 || x->plan.predicted_iter_s < tp[best].plan.predicted_iter_s))
             best = i;
     }

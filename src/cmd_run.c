@@ -497,10 +497,9 @@ static int parse(int argc, char **argv, struct run_options *o)
     if (o->plan_path && o->sched.schedule_file)
         return wp_usage_error(CMD, "--plan and --schedule-file both give the schedule: give one");
     if (o->mesh[0] * o->mesh[1] * o->mesh[2] > 1 &&
-        (o->emulated || o->adapt.k || o->adapt.partition || o->plan_path || o->save || o->resume))
+        (o->emulated || o->adapt.k || o->adapt.partition || o->plan_path))
         return wp_usage_error(CMD, "--tensor and --mesh split GPT-2's blocks computed for real, with a generated "
-                                   "schedule or --schedule-file: not yet with --compute emulated, --adapt, --plan, "
-                                   "--save or --resume");
+                                   "schedule or --schedule-file: not yet with --compute emulated, --adapt or --plan");
     if (o->plan_path && (o->kind_given || o->partition || o->stages || o->sched.params.nreplicas ||
                          o->sched.micro_given || o->global_batch > 0))
         return wp_usage_error(CMD, "--plan sets the schedule, partition, replicas, micro-batches and global batch; "
@@ -696,6 +695,7 @@ static int share_cores(int rank, int *nodes_out)
 struct run_summary {
     int P, rank, shared_cores;
     int speaks;      /* 0 on a tensor group's lanes other than 0: their sums are lane 0's again */
+    const int *mesh; /* --mesh p0 x p1 x p2 (1 x 1 x 1: none) */
     double peak_bytes, median_iter_s;
     const struct wp_layer_stage_arrays *table; /* emulated: its costs; NULL for real compute */
     const char *table_name;
@@ -748,11 +748,19 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
             else
                 snprintf(what, sizeof what, "compute=real, simulated with the measured work per stage%s",
                          rs->shared_cores ? " on the node's shared cores" : "");
-            printf("summary: schedule %s, ranks %d, stages %d, micro-batches %d: %.3f samples/s, bubble ratio "
+            char ranks[96];
+            int t = rs->mesh[0] * rs->mesh[1] * rs->mesh[2];
+            if (t > 1)
+                snprintf(ranks, sizeof ranks, "%d (%d schedule ranks x mesh %dx%dx%d)", P * t, P, rs->mesh[0],
+                         rs->mesh[1], rs->mesh[2]);
+            else
+                snprintf(ranks, sizeof ranks, "%d", P);
+            printf("summary: schedule %s, ranks %s, stages %d, micro-batches %d: %.3f samples/s, bubble ratio "
                    "measured %.3f simulated %.3f, iteration measured %.4f s simulated %.4f s (overhead %.2f; %s, "
-                   "messages free), peak activation memory %.2f MiB, loss %.6f\n",
-                   wp_sched_kind_name(s->params.kind), P, S, s->nmicro, in->global_batch / iter, measured_bubble,
+                   "messages%s free), peak activation memory %.2f MiB, loss %.6f\n",
+                   wp_sched_kind_name(s->params.kind), ranks, S, s->nmicro, in->global_batch / iter, measured_bubble,
                    res.bubble_ratio, iter, res.makespan, res.makespan > 0 ? iter / res.makespan : 0, what,
+                   t > 1 ? " and the mesh's collectives" : "",
                    rs->peak_bytes / 1048576.0, in->last_loss);
             wp_sim_result_destroy(&res);
         }
@@ -761,49 +769,97 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
     free(sums);
 }
 
-/* --tensor: the last step's collectives of this rank's tensor group,
- * counted as the runtime made them, against plan/tp_block.h's model of the
- * blocks it ran (per held stage: its blocks x its forwards, each with its
- * backward); rank 0 prints its own and whether every rank's agree exactly. */
-static void tensor_bytes_summary(const struct wp_interp *in, const struct wp_tensor_group *tg,
-                                 const struct wp_schedule *s, int rank)
+/* The last step's bytes by kind, as this rank handed them to the comm
+ * table (run/interpreter.h, run/tensor_group.h), against the cost model's
+ * volumes: a message carries its micro-batch's share of the more
+ * replicated of its two stages, b T C floats (DAPPLE's split and concat),
+ * over a mesh's axis 0 too; a replicated stage sums its gradients, the
+ * planner's parameter count (plan/tp_block.h per block, the embeddings and
+ * the head); the tied embedding V C; a mesh's blocks plan/tp_block.h's
+ * collectives. Rank 0 prints its own and whether every rank's agree
+ * exactly. */
+static void comm_bytes_summary(const struct wp_interp *in, const struct wp_tensor_group *tg,
+                               const struct wp_schedule *s, const struct wp_gpt2_config *g, int rank)
 {
+    int p0 = tg ? tg->p0 : 1, p1 = tg ? tg->shard.p1 : 1, p2 = tg ? tg->shard.p2 : 1;
+    double C = g->channels, T = g->sequence_length, V = g->vocabulary;
     struct wp_tp_block_volume model, v;
     memset(&model, 0, sizeof model);
+    double send_model = 0, grad_model = 0, tied_model = 0, axis0_model = 0;
+    long sends = 0, grad_sums = 0, tied_sums = 0, axis0_calls = 0;
     const struct wp_action_list *l = &s->lists[in->rank];
+    for (int i = 0; i < l->count; i++) {
+        const struct wp_action *a = &l->actions[i];
+        if (!wp_op_is_send(a->op))
+            continue;
+        int other = a->op == WP_OP_SEND_ACT ? a->stage + 1 : a->stage - 1;
+        int r = s->place[a->stage].nreplicas > s->place[other].nreplicas ? s->place[a->stage].nreplicas
+                                                                           : s->place[other].nreplicas;
+        sends++;
+        send_model += (double)in->mb_sequences / r / p0 * T * C * 4;
+    }
+    int tied_here = 0;
     for (int h = 0; h < in->nheld; h++) {
         const struct wp_gpt2_stage *st = wp_stage_gpt2_model(&in->held[h].exec);
         if (!st)
             continue;
-        int forwards = 0, nblocks = st->layout.end_block - st->layout.first_block;
-        for (int i = 0; i < l->count; i++)
-            forwards += l->actions[i].op == WP_OP_F && l->actions[i].stage == in->held[h].stage;
-        wp_tp_block_volume(tg->shard.p1, tg->shard.p2, (double)st->B * st->g.sequence_length, st->g.channels, &v);
-        for (int c = 0; c < WP_TP_CALL_COUNT; c++) {
-            model.calls[c] += forwards * nblocks * v.calls[c];
-            model.elements[c] += (double)forwards * nblocks * v.elements[c];
+        int stage = in->held[h].stage, forwards = 0, allreduces = 0;
+        int nblocks = st->layout.end_block - st->layout.first_block;
+        for (int i = 0; i < l->count; i++) {
+            forwards += l->actions[i].op == WP_OP_F && l->actions[i].stage == stage;
+            allreduces += l->actions[i].op == WP_OP_ALLREDUCE && l->actions[i].stage == stage;
+        }
+        double params = (double)nblocks * wp_tp_block_param_floats(p1, p2, g->channels) +
+                        (st->layout.has_embedding ? V * C + (double)g->max_positions * C : 0) +
+                        (st->layout.has_head ? 2 * C + V * C : 0);
+        if (s->place[stage].nreplicas * s->place[stage].ncopies > 1) {
+            grad_sums += allreduces;
+            grad_model += allreduces * params * 4;
+        }
+        tied_here |= s->nstages > 1 && (stage == 0 || stage == s->nstages - 1);
+        if (tg) {
+            wp_tp_block_volume(p1, p2, (double)st->B * T, g->channels, &v);
+            for (int c = 0; c < WP_TP_CALL_COUNT; c++) {
+                model.calls[c] += forwards * nblocks * v.calls[c];
+                model.elements[c] += (double)forwards * nblocks * v.elements[c];
+            }
+            if (p0 > 1) {
+                axis0_calls++;
+                axis0_model += params;
+            }
         }
     }
-    /* the mesh's axis 0: each held stage's gradients once a step */
-    double axis0_model = 0;
-    long axis0_calls = 0;
-    for (int h = 0; tg->p0 > 1 && h < in->nheld; h++) {
-        axis0_model += (double)in->held[h].exec.grad_floats;
-        axis0_calls++;
+    if (tied_here) { /* summed between ranks when the two ends' holders are not one rank */
+        int *holders = malloc((size_t)2 * s->nranks * sizeof *holders), distinct = 0;
+        int n0 = holders ? wp_stage_holders_sorted(s, 0, holders) : 0;
+        int n1 = holders ? wp_stage_holders_sorted(s, s->nstages - 1, holders + n0) : 0;
+        for (int i = 1; i < n0 + n1; i++)
+            distinct |= holders[i] != holders[0];
+        free(holders);
+        tied_sums = distinct;
+        tied_model = distinct ? V * C * 4 : 0;
     }
-    int agree = axis0_calls == tg->axis0_calls && axis0_model == tg->axis0_elements;
-    for (int c = 0; c < WP_TP_CALL_COUNT; c++)
+    int agree = sends == in->bytes.sends && send_model == in->bytes.send_bytes && grad_sums == in->bytes.grad_sums &&
+                grad_model == in->bytes.grad_sum_bytes && tied_sums == in->bytes.tied_sums &&
+                tied_model == in->bytes.tied_sum_bytes;
+    for (int c = 0; tg && c < WP_TP_CALL_COUNT; c++)
         agree &= model.calls[c] == tg->calls[c] && model.elements[c] == tg->elements[c];
+    agree &= !tg || (axis0_calls == tg->axis0_calls && axis0_model == tg->axis0_elements);
     MPI_Allreduce(MPI_IN_PLACE, &agree, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (rank != 0)
         return;
-    printf("mesh %dx%dx%d, rank 0's collectives in the last step, measured (model), bytes of each call's whole "
-           "vector: axis-0 gradient sum %ld calls %.0f B (%ld calls %.0f B);",
-           tg->p0, tg->shard.p1, tg->shard.p2, tg->axis0_calls, 4 * tg->axis0_elements, axis0_calls,
-           4 * axis0_model);
-    for (int c = 0; c < WP_TP_CALL_COUNT; c++)
-        printf("%s %s %ld calls %.0f B (%d calls %.0f B)", c ? ";" : "", wp_tp_call_name(c), tg->calls[c],
-               4 * tg->elements[c], model.calls[c], 4 * model.elements[c]);
+    printf("bytes: rank 0 in the last step, measured (model), each call's whole vector: p2p %ld sends %.0f B "
+           "(%ld, %.0f B); gradient sums %ld calls %.0f B (%ld, %.0f B); tied embedding %ld calls %.0f B (%ld, "
+           "%.0f B)",
+           in->bytes.sends, in->bytes.send_bytes, sends, send_model, in->bytes.grad_sums, in->bytes.grad_sum_bytes,
+           grad_sums, grad_model, in->bytes.tied_sums, in->bytes.tied_sum_bytes, tied_sums, tied_model);
+    if (tg) {
+        printf("; mesh %dx%dx%d: axis-0 gradient sum %ld calls %.0f B (%ld, %.0f B)", p0, p1, p2, tg->axis0_calls,
+               4 * tg->axis0_elements, axis0_calls, 4 * axis0_model);
+        for (int c = 0; c < WP_TP_CALL_COUNT; c++)
+            printf("; %s %ld calls %.0f B (%d, %.0f B)", wp_tp_call_name(c), tg->calls[c], 4 * tg->elements[c],
+                   model.calls[c], 4 * model.elements[c]);
+    }
     printf("; every rank's equal to the model: %s\n", agree ? "yes" : "NO");
 }
 
@@ -1550,12 +1606,12 @@ int wp_cmd_run(int argc, char **argv)
             status = -1;
         MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (status == 0 && o.save && o.save_every && (step + 1) % o.save_every == 0 && step + 1 < cfg.train.steps)
-            status = wp_checkpoint_save(&in, o.save, step + 1, partition_text(unit_count, s.nstages, o.emulated,
+            status = wp_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, step + 1, partition_text(unit_count, s.nstages, o.emulated,
                                                                                ptext, sizeof ptext),
                                         &err);
     }
     if (status == 0 && o.save) {
-        status = wp_checkpoint_save(&in, o.save, cfg.train.steps > first_step ? cfg.train.steps : first_step,
+        status = wp_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, cfg.train.steps > first_step ? cfg.train.steps : first_step,
                                     partition_text(unit_count, s.nstages, o.emulated, ptext, sizeof ptext), &err);
         if (status == 0 && rank == 0)
             printf("saved %s\n", o.save);
@@ -1566,11 +1622,11 @@ int wp_cmd_run(int argc, char **argv)
         long n = nsteps > 2 ? nsteps - 1 : 0; /* the steps after the first */
         if (iters && n > 0)
             median = wp_stat3_sorted(iters + 1, (size_t)n).median;
-        struct run_summary rs = {P, rank, shared_cores, lane == 0, peak_bytes, median,
+        struct run_summary rs = {P, rank, shared_cores, lane == 0, o.mesh, peak_bytes, median,
                                  o.emulated ? &table_costs : NULL, o.layers_path};
         summarize(&in, run_s, &rs);
-        if (tensor > 1)
-            tensor_bytes_summary(&in, &tgroup, run_s, rank);
+        if (!o.emulated)
+            comm_bytes_summary(&in, tensor > 1 ? &tgroup : NULL, run_s, &cfg.model, rank);
         if (rank == 0 && measure_s && n > 0 && median > 0) {
             double mean = 0; /* before sorting: the decisions' cost shows in the mean */
             for (long i = 1; i <= n; i++)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `wavepipe plan`: the CSV's exact header and rows, a readable summary on the
-# DGX-2 and HGX H100 descriptions, the plan file read back by
+# DGX-2 and HGX H100 descriptions, the hybrid search (tensor groups, their
+# plan file keys and devices, recomputation), the plan file read back by
 # `wavepipe run --plan` on local ranks (losses equal to the same run given
-# by hand), and bad input with one clear error each.
+# by hand; those plans keep groups of one GPU, --tensor 1x1, which the
+# runtime executes today), and bad input with one clear error each.
 . "$(dirname "$0")/lib.sh"
 out=$(scratch_dir)
 P="$WP_SRCDIR/profiles/dapple-v100"
@@ -43,11 +45,11 @@ expect_status 0 $? "plan on a node whose GPU model name gives no memory size"
 expect_contains "$out/tioga.txt" "8 AMD INSTINCT MI200 (MCM) OAM LC MBA HPE C2, 63.98 GiB each" "the memory came from the topology"
 
 # the DP's budget: on 4 x 16 GPUs it narrows, then gives way to uniform plans, and says so
-"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 64 --cluster "$T/dgx2-x4-ib-edr.cfg" \
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 64 --cluster "$T/dgx2-x4-ib-edr.cfg" --tensor 1x1 \
     > "$out/narrow.txt" 2>&1
 expect_status 0 $? "gpt-tiny on 64 DGX-2 GPUs"
 expect_contains "$out/narrow.txt" "with stages of a divisor of a node's GPUs or whole nodes" "the DP narrowed is said"
-"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 64 --cluster "$T/dgx2-x4-ib-edr.cfg" \
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 64 --cluster "$T/dgx2-x4-ib-edr.cfg" --tensor 1x1 \
     --format csv > "$out/narrow.csv" 2>&1
 if awk -F, 'NR > 1 && !($4 == 1 || $4 == 2 || $4 == 4 || $4 == 8 || $4 % 16 == 0) { bad = 1 } END { exit bad }' \
     "$out/narrow.csv"; then pass "every stage a divisor of 16 GPUs or whole nodes"
@@ -58,10 +60,68 @@ expect_status 0 $? "BERT-48 on 64 DGX-2 GPUs"
 expect_contains "$out/uniform.txt" "search: uniform plans only (the DP's state space is too large here)" \
     "uniform plans only is said"
 
+# --- the hybrid search ---------------------------------------------------------
+# 6 MB per GPU: no plan of single-GPU replicas fits without recomputation;
+# the search finds one with tensor groups, in Megatron-LM's terms
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --memory 6MB --tensor 1x1 --recompute never > "$out/tp-none.txt" 2>&1
+expect_status 1 $? "gpt-tiny in 6 MB per GPU: no plan of single GPUs without recomputation"
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --memory 6MB --out "$out/tp.plan.cfg" > "$out/tp.txt" 2>&1
+expect_status 0 $? "the hybrid search plans it"
+expect_contains "$out/tp.txt" "Megatron-LM's terms: TP " "the degrees of parallelism in Megatron-LM's terms"
+expect_contains "$out/tp.txt" "TFLOP/s per GPU of model FLOPs" "and TFLOP/s per GPU"
+p1=$(sed -n 's/^tensor = \[ *\([0-9]*\), *\([0-9]*\) *\];/\1/p' "$out/tp.plan.cfg")
+p2=$(sed -n 's/^tensor = \[ *\([0-9]*\), *\([0-9]*\) *\];/\2/p' "$out/tp.plan.cfg")
+if [ -n "$p1" ] && [ $((p1 * p2)) -gt 1 ]; then pass "a tensor group of $p1 x $p2 GPUs in the plan file"
+else fail "no tensor group in the plan file: tensor [$p1, $p2]"; fi
+expect_contains "$out/tp.txt" "Megatron-LM's terms: TP $((p1 * p2)) (tensor group $p1 x $p2" "the summary says the same group"
+for key in pipeline_stages data_parallel recompute; do
+    expect_contains "$out/tp.plan.cfg" "$key = " "the plan file records $key"
+done
+devs=$(sed -n '0,/^ *devices = "\(.*\)";/s//\1/p' "$out/tp.plan.cfg" | wc -w)
+reps=$(sed -n '0,/^ *replicas = \([0-9]*\);/s//\1/p' "$out/tp.plan.cfg")
+expect_status $((reps * p1 * p2)) "$devs" "stage 0 lists replicas x $((p1 * p2)) GPUs"
+# a group shape given
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --tensor 2x2 --format csv > "$out/tp22.csv" 2>&1
+expect_status 0 $? "--tensor 2x2"
+expect_status "0:0 0:1 0:2 0:3" "$(awk -F, 'NR == 2 { print $5 }' "$out/tp22.csv")" \
+    "one group of 2 x 2 consecutive GPUs runs the one replica"
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --tensor 3x1 > "$out/tp31.txt" 2>&1
+expect_status 1 $? "--tensor 3x1 on 4 GPUs is refused"
+expect_contains "$out/tp31.txt" "does not divide a node's GPUs" "and says why"
+"$WAVEPIPE" plan --layers "$P/bert-48-pbs-2.txt" --global-batch 64 --cluster "$T/dapple-config-a.cfg" \
+    --tensor 2x1 > "$out/tp-profile.txt" 2>&1
+expect_status 1 $? "--tensor 2x1 for a profile is refused"
+expect_contains "$out/tp-profile.txt" "marks no layer as a transformer block" "and says why"
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --tensor 2 \
+    > "$out/tp-bad.txt" 2>&1
+expect_status 2 $? "--tensor 2 is a usage error"
+# recomputation: forced on every stage, and marked in the plan file
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --tensor 1x1 --recompute always --out "$out/rc.plan.cfg" > "$out/rc.txt" 2>&1
+expect_status 0 $? "--recompute always"
+stages=$(sed -n 's/^pipeline_stages = \([0-9]*\);/\1/p' "$out/rc.plan.cfg")
+expect_status "$stages" "$(grep -c '^ *recompute = true;' "$out/rc.plan.cfg" | awk '{ print $1 - 1 }')" \
+    "every stage marked recompute = true (and the plan's own key)"
+expect_contains "$out/rc.txt" "activation recomputation on $stages of $stages stage" "the summary says so"
+
+# interleaving (--chunks): 12 MB per GPU holds Megatron's deeper warm-up
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
+    --memory 12MB --tensor 1x1 --recompute never --chunks 4 --out "$out/il.plan.cfg" > "$out/il.txt" 2>&1
+expect_status 0 $? "--chunks 4"
+expect_contains "$out/il.txt" "interleaved chunks)" "the summary says the plan is interleaved"
+expect_contains "$out/il.plan.cfg" 'kind = "interleaved";' "and so does the plan file's schedule"
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --chunks 0 \
+    > "$out/il-bad.txt" 2>&1
+expect_status 2 $? "--chunks 0 is a usage error"
+
 # --- run --plan on local ranks ------------------------------------------------
 "$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
-    --memory 6MB --out "$out/tiny.plan.cfg" > "$out/tiny.plan.txt" 2>&1
-expect_status 0 $? "plan gpt-tiny on 4 GPUs of a DGX-2 with 6 MB each (forces a pipeline)"
+    --memory 10MB --tensor 1x1 --recompute never --out "$out/tiny.plan.cfg" > "$out/tiny.plan.txt" 2>&1
+expect_status 0 $? "plan gpt-tiny on 4 single GPUs of a DGX-2 with 10 MB each (forces a pipeline)"
 expect_contains "$out/tiny.plan.cfg" 'format = "wavepipe-plan";' "plan file written"
 partition=$(sed -n 's/.*blocks per stage \([0-9,]*\),.*/\1/p' "$out/tiny.plan.txt")
 timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/tiny.plan.cfg" --steps 2 \
@@ -69,23 +129,25 @@ timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/tiny.
 expect_status 0 $? "run --plan trains on 4 local ranks"
 expect_contains "$out/run-plan.txt" "plan $out/tiny.plan.cfg: straight, 4 stages" "run says which plan it runs"
 blocks=$(sed -n 's/.*blocks per stage \([0-9,]*\),.*/\1/p' "$out/run-plan.txt")
+nmicro=$(sed -n 's/^micro_batches = \([0-9]*\);/\1/p' "$out/tiny.plan.cfg")
 timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --schedule 1f1b --partition "$blocks" \
-    --micro-batches 4 --steps 2 > "$out/run-hand.txt" 2>&1
+    --micro-batches "$nmicro" --steps 2 > "$out/run-hand.txt" 2>&1
 expect_status 0 $? "the same run given by hand (--partition $blocks)"
 loss_plan=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run-plan.txt")
 loss_hand=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run-hand.txt")
 if [ -n "$loss_plan" ] && [ "$loss_plan" = "$loss_hand" ]; then pass "same loss either way ($loss_plan)"
 else fail "losses differ: plan '$loss_plan', by hand '$loss_hand'"; fi
-# with 10 MB each the plan replicates its stages (2:2, DAPPLE's split and concat between them)
+# with 17 MB each the plan replicates its stages (2:2, DAPPLE's split and concat between them)
 "$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
-    --memory 10MB --out "$out/tiny22.plan.cfg" > "$out/tiny22.plan.txt" 2>&1
-expect_contains "$out/tiny22.plan.txt" "plan 2:2: 2 stages on 4 GPUs" "10 MB per GPU: two stages of two replicas"
+    --memory 17MB --tensor 1x1 --recompute never --out "$out/tiny22.plan.cfg" > "$out/tiny22.plan.txt" 2>&1
+expect_contains "$out/tiny22.plan.txt" "plan 2:2: 2 stages on 4 GPUs" "17 MB per GPU: two stages of two replicas"
 timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/tiny22.plan.cfg" --steps 2 \
     > "$out/run22-plan.txt" 2>&1
 expect_status 0 $? "run --plan with replicated stages"
 blocks=$(sed -n 's/.*blocks per stage \([0-9,]*\),.*/\1/p' "$out/run22-plan.txt")
+nmicro=$(sed -n 's/^micro_batches = \([0-9]*\);/\1/p' "$out/tiny22.plan.cfg")
 timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --schedule 1f1b --partition "$blocks" --replicas 2,2 \
-    --micro-batches 2 --steps 2 > "$out/run22-hand.txt" 2>&1
+    --micro-batches "$nmicro" --steps 2 > "$out/run22-hand.txt" 2>&1
 loss_plan=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run22-plan.txt")
 loss_hand=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run22-hand.txt")
 if [ -n "$loss_plan" ] && [ "$loss_plan" = "$loss_hand" ]; then pass "2:2: same loss as --partition $blocks --replicas 2,2 ($loss_plan)"
@@ -103,14 +165,14 @@ expect_status 2 $? "--plan with --schedule is a usage error"
 
 # SBP meshes for the replicated stage's MLP matmuls, recorded in the plan file and read back by run
 "$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
-    --model "$model" --out "$out/tiny.dp.cfg" > "$out/tiny.dp.txt" 2>&1
+    --tensor 1x1 --model "$model" --out "$out/tiny.dp.cfg" > "$out/tiny.dp.txt" 2>&1
 expect_status 0 $? "plan gpt-tiny on 4 GPUs with --model (data parallel: one stage on 4)"
 expect_contains "$out/tiny.dp.txt" "stage 0 on 4 GPUs: fc mesh" "the stage's SBP mesh is shown"
 expect_status 32 "$(grep -c 'mesh = ' "$out/tiny.dp.cfg")" "one mesh per MLP matmul of the 16 blocks in the plan file"
 timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/tiny.dp.cfg" --steps 1 > "$out/run-dp.txt" 2>&1
 expect_status 0 $? "run --plan reads a plan file with SBP groups"
 "$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 \
-    --model "$out/tiny8.cfg" > "$out/tiny.wrongmodel.txt" 2>&1
+    --tensor 1x1 --model "$out/tiny8.cfg" > "$out/tiny.wrongmodel.txt" 2>&1
 expect_status 1 $? "--model with another block count is refused"
 expect_contains "$out/tiny.wrongmodel.txt" "has 8 blocks (a table of 10 layers)" "and the error says why"
 

@@ -101,4 +101,16 @@ check "chimera.4, 0.1 MiB buckets" 4 tolerance --schedule chimera --grad-bucket-
 check "replicas 2, overlap off" 2 tolerance --schedule 1f1b --replicas 2 --micro-batches 4 --grad-overlap off
 ref="replicas 2, overlap off" check "replicas 2, 0.1 MiB buckets (against off)" 2 exact --schedule 1f1b \
     --replicas 2 --micro-batches 4 --grad-bucket-mb 0.1
+# every run's messages and sums, as counted, are the cost model's (run's bytes: line)
+runs=0 off=
+for log in "$out"/*.log; do
+    grep -q '^bytes:' "$log" || continue
+    runs=$((runs + 1))
+    grep -q "every rank's equal to the model: yes" "$log" || off="$off $(basename "$log" .log)"
+done
+if [ "$runs" -gt 0 ] && [ -z "$off" ]; then
+    pass "every run's counted messages, gradient and tied sums equal the model's ($runs runs)"
+else
+    fail "counted bytes differ from the model's in:${off:- (no run printed bytes)}"
+fi
 finish

@@ -70,7 +70,7 @@ static void test_timing(void)
     wp_grad_overlap_time(0, 1.125, NULL, 0.375, &cost, &o);
     is_near(o.exposed_s, 1.125, 1e-9, "a pass of 0 s hides nothing");
     /* the hierarchical allreduce as a bucket's cost */
-    struct wp_hier_allreduce h = {2, 8, {1e-6, 1 / 25e9}, {25e-6, 1 / 3.125e9}};
+    struct wp_hier_allreduce h = {2, 8, 1, {1e-6, 1 / 25e9}, {25e-6, 1 / 3.125e9}};
     is_near(wp_hier_allreduce_s(&h, 16e6), wp_allreduce_hier_s(2, 8, 16e6, &h.intra, &h.inter), 1e-15,
             "a bucket on 2 nodes x 8 costs collective_cost's hierarchical allreduce");
 }

@@ -583,6 +583,12 @@ static const struct wp_cfg_key layer_keys[] = {
     WP_KEY_RANGE("optimizer_bytes", WP_CFG_FLOAT, 0, 0, 1e18),
     WP_KEY_RANGE("weights_s", WP_CFG_FLOAT, 0, 0, 1e9),
     WP_KEY_RANGE("optimizer_s", WP_CFG_FLOAT, 0, 0, 1e9),
+    WP_KEY_RANGE("forward_flops", WP_CFG_FLOAT, 0, 0, 1e30),
+    WP_KEY_RANGE("block_channels", WP_CFG_INT, 0, 1, 1e9),
+    WP_KEY_RANGE("block_heads", WP_CFG_INT, 0, 1, 1e9),
+    WP_KEY_RANGE("block_seq_len", WP_CFG_INT, 0, 1, 1e9),
+    WP_KEY_RANGE("block_element_bytes", WP_CFG_FLOAT, 0, 0.125, 64),
+    WP_KEY("vocab_parallel", WP_CFG_BOOL, 0),
     WP_KEY_END};
 
 static const struct wp_cfg_key table_keys[] = {
@@ -622,6 +628,16 @@ int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struc
             wp_cfg_add_float(g, "weights_s", l->weights_s);
         if (l->optimizer_s > 0)
             wp_cfg_add_float(g, "optimizer_s", l->optimizer_s);
+        if (l->forward_flops > 0)
+            wp_cfg_add_float(g, "forward_flops", l->forward_flops);
+        if (l->vocab_parallel)
+            wp_cfg_add_bool(g, "vocab_parallel", 1);
+        if (l->block.channels > 0) {
+            wp_cfg_add_int(g, "block_channels", l->block.channels);
+            wp_cfg_add_int(g, "block_heads", l->block.heads);
+            wp_cfg_add_int(g, "block_seq_len", l->block.seq_len);
+            wp_cfg_add_float(g, "block_element_bytes", l->block.element_bytes);
+        }
     }
     int rc = wp_cfg_write_file(&cfg, path,
                                "wavepipe layer table: per layer, seconds for one micro-batch of\n"
@@ -629,6 +645,26 @@ int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struc
                                err);
     config_destroy(&cfg);
     return rc;
+}
+
+/* A transformer block's shape: all four keys or none. */
+static int read_block(const config_setting_t *g, struct wp_layer_block *b, struct wp_err *err)
+{
+    static const char *const keys[] = {"block_channels", "block_heads", "block_seq_len", "block_element_bytes"};
+    int given = 0;
+    for (int k = 0; k < 4; k++)
+        given += config_setting_get_member(g, keys[k]) != NULL;
+    if (given == 0)
+        return 0;
+    if (given < 4)
+        return wp_cfg_errorf(err, g, "a transformer block needs all of block_channels, block_heads, block_seq_len "
+                                     "and block_element_bytes (%d of 4 given)", given);
+    *b = (struct wp_layer_block){wp_cfg_int(g, "block_channels", 0), wp_cfg_int(g, "block_heads", 0),
+                                 wp_cfg_int(g, "block_seq_len", 0), wp_cfg_float(g, "block_element_bytes", 0)};
+    if (b->channels % b->heads)
+        return wp_cfg_errorf(err, config_setting_get_member(g, "block_heads"), "%d heads do not divide %d channels",
+                             b->heads, b->channels);
+    return 0;
 }
 
 int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struct wp_err *err)
@@ -673,6 +709,10 @@ int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struc
                                     ? wp_cfg_float(g, "optimizer_bytes", 0)
                                     : wp_adam_state_bytes_fp32(l.parameter_bytes);
             l.optimizer_s = wp_cfg_float(g, "optimizer_s", 0);
+            l.forward_flops = wp_cfg_float(g, "forward_flops", 0);
+            l.vocab_parallel = wp_cfg_bool(g, "vocab_parallel", 0);
+            if (rc == 0)
+                rc = read_block(g, &l.block, err);
             int has_w = config_setting_get_member(g, "weights_s") != NULL;
             l.weights_s = has_w ? wp_cfg_float(g, "weights_s", 0) : 0;
             if (has_w && l.weights_s > l.backward_s)

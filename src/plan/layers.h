@@ -16,6 +16,16 @@
 
 #define WP_LAYER_NAME_MAX 64
 
+/* A layer that is one GPT transformer block (plan/tp_block.h), which a
+ * tensor-parallel group may split; channels 0 for every other layer (the
+ * planner gives those tensor groups of one). */
+struct wp_layer_block {
+    int channels;            /* C */
+    int heads;               /* attention heads */
+    int seq_len;             /* tokens per sample (T) */
+    double element_bytes;    /* bytes per activation element */
+};
+
 struct wp_layer {
     char name[WP_LAYER_NAME_MAX];
     double forward_s;        /* seconds, one micro-batch of profile_batch */
@@ -25,6 +35,13 @@ struct wp_layer {
     double optimizer_bytes;  /* optimizer state: AdamW's m and v in float32 (8 bytes per parameter) */
     double weights_s;        /* the weight-gradient part (W) of backward_s, when the table has it */
     double optimizer_s;      /* seconds of the optimizer step over the layer's parameters (0: not known) */
+    struct wp_layer_block block; /* a transformer block's shape, or channels 0 */
+    /* 1: an embedding or LM head that a tensor group splits over the
+     * vocabulary (Megatron-LM's vocabulary-parallel layers; for predicting
+     * Megatron's runs: wavepipe's runtime keeps them whole on every GPU of
+     * the group, tp_block.h) */
+    int vocab_parallel;
+    double forward_flops;    /* FLOPs of forward_s (backward: twice); 0: not known */
 };
 
 struct wp_layer_table {
@@ -119,7 +136,12 @@ int wp_layer_table_parse_profile(struct wp_layer_table *t, const char *text, con
  *                activation_bytes = ...; parameter_bytes = ...;
  *                optimizer_bytes = ...; (optional: AdamW float32 by default)
  *                weights_s = ...;       (optional: W's part of backward_s)
- *                optimizer_s = ...; },  (optional: seconds of the optimizer step)
+ *                optimizer_s = ...;     (optional: seconds of the optimizer step)
+ *                forward_flops = ...;   (optional: FLOPs of forward_s)
+ *                block_channels = C; block_heads = NH; block_seq_len = T;
+ *                block_element_bytes = ...;  (optional, all four: the layer is
+ *                                             a transformer block, tp_block.h)
+ *                vocab_parallel = true; },    (optional: split over the vocabulary)
  *              ... );
  * Written atomically (temporary file and rename). */
 int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struct wp_err *err);
@@ -158,9 +180,10 @@ double wp_gpt_total_params(const struct wp_gpt_shape *m);
 /* Layers "embedding" (wte + wpe; lookups taken as zero FLOPs), "block0" ..
  * "block{L-1}", "head" (final LayerNorm and the tied LM head: forward
  * 2*b*T*C*V FLOPs, backward twice; its parameters are the LayerNorm's
- * only). Times are FLOPs / flops_per_s; activations b*T*C*act_bytes, the
- * head's 0 (the loss ends the chain); optimizer state AdamW's float32 m
- * and v whatever param_bytes is (mixed precision keeps them in float32). */
+ * only). Times are FLOPs / flops_per_s (forward_flops given); activations
+ * b*T*C*act_bytes, the head's 0 (the loss ends the chain); optimizer state
+ * AdamW's float32 m and v whatever param_bytes is (mixed precision keeps
+ * them in float32). The blocks carry their shape (struct wp_layer_block). */
 int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m,
                        double flops_per_s, struct wp_err *err);
 

@@ -56,6 +56,8 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
         snprintf(l.name, sizeof l.name, "block%d", i);
         l.forward_s = ff / flops_per_s;
         l.backward_s = 2.0 * ff / flops_per_s;
+        l.forward_flops = ff;
+        l.block = (struct wp_layer_block){m->channels, m->heads, m->seq_len, ab};
         l.activation_bytes = boundary;
         l.parameter_bytes = wp_gpt_block_params(m) * pb;
         l.optimizer_bytes = wp_adam_state_bytes_fp32(wp_gpt_block_params(m) * 4.0);
@@ -68,6 +70,7 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
     double hf = 2.0 * b * T * C * V;
     l.forward_s = hf / flops_per_s;
     l.backward_s = 2.0 * hf / flops_per_s;
+    l.forward_flops = hf;
     l.activation_bytes = 0;
     l.parameter_bytes = 2.0 * C * pb; /* final LayerNorm; LM head tied to wte */
     l.optimizer_bytes = wp_adam_state_bytes_fp32(2.0 * C * 4.0);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "plan/tp_block.h"
 #include "sched/grad_overlap.h"
 #include "util/strutil.h"
 
@@ -100,6 +101,15 @@ int wp_plan_hw_from_cluster(struct wp_plan_hw *hw, const struct wp_cluster *c, i
     return 0;
 }
 
+/* Rows of the sparse table of per-layer activations: 2^k >= the layers. */
+static int sparse_levels(int n)
+{
+    int k = 1;
+    while ((1 << (k - 1)) < n)
+        k++;
+    return k;
+}
+
 int wp_plan_model_init(struct wp_plan_model *m, const struct wp_layer_table *layers,
                        const struct wp_plan_hw *hw, int global_batch, struct wp_err *err)
 {
@@ -114,25 +124,110 @@ int wp_plan_model_init(struct wp_plan_model *m, const struct wp_layer_table *lay
     m->global_batch = global_batch;
     m->grad_overlap = 1;
     m->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
-    m->cum_f = calloc((size_t)(n + 1), sizeof *m->cum_f);
-    m->cum_b = calloc((size_t)(n + 1), sizeof *m->cum_b);
-    m->cum_p = calloc((size_t)(n + 1), sizeof *m->cum_p);
-    m->cum_w = calloc((size_t)(n + 1), sizeof *m->cum_w);
-    m->cum_act = calloc((size_t)(n + 1), sizeof *m->cum_act);
+    double **sums[] = {&m->cum_f, &m->cum_b, &m->cum_p, &m->cum_w, &m->cum_act, &m->cum_out,
+                       &m->cum_tp_fixed, &m->cum_tp_per_sample};
+    int ok = 1;
+    for (size_t i = 0; i < sizeof sums / sizeof sums[0]; i++)
+        ok &= (*sums[i] = calloc((size_t)(n + 1), sizeof **sums[i])) != NULL;
+    m->act_levels = sparse_levels(n);
+    m->act_max = calloc((size_t)m->act_levels * (size_t)n, sizeof *m->act_max);
     m->scratch = calloc((size_t)(2 * n + 1), sizeof *m->scratch);
-    if (!m->cum_f || !m->cum_b || !m->cum_p || !m->cum_w || !m->cum_act || !m->scratch) {
+    if (!ok || !m->act_max || !m->scratch) {
         wp_plan_model_destroy(m);
         return wp_errorf(err, "out of memory");
     }
-    for (int i = 0; i < n; i++) {
-        const struct wp_layer *l = &layers->layers[i];
-        m->cum_f[i + 1] = m->cum_f[i] + l->forward_s;
-        m->cum_b[i + 1] = m->cum_b[i] + l->backward_s;
-        m->cum_p[i + 1] = m->cum_p[i] + l->parameter_bytes;
-        m->cum_w[i + 1] = m->cum_w[i] + 2.0 * l->parameter_bytes + l->optimizer_bytes;
-        m->cum_act[i + 1] = m->cum_act[i] + l->activation_bytes;
+    struct wp_plan_point none = {{1, 1}, layers->profile_batch};
+    if (wp_plan_model_set_point(m, &none, err)) {
+        wp_plan_model_destroy(m);
+        return -1;
     }
     return 0;
+}
+
+int wp_plan_model_set_point(struct wp_plan_model *m, const struct wp_plan_point *pt, struct wp_err *err)
+{
+    const struct wp_layer_table *t = m->layers;
+    int p1 = pt->tensor.p1, p2 = pt->tensor.p2, g = p1 * p2, n = t->nlayers;
+    if (p1 < 1 || p2 < 1 || pt->slice < 1)
+        return wp_errorf(err, "a tensor group of %d x %d ranks and slices of %d samples", p1, p2, pt->slice);
+    if (m->hw.gpus_per_node % g)
+        return wp_errorf(err, "a tensor group of %d GPUs does not divide a node's %d", g, m->hw.gpus_per_node);
+    for (int i = 0; i < n && g > 1; i++) {
+        const struct wp_layer_block *b = &t->layers[i].block;
+        char why[160];
+        if (b->channels == 0)
+            continue;
+        if (wp_tp_group_check(p1, p2, b->heads, b->channels, pt->slice, why, sizeof why))
+            return wp_errorf(err, "layer %d (%s): %s", i, t->layers[i].name, why);
+    }
+    m->point = *pt;
+    m->groups_per_node = m->hw.gpus_per_node / g;
+    for (int i = 0; i < n; i++) {
+        const struct wp_layer *l = &t->layers[i];
+        const struct wp_layer_block *b = &l->block;
+        /* a block's compute, parameters and activations are split over the
+         * group; everything else runs whole on each of its GPUs */
+        double split = 1, shard = 1, act = l->activation_bytes, tp_fixed = 0, tp_per_sample = 0;
+        if (b->channels > 0) {
+            split = g;
+            shard = (double)wp_tp_block_param_floats(p1, p2, b->channels) / wp_tp_block_param_floats(1, 1, b->channels);
+            act = wp_tp_block_stored_bytes(p1, p2, t->profile_batch, b->seq_len, b->channels, b->heads,
+                                           b->element_bytes);
+            /* forward only: half of both directions' (tp_block.h); linear in
+             * the rows, so its value at 0 and its slope per sample */
+            tp_fixed = 0.5 * wp_tp_block_comm_s(p1, p2, 0, b->channels, b->element_bytes, &m->hw.intra, &m->hw.intra);
+            tp_per_sample = 0.5 * wp_tp_block_comm_s(p1, p2, b->seq_len, b->channels, b->element_bytes, &m->hw.intra,
+                                                     &m->hw.intra) - tp_fixed;
+        } else if (l->vocab_parallel) {
+            /* Megatron's vocabulary-parallel embedding or head: a shard of
+             * the vocabulary each, one AllReduce of the residual stream (the
+             * embedding's output forward, the head's input backward), half
+             * of it booked to each direction */
+            split = g;
+            shard = 1.0 / g;
+            double stream = (l->activation_bytes > 0 ? l->activation_bytes : i > 0 ? t->layers[i - 1].activation_bytes
+                                                                                   : 0) / t->profile_batch;
+            tp_fixed = 0.5 * wp_collective_s(WP_COLL_ALLREDUCE, g, 0, &m->hw.intra);
+            tp_per_sample = 0.5 * wp_collective_s(WP_COLL_ALLREDUCE, g, stream, &m->hw.intra) - tp_fixed;
+        }
+        m->cum_f[i + 1] = m->cum_f[i] + l->forward_s / split;
+        m->cum_b[i + 1] = m->cum_b[i] + l->backward_s / split;
+        m->cum_p[i + 1] = m->cum_p[i] + l->parameter_bytes * shard;
+        m->cum_w[i + 1] = m->cum_w[i] + (2.0 * l->parameter_bytes + l->optimizer_bytes) * shard;
+        m->cum_act[i + 1] = m->cum_act[i] + act;
+        m->cum_out[i + 1] = m->cum_out[i] + l->activation_bytes;
+        m->cum_tp_fixed[i + 1] = m->cum_tp_fixed[i] + tp_fixed;
+        m->cum_tp_per_sample[i + 1] = m->cum_tp_per_sample[i] + tp_per_sample;
+        m->act_max[i] = act;
+    }
+    for (int k = 1; k < m->act_levels; k++) {
+        const double *lo = &m->act_max[(size_t)(k - 1) * n];
+        double *row = &m->act_max[(size_t)k * n];
+        for (int i = 0; i + (1 << k) <= n; i++)
+            row[i] = lo[i] > lo[i + (1 << (k - 1))] ? lo[i] : lo[i + (1 << (k - 1))];
+    }
+    return 0;
+}
+
+int wp_plan_model_times_scale(const struct wp_plan_model *m)
+{
+    /* every timed layer has FLOPs, all at one rate: times made from FLOPs
+     * (measured times, a profile's, keep their own micro-batch) */
+    double rate = 0;
+    for (int i = 0; i < m->layers->nlayers; i++) {
+        const struct wp_layer *l = &m->layers->layers[i];
+        if (l->forward_flops <= 0) {
+            if (l->forward_s > 0 || l->backward_s > 0)
+                return 0;
+            continue;
+        }
+        double r = l->forward_flops / l->forward_s;
+        if (rate == 0)
+            rate = r;
+        else if (!(fabs(r - rate) <= 1e-6 * rate))
+            return 0;
+    }
+    return rate > 0;
 }
 
 void wp_plan_model_destroy(struct wp_plan_model *m)
@@ -142,12 +237,16 @@ void wp_plan_model_destroy(struct wp_plan_model *m)
     free(m->cum_p);
     free(m->cum_w);
     free(m->cum_act);
+    free(m->cum_out);
+    free(m->cum_tp_fixed);
+    free(m->cum_tp_per_sample);
+    free(m->act_max);
     free(m->scratch);
     memset(m, 0, sizeof *m);
 }
 
 /* Micro-batch size and count for a plan whose stages' replica counts have
- * largest max_replicas and least common multiple lcm: the profile batch on
+ * largest max_replicas and least common multiple lcm: the point's slice on
  * each replica of the widest stage (plan.h); with even_slices moved to the
  * nearest size that wavepipe run executes -- a divisor of the global batch
  * that every stage's replicas split evenly (ties to the smaller: more
@@ -155,7 +254,7 @@ void wp_plan_model_destroy(struct wp_plan_model *m)
 static int micro_batches(const struct wp_plan_model *m, int max_replicas, long lcm, int *micro_batch,
                          int *microbatches)
 {
-    long G = m->global_batch, b = (long)m->layers->profile_batch * max_replicas;
+    long G = m->global_batch, b = (long)m->point.slice * max_replicas;
     if (b > G)
         b = G;
     if (b < 1)
@@ -209,23 +308,50 @@ static double range(const double *cum, int first, int last)
     return cum[last + 1] - cum[first];
 }
 
-/* Fills one stage's derived costs (in *out when not NULL) and its
- * wp_pipe_stage; returns 0, or -1 when a replica would get no sample. */
-static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shape *st, int micro_batch,
-                       struct wp_pipe_stage *ps, struct wp_plan_stage *out)
+/* The largest one layer's activations among layers first..last. */
+static double range_max(const struct wp_plan_model *m, int first, int last)
+{
+    int n = m->layers->nlayers, len = last - first + 1, k = 0;
+    while ((2 << k) <= len)
+        k++;
+    const double *row = &m->act_max[(size_t)k * n];
+    double a = row[first], b = row[last + 1 - (1 << k)];
+    return a > b ? a : b;
+}
+
+/* One stage at micro_batch, `held` micro-batches in flight, limit_bytes of
+ * memory for it: its costs into ps (a recomputing stage's backward with its
+ * forward again) and, when out is not NULL, every derived field of it.
+ * Returns 0, or -1 when a replica would get no sample or a slice that the
+ * group cannot split. */
+static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shape *st, int micro_batch, int held,
+                       double limit_bytes, struct wp_pipe_stage *ps, struct wp_plan_stage *out)
 {
     if (st->replicas > micro_batch)
         return -1;
     int slice = (micro_batch + st->replicas - 1) / st->replicas;
+    if (slice % m->point.tensor.p2)
+        return -1; /* axis 2 splits a slice's sequences (tp_block.h) */
+    int a = st->first_layer, z = st->last_layer;
     double scale = (double)slice / m->layers->profile_batch;
-    ps->forward_s = range(m->cum_f, st->first_layer, st->last_layer) * scale;
-    ps->backward_s = range(m->cum_b, st->first_layer, st->last_layer) * scale;
-    struct wp_hier_allreduce ar = {st->nodes_spanned, st->max_per_node, m->hw.intra, m->hw.inter};
-    double grad_bytes = range(m->cum_p, st->first_layer, st->last_layer);
+    double tp = range(m->cum_tp_fixed, a, z) + slice * range(m->cum_tp_per_sample, a, z);
+    double forward = range(m->cum_f, a, z) * scale + tp, backward = range(m->cum_b, a, z) * scale + tp;
+    double weights = range(m->cum_w, a, z), activations = range(m->cum_act, a, z) * scale;
+    /* recomputing: each layer's input per micro-batch in flight (the
+     * outputs of layers a-1 .. z-1; the first stage's input is token ids),
+     * and one layer's activations at a time */
+    double inputs = (m->cum_out[z] - m->cum_out[a > 0 ? a - 1 : 0]) * scale;
+    double plain = weights + held * activations, again = weights + held * inputs + range_max(m, a, z) * scale;
+    int recompute = m->recompute == WP_RECOMPUTE_ALWAYS ||
+                    (m->recompute == WP_RECOMPUTE_WHERE_NEEDED && plain > limit_bytes && again < plain);
+    ps->forward_s = forward;
+    ps->backward_s = backward + (recompute ? forward : 0);
+    struct wp_hier_allreduce ar = {st->nodes_spanned, st->max_per_node, wp_plan_tensor_size(m->point.tensor),
+                                   m->hw.intra, m->hw.inter};
+    double grad_bytes = range(m->cum_p, a, z);
     ps->allreduce_s = wp_hier_allreduce_s(&ar, grad_bytes);
     if (m->grad_overlap && st->replicas > 1) { /* only what the last backward cannot hide */
-        struct wp_grad_layers layers = {st->last_layer - st->first_layer + 1, m->cum_b + st->first_layer,
-                                        m->cum_p + st->first_layer};
+        struct wp_grad_layers layers = {z - a + 1, m->cum_b + a, m->cum_p + a};
         struct wp_bucket_cost cost = {wp_hier_allreduce_s, &ar, NULL, NULL};
         struct wp_grad_overlap o;
         wp_grad_overlap_time(ps->backward_s, grad_bytes, &layers, m->grad_bucket_bytes, &cost, &o);
@@ -236,8 +362,11 @@ static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shap
         out->forward_s = ps->forward_s;
         out->backward_s = ps->backward_s;
         out->allreduce_s = ps->allreduce_s;
-        out->weights_bytes = range(m->cum_w, st->first_layer, st->last_layer);
-        out->activation_bytes = range(m->cum_act, st->first_layer, st->last_layer) * scale;
+        out->weights_bytes = weights;
+        out->activation_bytes = activations;
+        out->inflight = held;
+        out->recompute = recompute;
+        out->memory_bytes = recompute ? again : plain;
     }
     return 0;
 }
@@ -247,26 +376,74 @@ static double boundary_s(const struct wp_plan_model *m, const struct wp_stage_sh
                          const struct wp_stage_shape *b, int micro_batch)
 {
     double bytes = m->layers->layers[a->last_layer].activation_bytes * micro_batch / m->layers->profile_batch;
+    int t = wp_plan_tensor_size(m->point.tensor);
+    /* each GPU of a group sends 1/t of the slice, the receiving group
+     * gathers it (Megatron's scatter/gather) */
+    double gather = wp_collective_s(WP_COLL_ALLGATHER, t, bytes / b->replicas, &m->hw.intra);
     if (a->only_node >= 0 && a->only_node == b->only_node) {
         int links = a->replicas < b->replicas ? a->replicas : b->replicas;
-        return m->hw.intra.alpha_s + bytes / links * m->hw.intra.beta_s_per_byte;
+        return m->hw.intra.alpha_s + bytes / ((double)links * t) * m->hw.intra.beta_s_per_byte + gather;
     }
     int links = a->nodes_spanned < b->nodes_spanned ? a->nodes_spanned : b->nodes_spanned;
-    return m->hw.inter.alpha_s + bytes / links * m->hw.inter.beta_s_per_byte;
+    return m->hw.inter.alpha_s + bytes / links * m->hw.inter.beta_s_per_byte + gather;
 }
 
-static int inflight(char policy, int nstages, int s, int M)
+/* Micro-batches stage s of nstages holds at most, in groups of k (kFkB; 1
+ * for 1F1B): policy A S - s, B 2(S - s) - 1. With chunks v > 1 (nstages =
+ * v P virtual stages, stage s on rank s mod P): Megatron-LM's interleaved
+ * warm-up leaves 2(P - r - 1) + (v - 1) P + 1 chunk passes in flight on
+ * rank r, shared by its v chunks. At most M. */
+static int held_at(char policy, int nstages, int chunks, int s, int M, int k)
 {
-    int k = policy == 'B' ? 2 * (nstages - s) - 1 : nstages - s;
-    return k < M ? k : M;
+    long h;
+    if (chunks > 1) {
+        int P = nstages / chunks, r = s % P;
+        long passes = 2L * (P - r - 1) + (long)(chunks - 1) * P + 1;
+        h = ((long)k * passes + chunks - 1) / chunks;
+    } else {
+        h = (long)k * (policy == 'B' ? 2 * (nstages - s) - 1 : nstages - s);
+    }
+    return h < M ? (int)h : M;
+}
+
+/* DAPPLE's L of an interleaved plan, only to rank it (the simulator times
+ * it): L of its ranks with their chunks' costs added up, the warm-up passing
+ * a rank in a v-th of the time. */
+static void interleaved_latency(const struct wp_pipe_stage *ps, int nstages, int chunks, int M,
+                                struct wp_pipe_latency *lat)
+{
+    int P = nstages / chunks;
+    struct wp_pipe_stage *merged = calloc((size_t)(2 * P), sizeof *merged);
+    if (!merged) {
+        *lat = (struct wp_pipe_latency){0, 0, 0, 0, INFINITY};
+        return;
+    }
+    for (int s = 0; s < nstages; s++) {
+        struct wp_pipe_stage *r = &merged[2 * (s % P)];
+        r->forward_s += ps[2 * s].forward_s;
+        r->backward_s += ps[2 * s].backward_s;
+        r->allreduce_s += ps[2 * s].allreduce_s;
+        if (s < P - 1)
+            merged[2 * s + 1] = ps[2 * s + 1];
+    }
+    *lat = wp_dapple_latency(merged, 2 * P - 1, M);
+    lat->warmup_s /= chunks;
+    lat->total_s = lat->warmup_s + lat->steady_s + lat->ending_s;
+    free(merged);
 }
 
 /* The core shared by the search and the full evaluation: L, and per-stage
- * details into out (may be NULL); *fits under the given policy. */
-static double plan_cost(const struct wp_plan_model *m, const struct wp_stage_shape *st, int nstages, char policy,
-                        struct wp_plan_stage *out, struct wp_pipe_latency *lat, int *fits, double *peak,
+ * details into out (may be NULL); *fits under the given policy. With
+ * chunks > 1 the stages are an interleaved plan's virtual stages (plan.h):
+ * memory and fit are per rank, its chunks together. */
+static double plan_cost(const struct wp_plan_model *m, const struct wp_stage_shape *st, int nstages, int chunks,
+                        char policy, struct wp_plan_stage *out, struct wp_pipe_latency *lat, int *fits, double *peak,
                         int *micro_batch, int *microbatches)
 {
+    if (chunks < 1)
+        chunks = 1;
+    int P = nstages / chunks;
+    double *rank_bytes = chunks > 1 ? calloc((size_t)P, sizeof *rank_bytes) : NULL;
     *peak = 0;
     int R = 1;
     for (int s = 0; s < nstages; s++)
@@ -281,19 +458,25 @@ static double plan_cost(const struct wp_plan_model *m, const struct wp_stage_sha
     *fits = 1;
     for (int s = 0; s < nstages; s++) {
         struct wp_plan_stage detail;
-        if (!runnable || stage_costs(m, &st[s], B, &ps[2 * s], &detail)) {
+        /* a chunk of an interleaved rank decides on recomputation against
+         * its share of the GPU's memory */
+        if (!runnable || (chunks > 1 && !rank_bytes) ||
+            stage_costs(m, &st[s], B, held_at(policy, nstages, chunks, s, M, 1), m->hw.memory_bytes / chunks,
+                        &ps[2 * s], &detail)) {
             *fits = 0;
             *peak = INFINITY;
             *lat = (struct wp_pipe_latency){0};
             lat->total_s = INFINITY;
+            free(rank_bytes);
             return INFINITY;
         }
-        detail.inflight = inflight(policy, nstages, s, M);
-        detail.memory_bytes = detail.weights_bytes + detail.inflight * detail.activation_bytes;
-        if (detail.memory_bytes > m->hw.memory_bytes)
+        double bytes = detail.memory_bytes;
+        if (rank_bytes)
+            bytes = rank_bytes[s % P] += detail.memory_bytes;
+        if (bytes > m->hw.memory_bytes)
             *fits = 0;
-        if (detail.memory_bytes > *peak)
-            *peak = detail.memory_bytes;
+        if (bytes > *peak)
+            *peak = bytes;
         detail.send_s = 0;
         if (s + 1 < nstages) {
             detail.send_s = boundary_s(m, &st[s], &st[s + 1], B);
@@ -309,22 +492,39 @@ static double plan_cost(const struct wp_plan_model *m, const struct wp_stage_sha
             o->weights_bytes = detail.weights_bytes;
             o->activation_bytes = detail.activation_bytes;
             o->inflight = detail.inflight;
+            o->recompute = detail.recompute;
             o->memory_bytes = detail.memory_bytes;
         }
     }
-    *lat = wp_dapple_latency(ps, 2 * nstages - 1, M);
+    if (chunks > 1)
+        interleaved_latency(ps, nstages, chunks, M, lat);
+    else
+        *lat = wp_dapple_latency(ps, 2 * nstages - 1, M);
+    free(rank_bytes);
     return lat->total_s;
 }
 
 double wp_plan_latency(const struct wp_plan_model *m, const struct wp_stage_shape *st, int nstages,
                        struct wp_pipe_latency *lat, int *fits, double *peak_bytes)
 {
-    return plan_cost(m, st, nstages, 'A', NULL, lat, fits, peak_bytes, NULL, NULL);
+    return plan_cost(m, st, nstages, 1, 'A', NULL, lat, fits, peak_bytes, NULL, NULL);
+}
+
+/* The table's FLOPs of one iteration (forward + backward = 3 x forward),
+ * 0 when it does not give them. */
+static double model_flops(const struct wp_plan_model *m)
+{
+    if (!wp_plan_model_times_scale(m))
+        return 0;
+    double f = 0;
+    for (int i = 0; i < m->layers->nlayers; i++)
+        f += m->layers->layers[i].forward_flops;
+    return 3.0 * f * m->global_batch / m->layers->profile_batch;
 }
 
 void wp_plan_evaluate(const struct wp_plan_model *m, struct wp_plan *p)
 {
-    int S = p->nstages;
+    int S = p->nstages, t = wp_plan_tensor_size(m->point.tensor), v = p->chunks > 1 ? p->chunks : 1;
     struct wp_stage_shape *shapes = calloc((size_t)S, sizeof *shapes);
     if (!shapes)
         return;
@@ -333,19 +533,22 @@ void wp_plan_evaluate(const struct wp_plan_model *m, struct wp_plan *p)
     p->profile_batch = m->layers->profile_batch;
     p->global_batch = m->global_batch;
     p->hw = m->hw;
+    p->tensor = m->point.tensor;
+    p->model_flops = model_flops(m);
     p->devices_used = 0;
     for (int s = 0; s < S; s++) {
         struct wp_plan_stage *ps = &p->stages[s];
-        wp_stage_shape_of(ps->devices, ps->replicas, &shapes[s]);
+        wp_stage_shape_of_groups(ps->devices, ps->replicas, t, &shapes[s]);
         shapes[s].first_layer = ps->first_layer;
         shapes[s].last_layer = ps->last_layer;
         ps->nodes_spanned = shapes[s].nodes_spanned;
         ps->max_per_node = shapes[s].max_per_node;
         ps->only_node = shapes[s].only_node;
-        p->devices_used += ps->replicas;
+        if (s < S / v) /* an interleaved plan's later chunks run on the same GPUs */
+            p->devices_used += ps->replicas * t;
     }
-    double peak;
-    plan_cost(m, shapes, S, 'A', p->stages, &p->latency, &p->fits, &peak, &p->micro_batch, &p->microbatches);
+    double peak, peak_b;
+    plan_cost(m, shapes, S, v, 'A', p->stages, &p->latency, &p->fits, &peak, &p->micro_batch, &p->microbatches);
     p->acr = -1;
     if (S > 1) {
         double sum = 0;
@@ -356,12 +559,15 @@ void wp_plan_evaluate(const struct wp_plan_model *m, struct wp_plan *p)
         p->acr = sum / (S - 1);
     }
     p->policy = 'A';
-    if (p->acr >= WP_POLICY_B_ACR) {
+    if (p->acr >= WP_POLICY_B_ACR && v == 1) {
         struct wp_pipe_latency lat;
         int fits_b;
         struct wp_plan_stage *tmp = calloc((size_t)S, sizeof *tmp);
         if (tmp) {
-            plan_cost(m, shapes, S, 'B', tmp, &lat, &fits_b, &peak, NULL, NULL);
+            plan_cost(m, shapes, S, 1, 'B', tmp, &lat, &fits_b, &peak_b, NULL, NULL);
+            /* B's deeper warm-up only where it costs no recomputation */
+            for (int s = 0; s < S && fits_b; s++)
+                fits_b = tmp[s].recompute == p->stages[s].recompute;
             if (fits_b) {
                 p->policy = 'B';
                 for (int s = 0; s < S; s++) {
@@ -372,9 +578,9 @@ void wp_plan_evaluate(const struct wp_plan_model *m, struct wp_plan *p)
             free(tmp);
         }
     }
-    p->peak_memory_bytes = 0;
-    for (int s = 0; s < S; s++)
-        if (p->stages[s].memory_bytes > p->peak_memory_bytes)
+    p->peak_memory_bytes = peak; /* a rank's chunks together */
+    for (int s = 0; s < S && v == 1; s++) /* policy B's, when taken */
+        if (s == 0 || p->stages[s].memory_bytes > p->peak_memory_bytes)
             p->peak_memory_bytes = p->stages[s].memory_bytes;
     p->predicted_iter_s = p->latency.total_s;
     p->simulated_iter_s = -1;
@@ -385,8 +591,11 @@ int wp_plan_costs_at(const struct wp_plan_model *m, const struct wp_plan *p, int
                      double *forward_s, double *backward_s, double *send_s, double *allreduce_s,
                      double *peak_bytes)
 {
-    int S = p->nstages, M = (m->global_batch + micro_batch - 1) / micro_batch;
+    int S = p->nstages, M = (m->global_batch + micro_batch - 1) / micro_batch, v = p->chunks > 1 ? p->chunks : 1;
     *peak_bytes = 0;
+    double *rank_bytes = calloc((size_t)S, sizeof *rank_bytes);
+    if (!rank_bytes)
+        return -1;
     struct wp_stage_shape prev = {0}, cur;
     for (int s = 0; s < S; s++) {
         const struct wp_plan_stage *ps = &p->stages[s];
@@ -394,21 +603,22 @@ int wp_plan_costs_at(const struct wp_plan_model *m, const struct wp_plan *p, int
                                       ps->max_per_node, ps->only_node};
         struct wp_pipe_stage cost;
         struct wp_plan_stage detail;
-        if (stage_costs(m, &cur, micro_batch, &cost, &detail))
+        if (stage_costs(m, &cur, micro_batch, held_at(policy, S, v, s, M, k), m->hw.memory_bytes / v, &cost,
+                        &detail)) {
+            free(rank_bytes);
             return -1;
+        }
         forward_s[s] = cost.forward_s;
         backward_s[s] = cost.backward_s;
         allreduce_s[s] = cost.allreduce_s;
         send_s[s] = 0;
         if (s > 0)
             send_s[s - 1] = boundary_s(m, &prev, &cur, micro_batch);
-        long held = (long)k * inflight(policy, S, s, M);
-        if (held > M)
-            held = M;
-        double bytes = detail.weights_bytes + (double)held * detail.activation_bytes;
-        if (bytes > *peak_bytes)
-            *peak_bytes = bytes;
+        rank_bytes[s % (S / v)] += detail.memory_bytes;
+        if (rank_bytes[s % (S / v)] > *peak_bytes)
+            *peak_bytes = rank_bytes[s % (S / v)];
         prev = cur;
     }
+    free(rank_bytes);
     return 0;
 }

@@ -1,29 +1,38 @@
-/* The planner's search (DAPPLE formulas 4-5, see plan.h) and its final
- * choice among the DP's plans and the uniform ones (plan_uniform.c).
+/* The planner's search (DAPPLE formulas 4-5, see plan.h) at each point of
+ * the hybrid space, and its final choice among the DP's plans and the
+ * uniform ones (plan_uniform.c) of every point.
  *
  * Dynamic programming: a state is (j, occupancy): the first j layers are
- * planned as stages on GPUs taken from the nodes (occupancy = GPUs taken
- * per node, nodes being identical compared as a sorted multiset). Its value
+ * planned as stages on groups taken from the nodes (occupancy = tensor
+ * groups taken per node, nodes being identical compared as a sorted
+ * multiset; a group is one GPU without tensor parallelism). Its value
  * is L of the whole plan in which layers j..N-1 form one more stage on every
- * free GPU, the memoised T_PL(j, m, g). A step from a state cuts that last
- * stage after layer j' - 1 and gives the first part m' GPUs by fresh, append
- * or scatter first; each state keeps the best way to reach it (a plan that
- * fits in memory before one that does not, then the smaller L). The root
- * (no cut) is data parallelism; cutting everywhere with m' = 1 gives
+ * free group, the memoised T_PL(j, m, g). A step from a state cuts that last
+ * stage after layer j' - 1 and gives the first part m' groups by fresh,
+ * append or scatter first; each state keeps the best way to reach it (a plan
+ * that fits in memory before one that does not, then the smaller L). The
+ * root (no cut) is data parallelism; cutting everywhere with m' = 1 gives
  * straight pipelines.
  *
- * The state space grows with the layers, the GPUs and the occupancies of
- * the nodes (C(nodes + g, nodes) sorted vectors for g GPUs per node). When
+ * The state space grows with the layers, the groups and the occupancies of
+ * the nodes (C(nodes + g, nodes) sorted vectors for g groups per node). When
  * the DP would cost more than WP_DP_BUDGET plan evaluations it gives a new
- * stage only a divisor of a node's GPUs or whole nodes; when even that is
- * too much, or beyond WP_DP_MAX_DEVICES, the search is over uniform plans
- * only (plan_uniform.c), which always runs too.
+ * stage only a divisor of a node's groups or whole nodes; when even that is
+ * too much, or beyond WP_DP_MAX_DEVICES groups, the search is over uniform
+ * plans only (plan_uniform.c), which always runs too.
+ *
+ * The points (wp_plan_search): every tensor group p1 x p2 that divides a
+ * node's GPUs and the table's blocks, and slices of 1, 2, 4, ... samples
+ * when the table's times hold at any size (analytic tables; a profile's
+ * only at its profile batch). The best plans by L of each point go into one
+ * list.
  *
  * The final choice: L leaves out bubbles inside the pivot stage and how
- * transfers overlap compute, so the best candidates by L (half from each
- * search) are simulated on the same costs and the fastest wins; its
- * boundaries are then moved a layer at a time while the simulator says it
- * gets faster (polish). */
+ * transfers overlap compute, so the best candidates of the list by L (at
+ * each point half from each search) are simulated on the same costs, as
+ * many as WP_SIMULATE_BUDGET allows, and the fastest wins; its boundaries
+ * are then moved a layer at a time while the simulator says it gets faster
+ * (polish). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +43,15 @@
 
 #define WP_DP_MAX_DEVICES 64
 #define WP_DP_BUDGET 3e7
-/* How many of the best plans by L the simulator checks, and up to how many
- * GPUs (the simulator keeps a ranks x ranks link table). */
+/* How many of the best plans by L the simulator checks, and how much
+ * simulation (ranks x micro-batches summed over the checks) they may take:
+ * 512 ranks x 64 micro-batches each for 48 plans, the scale the simulator's
+ * ranks x ranks link table was sized for */
 #define WP_SIMULATE_CANDIDATES 48
-#define WP_SIMULATE_MAX_DEVICES 512
+#define WP_SIMULATE_BUDGET (48.0 * 512 * 64)
+/* The largest slice (samples per replica in a micro-batch) the hybrid
+ * search tries: Megatron-LM's table 1 runs 1 to 16 */
+#define WP_MAX_SLICE 16
 
 struct state {
     int j;
@@ -63,7 +77,7 @@ struct search {
     int *bucket_next;          /* per state: next state with the same j */
     int *bucket_head, *bucket_tail;
     struct wp_plan_tally tally;
-    char *take;                /* take[m]: a new stage may get m GPUs (G + 1 entries) */
+    char *take;                /* take[m]: a new stage may get m groups (G + 1 entries) */
 };
 
 static int better(int fits_a, double a, int fits_b, double b)
@@ -292,8 +306,10 @@ static int plan_of_state(const struct search *S, int k, struct wp_plan *p, struc
             for (int n = 0; n < S->nodes; n++)
                 ps->replicas += S->cap - used[n];
         }
-        ps->devices = calloc((size_t)ps->replicas, sizeof *ps->devices);
-        if (!ps->devices || wp_place_take(ps->policy, used, S->nodes, S->cap, ps->replicas, ps->devices)) {
+        int t = wp_plan_tensor_size(S->m->point.tensor);
+        ps->devices = calloc((size_t)ps->replicas * t, sizeof *ps->devices);
+        if (!ps->devices ||
+            wp_place_take_groups(ps->policy, used, S->nodes, S->cap, ps->replicas, t, ps->devices)) {
             free(used);
             free(chain);
             return wp_errorf(err, "internal error: stage %d cannot be placed again", i);
@@ -325,7 +341,7 @@ static int dp_scope(struct search *S, const char **how)
 {
     S->take = calloc((size_t)S->G + 1, 1);
     if (!S->take || S->G > WP_DP_MAX_DEVICES) {
-        *how = "uniform plans only (more GPUs than the DP takes)";
+        *how = "uniform plans only (more devices than the DP takes)";
         return 0;
     }
     /* occupancies: sorted vectors of nodes entries in 0..cap */
@@ -396,20 +412,22 @@ out:
     return rc;
 }
 
-/* No plan fits: say what would. */
-static int explain_no_fit(const struct search *S, struct wp_err *err)
+/* No plan fits: say what would (least_peak: the least memory per device
+ * any plan needed). */
+static int explain_no_fit(const struct wp_plan_model *m, double least_peak, struct wp_err *err)
 {
-    const struct wp_plan_model *m = S->m;
-    double gib = 1024.0 * 1024 * 1024, mem = m->hw.memory_bytes;
-    double weights = m->cum_w[S->N];
+    double gib = 1024.0 * 1024 * 1024, mem = m->hw.memory_bytes, weights = 0;
+    int G = wp_plan_hw_devices(&m->hw);
+    for (int i = 0; i < m->layers->nlayers; i++)
+        weights += 2.0 * m->layers->layers[i].parameter_bytes + m->layers->layers[i].optimizer_bytes;
     int need = (int)ceil(weights / mem);
-    if (need > S->G)
+    if (need > G)
         return wp_errorf(err, "the model does not fit on %d devices of %.1f GiB: its weights, gradients and optimizer "
                               "state alone take %.1f GiB, so it needs at least %d such devices",
-                         S->G, mem / gib, weights / gib, need);
+                         G, mem / gib, weights / gib, need);
     return wp_errorf(err, "no plan fits in %.1f GiB per device on %d devices: the least any plan needs is %.2f GiB "
                           "per device (give --memory, more devices or a smaller --global-batch)",
-                     mem / gib, S->G, S->tally.least_peak / gib);
+                     mem / gib, G, least_peak / gib);
 }
 
 /* The simulator's last word on the split: each boundary moved by one layer
@@ -446,13 +464,46 @@ static int polish(const struct wp_plan_model *m, struct wp_plan *p, struct wp_er
     return 0;
 }
 
-/* A candidate for the final choice: a DP state or a uniform plan. */
+/* A candidate for the final choice: a plan at a point, with its L. */
 struct candidate {
-    int state;                   /* >= 0: DP state */
-    const struct wp_uniform_plan *u; /* else this */
+    struct wp_plan_point point;
     int fits;
     double value;
+    struct wp_plan *plan;           /* a DP state's plan (owned), or NULL: */
+    struct wp_uniform_plan uniform; /* a uniform plan (its first[] owned) */
 };
+
+struct candidate_list {
+    struct candidate *v;
+    int n, cap;
+};
+
+static void candidate_list_destroy(struct candidate_list *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i].plan) {
+            wp_plan_destroy(l->v[i].plan);
+            free(l->v[i].plan);
+        }
+        free(l->v[i].uniform.first);
+    }
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int candidate_push(struct candidate_list *l, const struct candidate *c)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        struct candidate *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *c;
+    return 0;
+}
 
 static int cmp_candidate(const void *a, const void *b)
 {
@@ -462,90 +513,319 @@ static int cmp_candidate(const void *a, const void *b)
     return x->value < y->value ? -1 : x->value > y->value;
 }
 
-static int candidate_plan(const struct search *S, const struct candidate *c, struct wp_plan *p,
-                          struct wp_err *err)
+/* What one point's search says of itself. */
+struct point_stats {
+    const char *how;
+    long states, evaluations;
+    double least_peak;
+};
+
+/* The DP state or uniform plan behind a ranking entry of one point. */
+struct ranked {
+    int state;                       /* >= 0: DP state */
+    const struct wp_uniform_plan *u; /* else this */
+    int fits;
+    double value;
+};
+
+static int cmp_ranked(const void *a, const void *b)
 {
-    wp_plan_init(p);
-    return c->state >= 0 ? plan_of_state(S, c->state, p, err) : wp_plan_of_uniform(S->m, c->u, p, err);
+    const struct ranked *x = a, *y = b;
+    if (x->fits != y->fits)
+        return y->fits - x->fits;
+    return x->value < y->value ? -1 : x->value > y->value;
 }
 
-int wp_plan_dapple(const struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err)
+/* The searches at m's point: its best DP states (as plans) and uniform
+ * plans by L, half of the simulator's checks each so that neither crowds
+ * out the other, into l. */
+static int search_point(struct wp_plan_model *m, struct candidate_list *l, struct point_stats *st,
+                        struct wp_err *err)
 {
-    double t0 = wp_monotonic_s();
     struct search S;
     memset(&S, 0, sizeof S);
     S.m = m;
     S.nodes = m->hw.nodes;
-    S.cap = m->hw.gpus_per_node;
+    S.cap = m->groups_per_node;
     S.N = m->layers->nlayers;
-    S.G = wp_plan_hw_devices(&m->hw);
+    S.G = wp_plan_model_groups(m);
     S.tally.least_peak = INFINITY;
     S.canon_tmp = calloc((size_t)S.nodes, sizeof *S.canon_tmp);
     S.used_tmp = calloc((size_t)S.nodes, sizeof *S.used_tmp);
     int rc = S.canon_tmp && S.used_tmp ? 0 : wp_errorf(err, "out of memory"), best_k = -1;
     struct wp_uniform_list ul = {NULL, 0, 0};
-    struct candidate *cand = NULL;
-    const char *how = "";
-    if (rc == 0 && dp_scope(&S, &how))
+    struct ranked *rank = NULL;
+    st->how = "";
+    if (rc == 0 && dp_scope(&S, &st->how))
         rc = search_dp(&S, &best_k, err);
     if (rc == 0 && wp_plan_search_uniform(m, &S.tally, &ul))
         rc = wp_errorf(err, "out of memory");
     int nc = 0;
+    if (rc == 0 && !(rank = calloc((size_t)(S.nst + ul.n + 1), sizeof *rank)))
+        rc = wp_errorf(err, "out of memory");
     if (rc == 0) {
-        cand = calloc((size_t)(S.nst + ul.n + 1), sizeof *cand);
-        if (!cand)
-            rc = wp_errorf(err, "out of memory");
-    }
-    if (rc == 0) {
-        /* the best DP states and the best uniform plans, half of the
-         * simulator's checks each, so that neither crowds out the other */
         for (int k = 0; k < S.nst; k++)
-            cand[nc++] = (struct candidate){k, NULL, S.st[k].fits, S.st[k].value};
-        qsort(cand, (size_t)nc, sizeof *cand, cmp_candidate);
+            rank[nc++] = (struct ranked){k, NULL, S.st[k].fits, S.st[k].value};
+        qsort(rank, (size_t)nc, sizeof *rank, cmp_ranked);
         int ndp = nc < WP_SIMULATE_CANDIDATES / 2 ? nc : WP_SIMULATE_CANDIDATES / 2;
         nc = ndp;
         for (int i = 0; i < ul.n; i++)
-            cand[nc++] = (struct candidate){-1, &ul.v[i], ul.v[i].fits, ul.v[i].value};
-        qsort(cand + ndp, (size_t)(nc - ndp), sizeof *cand, cmp_candidate);
+            rank[nc++] = (struct ranked){-1, &ul.v[i], ul.v[i].fits, ul.v[i].value};
+        qsort(rank + ndp, (size_t)(nc - ndp), sizeof *rank, cmp_ranked);
         if (nc > WP_SIMULATE_CANDIDATES)
             nc = WP_SIMULATE_CANDIDATES;
-        qsort(cand, (size_t)nc, sizeof *cand, cmp_candidate);
-        if (nc == 0 || !cand[0].fits)
-            rc = explain_no_fit(&S, err);
     }
-    if (rc == 0) {
-        /* L leaves out the bubbles inside the pivot stage and how transfers
-         * overlap: the best candidates by L are simulated and the fastest by
-         * the simulator wins (with many ranks L alone decides) */
-        int check = S.G <= WP_SIMULATE_MAX_DEVICES ? WP_SIMULATE_CANDIDATES : 1;
-        double best_sim = INFINITY;
-        for (int i = 0; i < nc && i < check && cand[i].fits && rc == 0; i++) {
-            struct wp_plan p;
-            double sim = cand[i].value;
-            rc = candidate_plan(&S, &cand[i], &p, err);
-            if (rc == 0 && check > 1)
-                rc = wp_plan_simulate(m, &p, 1, 0, &sim, NULL, err);
-            if (rc == 0 && sim < best_sim * (1 - 1e-9)) {
-                best_sim = sim;
-                wp_plan_destroy(best);
-                *best = p;
-                best->simulated_iter_s = check > 1 ? sim : -1;
-                if (check > 1)
-                    best->predicted_iter_s = sim;
-            } else {
-                wp_plan_destroy(&p);
+    for (int i = 0; i < nc && rc == 0; i++) {
+        struct candidate c = {m->point, rank[i].fits, rank[i].value, NULL, {0, 0, 0, 0, NULL}};
+        if (rank[i].state >= 0) {
+            if (!(c.plan = malloc(sizeof *c.plan))) {
+                rc = wp_errorf(err, "out of memory");
+                break;
             }
+            wp_plan_init(c.plan);
+            rc = plan_of_state(&S, rank[i].state, c.plan, err);
+        } else {
+            c.uniform = *rank[i].u;
+            c.uniform.first = malloc((size_t)c.uniform.nstages * sizeof *c.uniform.first);
+            if (c.uniform.first)
+                memcpy(c.uniform.first, rank[i].u->first, (size_t)c.uniform.nstages * sizeof *c.uniform.first);
+            else
+                rc = wp_errorf(err, "out of memory");
         }
-        if (rc == 0 && check > 1)
-            rc = polish(m, best, err);
+        if (rc == 0 && candidate_push(l, &c))
+            rc = wp_errorf(err, "out of memory");
+        if (rc) {
+            if (c.plan) {
+                wp_plan_destroy(c.plan);
+                free(c.plan);
+            }
+            free(c.uniform.first);
+        }
     }
-    best->search = how;
-    best->states = S.nst + ul.n;
-    best->evaluations = S.tally.evaluations;
-    best->search_s = wp_monotonic_s() - t0;
+    st->states = S.nst + ul.n;
+    st->evaluations = S.tally.evaluations;
+    st->least_peak = S.tally.least_peak;
     wp_uniform_list_destroy(&ul);
-    free(cand);
+    free(rank);
     search_destroy(&S);
     return rc;
 }
 
+static int same_point(const struct wp_plan_point *a, const struct wp_plan_point *b)
+{
+    return a->tensor.p1 == b->tensor.p1 && a->tensor.p2 == b->tensor.p2 && a->slice == b->slice;
+}
+
+/* A candidate's plan, with m moved to its point. */
+static int candidate_plan(struct wp_plan_model *m, const struct candidate *c, struct wp_plan *p, struct wp_err *err)
+{
+    if (!same_point(&m->point, &c->point) && wp_plan_model_set_point(m, &c->point, err))
+        return -1;
+    wp_plan_init(p);
+    if (c->plan) {
+        *p = *c->plan; /* a copy that owns its stages: the candidate's are rebuilt */
+        p->stages = calloc((size_t)c->plan->nstages, sizeof *p->stages);
+        if (!p->stages)
+            return wp_errorf(err, "out of memory");
+        int t = wp_plan_tensor_size(c->point.tensor);
+        for (int s = 0; s < p->nstages; s++) {
+            p->stages[s] = c->plan->stages[s];
+            size_t n = (size_t)p->stages[s].replicas * t;
+            p->stages[s].devices = malloc(n * sizeof *p->stages[s].devices);
+            if (!p->stages[s].devices) {
+                p->nstages = s;
+                return wp_errorf(err, "out of memory");
+            }
+            memcpy(p->stages[s].devices, c->plan->stages[s].devices, n * sizeof *p->stages[s].devices);
+        }
+        p->kfkb = NULL;
+        p->sbp = NULL;
+        p->nkfkb = 0;
+        return 0;
+    }
+    return wp_plan_of_uniform(m, &c->uniform, p, err);
+}
+
+/* Megatron-LM's interleaved schedule for a simulated plan of one replica
+ * count (m at its point): 2 .. m->max_chunks chunks whose virtual stages
+ * get a layer each at least and whose micro-batches the ranks divide, each
+ * balanced and simulated; *best becomes the fastest that fits (when it
+ * beats *best_sim). */
+static int interleave(struct wp_plan_model *m, const struct wp_plan *base, struct wp_plan *best, double *best_sim,
+                      struct wp_err *err)
+{
+    int P = base->nstages, rc = 0;
+    for (int s = 1; s < P; s++)
+        if (base->stages[s].replicas != base->stages[0].replicas)
+            return 0;
+    for (int v = 2; v <= m->max_chunks && v * P <= m->layers->nlayers && P > 1 && rc == 0; v++) {
+        if (base->microbatches % P)
+            break; /* Megatron's order needs M a multiple of the ranks */
+        struct wp_plan p;
+        double sim;
+        rc = wp_plan_interleave(m, base, v, NULL, &p, err);
+        if (rc == 0 && p.fits)
+            rc = wp_plan_simulate(m, &p, 1, 0, &sim, NULL, err);
+        if (rc == 0 && p.fits && sim < *best_sim * (1 - 1e-9)) {
+            *best_sim = sim;
+            p.simulated_iter_s = p.predicted_iter_s = sim;
+            wp_plan_destroy(best);
+            *best = p;
+        } else {
+            wp_plan_destroy(&p);
+        }
+    }
+    return rc;
+}
+
+/* The final choice among the candidates of every point: the best by L
+ * simulated within the budget (with their interleaved schedules when
+ * m->max_chunks allows), the fastest kept and polished. m ends at its
+ * point. Returns 1 when no candidate fits in memory. */
+static int choose(struct wp_plan_model *m, struct candidate_list *l, struct wp_plan *best, struct wp_err *err)
+{
+    qsort(l->v, (size_t)l->n, sizeof *l->v, cmp_candidate);
+    if (l->n == 0 || !l->v[0].fits)
+        return 1;
+    double best_sim = INFINITY, spent = 0;
+    int rc = 0, simulated = 0;
+    struct wp_plan_point chosen = l->v[0].point;
+    for (int i = 0; i < l->n && i < WP_SIMULATE_CANDIDATES && l->v[i].fits && rc == 0; i++) {
+        struct wp_plan p;
+        rc = candidate_plan(m, &l->v[i], &p, err);
+        if (rc) {
+            wp_plan_destroy(&p);
+            break;
+        }
+        double size = (double)wp_plan_sim_ranks(&p) * p.microbatches, sim = l->v[i].value;
+        int check = spent + size <= WP_SIMULATE_BUDGET;
+        if (!check && i > 0) { /* past the budget: the simulated ones decide */
+            wp_plan_destroy(&p);
+            break;
+        }
+        int last = !check; /* the first alone past the budget: L decides, as for it alone */
+        if (check) {
+            rc = wp_plan_simulate(m, &p, 1, 0, &sim, NULL, err);
+            spent += size;
+            simulated = 1;
+        }
+        double before = best_sim;
+        if (rc == 0 && check && m->max_chunks > 1)
+            rc = interleave(m, &p, best, &best_sim, err);
+        if (best_sim < before)
+            chosen = l->v[i].point;
+        if (rc == 0 && sim < best_sim * (1 - 1e-9)) {
+            best_sim = sim;
+            wp_plan_destroy(best);
+            *best = p;
+            best->simulated_iter_s = check ? sim : -1;
+            if (check)
+                best->predicted_iter_s = sim;
+            chosen = l->v[i].point;
+        } else {
+            wp_plan_destroy(&p);
+        }
+        if (last)
+            break;
+    }
+    if (rc == 0 && !same_point(&m->point, &chosen))
+        rc = wp_plan_model_set_point(m, &chosen, err);
+    if (rc == 0 && simulated)
+        rc = polish(m, best, err);
+    return rc;
+}
+
+/* The searches at each of the points, then the choice. */
+static int search_points(struct wp_plan_model *m, const struct wp_plan_point *points, int npoints,
+                         struct wp_plan *best, struct wp_err *err)
+{
+    double t0 = wp_monotonic_s(), least_peak = INFINITY;
+    struct candidate_list l = {NULL, 0, 0};
+    struct point_stats *stats = calloc((size_t)npoints, sizeof *stats);
+    long states = 0, evaluations = 0;
+    int rc = stats ? 0 : wp_errorf(err, "out of memory"), searched = 0;
+    struct wp_err why = {""};
+    for (int i = 0; i < npoints && rc == 0; i++) {
+        if (!same_point(&m->point, &points[i]) && wp_plan_model_set_point(m, &points[i], &why))
+            continue; /* a group that cannot split these blocks */
+        rc = search_point(m, &l, &stats[i], err);
+        searched++;
+        states += stats[i].states;
+        evaluations += stats[i].evaluations;
+        if (stats[i].least_peak < least_peak)
+            least_peak = stats[i].least_peak;
+    }
+    if (rc == 0 && searched == 0)
+        rc = wp_errorf(err, "no point of the hybrid space can be planned: %s", why.msg);
+    if (rc == 0) {
+        rc = choose(m, &l, best, err);
+        if (rc == 1)
+            rc = explain_no_fit(m, least_peak, err);
+    }
+    if (rc == 0) {
+        for (int i = 0; i < npoints; i++)
+            if (same_point(&points[i], &m->point))
+                best->search = stats[i].how;
+        best->points = searched;
+        best->states = states;
+        best->evaluations = evaluations;
+        best->search_s = wp_monotonic_s() - t0;
+    }
+    candidate_list_destroy(&l);
+    free(stats);
+    return rc;
+}
+
+int wp_plan_dapple(struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err)
+{
+    struct wp_plan_point here = m->point;
+    return search_points(m, &here, 1, best, err);
+}
+
+/* 1 when some layer of the table is a transformer block. */
+static int has_blocks(const struct wp_layer_table *t)
+{
+    for (int i = 0; i < t->nlayers; i++)
+        if (t->layers[i].block.channels > 0)
+            return 1;
+    return 0;
+}
+
+int wp_plan_search(struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err)
+{
+    int g = m->hw.gpus_per_node, max_t = g;
+    int fixed_t = m->fixed_tensor.p1 > 0 ? wp_plan_tensor_size(m->fixed_tensor) : 0;
+    if (!has_blocks(m->layers))
+        max_t = 1;
+    if (fixed_t > max_t || (fixed_t && g % fixed_t))
+        return wp_errorf(err, max_t == 1 && fixed_t <= g && g % fixed_t == 0
+                                  ? "a tensor group of %d x %d: the layer table '%s' marks no layer as a transformer "
+                                    "block, so only 1x1 splits nothing"
+                                  : "a tensor group of %d x %d GPUs for '%s' does not divide a node's GPUs",
+                         m->fixed_tensor.p1, m->fixed_tensor.p2, m->layers->name);
+    int nslices = 0, slices[8];
+    if (wp_plan_model_times_scale(m))
+        for (int b = 1; b <= WP_MAX_SLICE && b <= m->global_batch; b *= 2)
+            slices[nslices++] = b;
+    else
+        slices[nslices++] = m->layers->profile_batch;
+    struct wp_plan_point *points = calloc((size_t)(nslices * g * g + 1), sizeof *points);
+    if (!points)
+        return wp_errorf(err, "out of memory");
+    int n = 0;
+    for (int t = 1; t <= max_t; t++) {
+        if (g % t)
+            continue;
+        for (int p1 = t; p1 >= 1; p1--) { /* the 1D split (Megatron's) first */
+            struct wp_plan_tensor shape = {p1, t / p1};
+            if (t % p1 || (m->fixed_tensor.p1 > 0 && (shape.p1 != m->fixed_tensor.p1 ||
+                                                      shape.p2 != m->fixed_tensor.p2)))
+                continue;
+            for (int i = 0; i < nslices; i++)
+                points[n++] = (struct wp_plan_point){shape, slices[i]};
+        }
+    }
+    int rc = search_points(m, points, n, best, err);
+    free(points);
+    return rc;
+}

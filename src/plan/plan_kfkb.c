@@ -16,12 +16,35 @@
 #define WP_KFKB_SIMULATE_MAX_RANKS 512
 #define WP_KFKB_MAX_K 8
 
+/* 1 when every stage has the same replica count. */
+static int uniform_replicas(const struct wp_plan *p)
+{
+    for (int s = 1; s < p->nstages; s++)
+        if (p->stages[s].replicas != p->stages[0].replicas)
+            return 0;
+    return 1;
+}
+
+int wp_plan_sim_ranks(const struct wp_plan *p)
+{
+    if (p->chunks > 1)
+        return p->nstages / p->chunks;
+    if (uniform_replicas(p))
+        return p->nstages;
+    int ranks = 0;
+    for (int s = 0; s < p->nstages; s++)
+        ranks += p->stages[s].replicas;
+    return ranks;
+}
+
 int wp_plan_simulate(const struct wp_plan_model *m, const struct wp_plan *p, int k, int micro_batch,
                      double *iter_s, double *peak_bytes, struct wp_err *err)
 {
     int S = p->nstages;
     if (micro_batch <= 0)
         micro_batch = p->micro_batch;
+    if (micro_batch <= 0)
+        return wp_errorf(err, "the plan has no micro-batch size (its replicas split no micro-batch evenly)");
     int M = (m->global_batch + micro_batch - 1) / micro_batch;
     double *buf = calloc((size_t)S * 5, sizeof *buf);
     int *reps = calloc((size_t)S, sizeof *reps);
@@ -31,11 +54,9 @@ int wp_plan_simulate(const struct wp_plan_model *m, const struct wp_plan *p, int
         return wp_errorf(err, "out of memory");
     }
     double *f = buf, *b = buf + S, *send = buf + 2 * S, *ar = buf + 3 * S, *w = buf + 4 * S, peak;
-    int ranks = 0;
-    for (int s = 0; s < S; s++) {
-        reps[s] = p->stages[s].replicas;
-        ranks += reps[s];
-    }
+    int ranks = wp_plan_sim_ranks(p), chain = uniform_replicas(p);
+    for (int s = 0; s < S; s++)
+        reps[s] = chain ? 1 : p->stages[s].replicas;
     int rc = 0;
     if (wp_plan_costs_at(m, p, micro_batch, k, p->policy ? p->policy : 'A', f, b, send, ar, &peak))
         rc = wp_errorf(err, "micro-batch %d leaves a replica without a sample", micro_batch);
@@ -43,10 +64,14 @@ int wp_plan_simulate(const struct wp_plan_model *m, const struct wp_plan *p, int
     wp_sched_params_default(&sp);
     sp.kind = k > 1 ? WP_SCHED_KFKB : WP_SCHED_1F1B;
     sp.k = k;
+    if (p->chunks > 1) { /* the ranks hold every chunk-th stage (plan.h), as the generator places them */
+        sp.kind = WP_SCHED_INTERLEAVED;
+        sp.chunks = p->chunks;
+    }
     sp.ranks = ranks;
     sp.microbatches = M;
     sp.policy = p->policy ? p->policy : 'A';
-    if (S > 1 || reps[0] > 1) {
+    if (!chain) {
         sp.nreplicas = S;
         sp.replicas = reps;
     }
@@ -56,6 +81,8 @@ int wp_plan_simulate(const struct wp_plan_model *m, const struct wp_plan *p, int
     if (rc == 0 && (rc = wp_schedule_generate(&sp, &sched, err)) == 0) {
         struct wp_cost_model cost;
         wp_cost_model_per_stage(&cost, f, b, w, send, ar);
+        if (chain) /* one rank holds each stage: no ALLREDUCE; its time before the STEP instead */
+            cost.stage_step_s = ar;
         if ((rc = wp_simulate(&sched, &cost, &res, err)) == 0) {
             *iter_s = res.makespan;
             wp_sim_result_destroy(&res);
@@ -102,7 +129,7 @@ int wp_plan_kfkb_candidates(const struct wp_plan_model *m, struct wp_plan *p, st
             continue;
         int M = (m->global_batch + best - 1) / best;
         c[n] = (struct wp_kfkb_candidate){k, best, M, 0, best_peak};
-        if (p->devices_used <= WP_KFKB_SIMULATE_MAX_RANKS) {
+        if (wp_plan_sim_ranks(p) <= WP_KFKB_SIMULATE_MAX_RANKS) {
             rc = wp_plan_simulate(m, p, k, best, &c[n].predicted_iter_s, NULL, err);
         } else { /* too many ranks to simulate: DAPPLE's L at this micro-batch */
             struct wp_pipe_stage *ps = m->scratch;

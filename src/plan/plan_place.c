@@ -7,7 +7,9 @@
  *  - scatter first: one GPU at a time round the nodes already used (all
  *    nodes when none is), so the stage spreads equally over machines;
  *  - rest: every GPU still free (the last stage of a search state).
- * Within a node GPUs are taken in index order. Ties go to the lower node. */
+ * Within a node GPUs are taken in index order. Ties go to the lower node.
+ * With tensor parallelism the same policies place groups of t GPUs (the
+ * consecutive GPUs of a node, one NVLink domain). */
 #include <stdlib.h>
 
 #include "plan/plan.h"
@@ -111,4 +113,27 @@ void wp_stage_shape_of(const struct wp_plan_device *d, int n, struct wp_stage_sh
         shape->max_per_node = 1;
     }
     free(count);
+}
+
+int wp_place_take_groups(enum wp_place_policy policy, int *used, int nodes, int capacity, int n, int t,
+                         struct wp_plan_device *out)
+{
+    if (policy == WP_PLACE_REST) {
+        n = 0;
+        for (int i = 0; i < nodes; i++)
+            n += capacity - used[i];
+    }
+    if (wp_place_take(policy, used, nodes, capacity, n, out))
+        return -1;
+    for (int i = n - 1; i >= 0; i--) /* from the back: entry i moves to i t and beyond */
+        for (int l = t - 1; l >= 0; l--)
+            out[i * t + l] = (struct wp_plan_device){out[i].node, out[i].gpu * t + l};
+    return 0;
+}
+
+void wp_stage_shape_of_groups(const struct wp_plan_device *d, int replicas, int t, struct wp_stage_shape *shape)
+{
+    wp_stage_shape_of(d, replicas * t, shape);
+    shape->replicas = replicas;
+    shape->max_per_node /= t;
 }

@@ -6,6 +6,7 @@
  * blocks sharing one strategy. Data parallelism is the mesh (r, 1, 1); the
  * search says when another mesh communicates less. The plan file records
  * the mesh per layer for the runtime to execute (a later issue). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,11 @@ int wp_plan_sbp(struct wp_plan *p, const struct wp_layer_table *t, int channels,
         struct wp_plan_sbp *sb = &p->sbp[s];
         int blocks = blocks_in(t, st->first_layer, st->last_layer);
         int r = st->replicas, g = st->max_per_node;
+        if (wp_plan_tensor_size(p->tensor) > 1) {
+            snprintf(sb->why, sizeof sb->why, "its replicas are tensor groups of %d x %d GPUs already",
+                     p->tensor.p1, p->tensor.p2);
+            continue;
+        }
         if (r < 2 || blocks == 0 || (r > g && r % g))
             continue; /* nothing to mesh, or replicas not whole nodes */
         sb->nlayers = 2 * blocks;

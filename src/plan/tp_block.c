@@ -12,10 +12,12 @@ const char *wp_tp_call_name(enum wp_tp_call c)
     return c >= 0 && c < WP_TP_CALL_COUNT ? names[c] : "?";
 }
 
+/* The ring collective each call is. */
+static const enum wp_collective kind[WP_TP_CALL_COUNT] = {WP_COLL_REDUCE_SCATTER, WP_COLL_ALLGATHER,
+                                                          WP_COLL_ALLGATHER, WP_COLL_ALLREDUCE};
+
 static void add(struct wp_tp_block_volume *v, enum wp_tp_call c, int n, double elements)
 {
-    static const enum wp_collective kind[WP_TP_CALL_COUNT] = {WP_COLL_REDUCE_SCATTER, WP_COLL_ALLGATHER,
-                                                              WP_COLL_ALLGATHER, WP_COLL_ALLREDUCE};
     if (v->group[c] <= 1)
         return; /* a group of one makes no call */
     v->calls[c] += n;
@@ -45,6 +47,28 @@ void wp_tp_block_volume(int p1, int p2, double n_rows, int channels, struct wp_t
     add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * 4 * C / p1);
     add(v, WP_TP_ALL_REDUCE, 2, N * C / p2);
     add(v, WP_TP_ALL_GATHER_COLS, 2, N * C);
+}
+
+double wp_tp_block_comm_s(int p1, int p2, double n_rows, int channels, double element_bytes,
+                          const struct wp_link_cost *axis1, const struct wp_link_cost *axis2)
+{
+    struct wp_tp_block_volume v;
+    wp_tp_block_volume(p1, p2, n_rows, channels, &v);
+    double s = 0;
+    for (int c = 0; c < WP_TP_CALL_COUNT; c++) {
+        const struct wp_link_cost *link = c == WP_TP_ALL_REDUCE ? axis1 : axis2;
+        s += v.calls[c] * wp_collective_messages(kind[c], v.group[c]) * link->alpha_s +
+             v.sent_elements[c] * element_bytes * link->beta_s_per_byte;
+    }
+    return s;
+}
+
+double wp_tp_block_stored_bytes(int p1, int p2, double seqs, int seq_len, int channels, int heads,
+                                double element_bytes)
+{
+    double t = (double)p1 * p2, sbh = seqs * seq_len * (double)channels;
+    double scores = (double)heads * seq_len * (double)seq_len * seqs; /* a s^2 b */
+    return element_bytes * (sbh * (2 + 2.0 / p2 + 5.0 / p1 + 7.0 / t) + 2 * scores / t) + 2 * sbh + scores / t;
 }
 
 size_t wp_tp_block_param_floats(int p1, int p2, int channels)

@@ -34,6 +34,8 @@
 
 #include <stddef.h>
 
+#include "topo/collective_cost.h"
+
 /* Collective kinds and the axis they run on, as the runtime counts them. */
 enum wp_tp_call {
     WP_TP_REDUCE_SCATTER_ROWS, /* over axis 2 */
@@ -60,6 +62,30 @@ void wp_tp_block_volume(int p1, int p2, double n_rows, int channels, struct wp_t
 /* Floats of one block's parameters on a rank of the group (its shards and
  * the replicated tensors). */
 size_t wp_tp_block_param_floats(int p1, int p2, int channels);
+
+/* Seconds of one block's collectives, forward and backward together, for a
+ * slice of n_rows = B T rows of element_bytes each: every call of
+ * wp_tp_block_volume at the ring cost of collective_cost.h, the AllReduces
+ * on axis1's link, the calls over axis 2 on axis2's (axis 1 is the inner,
+ * consecutive axis of the group). The backward makes the duals of the
+ * forward's calls, of the same sizes: each direction takes half. */
+double wp_tp_block_comm_s(int p1, int p2, double n_rows, int channels, double element_bytes,
+                          const struct wp_link_cost *axis1, const struct wp_link_cost *axis2);
+
+/* Bytes a rank of the group keeps from one block's forward for its
+ * backward, for `seqs` sequences of seq_len tokens: Korthikanti et al.'s
+ * accounting of a GPT block with dropout (arXiv:2205.05198, section 4.1:
+ * 34 s b h + 5 a s^2 b bytes at 2-byte activations) laid onto the dataflow
+ * above. Kept whole on every rank: the two LayerNorms' inputs and the two
+ * dropout masks of the residual stream; split by p2: the QKV and
+ * up-projection inputs (columns j2); split by p1: the gathered inputs of
+ * the two projections; split by the whole group: Q, K, V, GELU's input and
+ * the attention scores, softmax and its dropout mask. element_bytes per
+ * activation element, one byte per dropout-mask element:
+ *   element_bytes (s b h (2 + 2/p2 + 5/p1 + 7/t) + 2 a s^2 b / t)
+ *   + 2 s b h + a s^2 b / t,   t = p1 p2. */
+double wp_tp_block_stored_bytes(int p1, int p2, double seqs, int seq_len, int channels, int heads,
+                                double element_bytes);
 
 /* 0 when the group p1 x p2 can split a model of `heads` heads and `channels`
  * channels with slices of `seqs` sequences; else -1 with why in why (64+). */

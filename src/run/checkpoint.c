@@ -10,6 +10,7 @@
 
 #include "run/safetensors.h"
 #include "run/stage_gpt2.h"
+#include "run/tensor_group.h"
 #include "util/atomic_file.h"
 
 /* The GPT-2 model of held stage h (checkpoints are refused for emulated runs). */
@@ -63,11 +64,38 @@ static int write_config_json(const char *path, const struct wp_gpt2_config *g, s
     return wp_atomic_commit(&af, err);
 }
 
-int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, const char *partition,
-                       struct wp_err *err)
+/* Where tensor i's pieces are: the world ranks of its holder's mesh that
+ * hold its distinct pieces (axis 0's first: j0 = 0), with each piece's
+ * shard; one rank and no shard without a mesh. Returns their count. */
+static int piece_holders(const struct wp_gpt2_config *g, int i, int owner, const struct wp_tensor_group *tg,
+                         int *world, struct wp_tp_shard *shard)
+{
+    if (!tg) {
+        world[0] = owner;
+        shard[0] = (struct wp_tp_shard){1, 1, 0, 0};
+        return 1;
+    }
+    int p1 = tg->shard.p1, p2 = tg->shard.p2, t = tg->p0 * p1 * p2, n = 0;
+    struct wp_tensor_desc d;
+    wp_gpt2_tensor_desc(g, i, &d);
+    for (int j2 = 0; j2 < p2; j2++)
+        for (int j1 = 0; j1 < p1; j1++) {
+            struct wp_tp_shard sh = {p1, p2, j1, j2};
+            int whole = wp_gpt2_shard_numel(g, i, &sh) == d.numel;
+            if (whole && n > 0)
+                return n; /* a replicated tensor: lane 0's */
+            world[n] = owner * t + j1 + p1 * j2;
+            shard[n++] = sh;
+        }
+    return n;
+}
+
+int wp_checkpoint_save(struct wp_interp *in, const struct wp_tensor_group *tg, const char *dir, long steps_done,
+                       const char *partition, struct wp_err *err)
 {
     const struct wp_gpt2_config *g = &in->cfg->model;
-    int rank = in->rank, n = wp_gpt2_tensor_count(g->layers), rc = 0;
+    int rank, n = wp_gpt2_tensor_count(g->layers), rc = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int *bstage = block_stages(in);
     if (!bstage)
         return wp_errorf(err, "out of memory");
@@ -85,30 +113,47 @@ int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, c
         opt = calloc((size_t)n * 2, sizeof *opt);
         values = calloc((size_t)n * 3, sizeof *values);
     }
+    int most = tg ? tg->shard.p1 * tg->shard.p2 : 1;
+    int *world = malloc((size_t)most * sizeof *world);
+    struct wp_tp_shard *shard = malloc((size_t)most * sizeof *shard);
+    if (!world || !shard)
+        rc = wp_errorf(err, "out of memory");
     for (int i = 0; i < n && rc == 0; i++) {
         struct wp_tensor_desc d;
         wp_gpt2_tensor_desc(g, i, &d);
         int stage = d.block >= 0 ? bstage[d.block] : (d.role == WP_T_LNFW || d.role == WP_T_LNFB) ? in->s->nstages - 1 : 0;
         int owner = in->s->place[stage].ranks[0];
-        float *buf = malloc(3 * d.numel * sizeof *buf);
-        if (!buf) {
+        float *buf = malloc(3 * d.numel * sizeof *buf), *piece = malloc(3 * d.numel * sizeof *piece);
+        if (!buf || !piece) {
+            free(buf);
+            free(piece);
             rc = wp_errorf(err, "out of memory");
             break;
         }
-        if (owner == rank) {
-            struct wp_held_stage *h = held(in, stage);
-            struct wp_gpt2_stage *st = wp_stage_gpt2_model(&h->exec);
-            long off = wp_stage_layout_find(&st->layout, i);
-            in->k->to_host(buf, st->params + off, d.numel * sizeof(float));
-            in->k->to_host(buf + d.numel, st->m + off, d.numel * sizeof(float));
-            in->k->to_host(buf + 2 * d.numel, st->v + off, d.numel * sizeof(float));
-            if (rank != 0)
-                MPI_Send(buf, (int)(3 * d.numel), MPI_FLOAT, 0, 7000 + i % 1000, MPI_COMM_WORLD);
+        /* each piece (params, m, v) from its holder to rank 0, made whole there */
+        int holders = piece_holders(g, i, owner, tg, world, shard);
+        for (int k = 0; k < holders; k++) {
+            size_t np = wp_gpt2_shard_numel(g, i, &shard[k]);
+            if (world[k] == rank) {
+                struct wp_held_stage *h = held(in, stage);
+                struct wp_gpt2_stage *st = wp_stage_gpt2_model(&h->exec);
+                long off = wp_stage_layout_find(&st->layout, i);
+                in->k->to_host(piece, st->params + off, np * sizeof(float));
+                in->k->to_host(piece + np, st->m + off, np * sizeof(float));
+                in->k->to_host(piece + 2 * np, st->v + off, np * sizeof(float));
+                if (rank != 0)
+                    MPI_Send(piece, (int)(3 * np), MPI_FLOAT, 0, 7000 + i % 1000, MPI_COMM_WORLD);
+            }
+            if (rank == 0) {
+                if (world[k] != 0)
+                    MPI_Recv(piece, (int)(3 * np), MPI_FLOAT, world[k], 7000 + i % 1000, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE);
+                for (int part = 0; part < 3; part++)
+                    wp_gpt2_shard_copy(g, i, &shard[k], buf + (size_t)part * d.numel, piece + (size_t)part * np, 0);
+            }
         }
+        free(piece);
         if (rank == 0) {
-            if (owner != 0)
-                MPI_Recv(buf, (int)(3 * d.numel), MPI_FLOAT, owner, 7000 + i % 1000, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
             struct wp_st_tensor *t = &model[i];
             snprintf(t->name, sizeof t->name, "%s", d.name);
             t->ndim = d.ndim;
@@ -156,6 +201,8 @@ int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, c
     free(model);
     free(opt);
     free(bstage);
+    free(world);
+    free(shard);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rc && rank != 0)
         wp_errorf(err, "rank 0 could not write the checkpoint %s", dir);
@@ -165,7 +212,8 @@ int wp_checkpoint_save(struct wp_interp *in, const char *dir, long steps_done, c
 int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, struct wp_err *err)
 {
     const struct wp_gpt2_config *g = &in->cfg->model;
-    int rank = in->rank, n = wp_gpt2_tensor_count(g->layers), rc = 0;
+    int rank, n = wp_gpt2_tensor_count(g->layers), rc = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     struct wp_st_file model, opt;
     memset(&model, 0, sizeof model);
     memset(&opt, 0, sizeof opt);
@@ -222,15 +270,22 @@ int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, 
             wp_safetensors_values(&opt, wp_safetensors_find(&opt, name), buf + 2 * d.numel);
         }
         MPI_Bcast(buf, (int)(3 * d.numel), MPI_FLOAT, 0, MPI_COMM_WORLD);
+        /* each holder takes its piece (the whole tensor without a mesh): any mesh resumes any */
+        float *piece = malloc(d.numel * sizeof *piece);
+        if (!piece)
+            MPI_Abort(MPI_COMM_WORLD, 1);
         for (int h = 0; h < in->nheld; h++) {
             struct wp_gpt2_stage *st = gpt2_of(in, h);
             long off = wp_stage_layout_find(&st->layout, i);
             if (off < 0)
                 continue;
-            in->k->to_device(st->params + off, buf, d.numel * sizeof(float));
-            in->k->to_device(st->m + off, buf + d.numel, d.numel * sizeof(float));
-            in->k->to_device(st->v + off, buf + 2 * d.numel, d.numel * sizeof(float));
+            float *to[3] = {st->params + off, st->m + off, st->v + off};
+            for (int part = 0; part < 3; part++) {
+                size_t np = wp_gpt2_shard_copy(g, i, &st->layout.shard, buf + (size_t)part * d.numel, piece, 1);
+                in->k->to_device(to[part], piece, np * sizeof(float));
+            }
         }
+        free(piece);
         free(buf);
     }
     wp_safetensors_free(&model);

@@ -494,6 +494,10 @@ static int sync_tied_embedding(struct wp_interp *in, struct wp_err *err)
             in->k->accumulate(sum, in->held[h].exec.ops->tied_grad(in->held[h].exec.impl, e), n_floats);
     }
     int rc = in->cops->allreduce_sum(in->comm, sum, n_floats, members, n);
+    if (n > 1) {
+        in->bytes.tied_sums++;
+        in->bytes.tied_sum_bytes += (double)n_floats * sizeof(float);
+    }
     for (int e = 0; rc == 0 && e < 2; e++) {
         int h = in->local_of_stage[ends[e]];
         if (h >= 0) {
@@ -523,6 +527,7 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
         in->held[h].exec.ops->zero_grads(in->held[h].exec.impl);
     in->timing.busy_s = 0;
     in->timing.nevents = 0;
+    memset(&in->bytes, 0, sizeof in->bytes);
     *loss_sum = 0;
     double t0 = MPI_Wtime();
     in->timing.start_s = in->clock ? wp_clock_now(in->clock) : 0;
@@ -577,6 +582,8 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
                 in->msg_posted_s[i] = wp_clock_now(in->clock);
             if (in->cops->isend(in->comm, buf, bytes, a->peer, tag_of(grad, a->stage), r))
                 rc = wp_errorf(err, "rank %d: send to rank %d failed", in->rank, a->peer);
+            in->bytes.sends++;
+            in->bytes.send_bytes += (double)bytes;
             break;
         }
         case WP_OP_F:
@@ -602,6 +609,10 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
             break;
         case WP_OP_ALLREDUCE:
             rc = wp_grad_reducer_finish(&hs->reducer, err);
+            if (hs->reducer.active) { /* the stage's gradient summed once, whatever its buckets */
+                in->bytes.grad_sums++;
+                in->bytes.grad_sum_bytes += (double)hs->exec.grad_floats * sizeof(float);
+            }
             record(in, a->op, a->stage, -1, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
         case WP_OP_STEP:

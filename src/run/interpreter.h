@@ -55,6 +55,10 @@ struct wp_interp {
     int record_events;
     struct wp_interp_timing timing;
     double last_loss;    /* mean loss of the last step (set by the caller) */
+    /* what this rank handed the comm table in the step, by kind: messages
+     * sent, replicated stages' gradient sums, the tied embedding's sums
+     * (bytes of each call's whole vector) */
+    struct { long sends, grad_sums, tied_sums; double send_bytes, grad_sum_bytes, tied_sum_bytes; } bytes;
     /* optional: passes' seconds are added to measure (the caller resets
      * and agrees it); per action of this rank's list, on clock's timeline,
      * when a send or receive was posted and when a receive was seen

@@ -160,9 +160,10 @@ int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_s
     size_t TC = (size_t)c->cfg->model.sequence_length * (size_t)c->cfg->model.channels;
     if (tg && (rq->nseq % p0 || TC % (size_t)p0 || wp_tp_group_check(tg->shard.p1, tg->shard.p2, c->cfg->model.heads,
                                                    c->cfg->model.channels, nseq, why, sizeof why)))
-        return wp_errorf(err, "stage %d, slices of %d sequences, mesh %dx%dx%d: %s", rq->stage, rq->nseq, p0,
+        return wp_errorf(err, "stage %d, slices of %d sequences, mesh %dx%dx%d: %s%s", rq->stage, rq->nseq, p0,
                          tg->shard.p1, tg->shard.p2,
-                         rq->nseq % p0 ? "axis 0 does not divide the sequences of a slice" : why);
+                         rq->nseq % p0 || TC % (size_t)p0 ? "axis 0 does not divide the sequences of a slice" : why,
+                         p0 > 1 && rq->nseq % p0 == 0 && TC % (size_t)p0 == 0 ? " (each rank of axis 0's share)" : "");
     struct gpt2_exec *g = calloc(1, sizeof *g);
     if (!g)
         return wp_errorf(err, "out of memory");

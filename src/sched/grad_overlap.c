@@ -11,7 +11,7 @@
 double wp_hier_allreduce_s(const void *hier, double bytes)
 {
     const struct wp_hier_allreduce *h = hier;
-    return wp_allreduce_hier_s(h->nodes, h->per_node, bytes, &h->intra, &h->inter);
+    return wp_allreduce_lanes_s(h->nodes, h->per_node, h->lanes, bytes, &h->intra, &h->inter);
 }
 
 /* The bucket chain so far: buckets sum one after another, each once ready. */

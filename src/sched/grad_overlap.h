@@ -43,9 +43,11 @@ struct wp_bucket_cost {
 };
 
 /* The hierarchical allreduce the simulator and the planner charge
- * (collective_cost.h: wp_allreduce_hier_s), as a wp_bucket_cost's ctx. */
+ * (collective_cost.h: wp_allreduce_lanes_s, lanes 1: wp_allreduce_hier_s;
+ * the planner's tensor groups run `lanes` side by side), as a
+ * wp_bucket_cost's ctx. */
 struct wp_hier_allreduce {
-    int nodes, per_node;
+    int nodes, per_node, lanes;
     struct wp_link_cost intra, inter;
 };
 double wp_hier_allreduce_s(const void *hier, double bytes);

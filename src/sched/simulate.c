@@ -389,7 +389,7 @@ static double allreduce_model_s(const void *ctx, double bytes)
 static void allreduce_model(const struct sim *sm, int stage, int n, const int *ranks, struct allreduce_model *m)
 {
     const double *known = sm->cost->stage_gradient_bytes;
-    *m = (struct allreduce_model){-1, known && known[stage] > 0 ? known[stage] : 1, {1, n, {0, 1.0}, {0, 0}}};
+    *m = (struct allreduce_model){-1, known && known[stage] > 0 ? known[stage] : 1, {1, n, 1, {0, 1.0}, {0, 0}}};
     if (sm->cost->stage_allreduce_s) {
         m->given_s = sm->cost->stage_allreduce_s[stage];
     } else if (sm->cost->cluster) {
@@ -426,7 +426,7 @@ static void allreduce_model(const struct sim *sm, int stage, int n, const int *r
         const struct wp_network *net = &sm->cost->cluster->network;
         if (net->given)
             inter = (struct wp_link_cost){net->latency_s, 1.0 / net->bandwidth_Bps};
-        m->hier = (struct wp_hier_allreduce){nodes, per_node, intra, inter};
+        m->hier = (struct wp_hier_allreduce){nodes, per_node, 1, intra, inter};
     } else {
         /* ring allreduce: 2(n-1) steps, each 1/n of the gradients (one ring of n at beta 1) */
         m->total_bytes = sm->cost->tar * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;

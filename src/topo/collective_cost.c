@@ -51,11 +51,17 @@ double wp_collective_s(enum wp_collective kind, int g, double n_bytes, const str
            wp_collective_sent_bytes(kind, g, n_bytes) * link->beta_s_per_byte;
 }
 
-double wp_allreduce_hier_s(int nodes, int per_node, double n_bytes, const struct wp_link_cost *intra,
-                           const struct wp_link_cost *inter)
+double wp_allreduce_lanes_s(int nodes, int per_node, int lanes, double n_bytes, const struct wp_link_cost *intra,
+                            const struct wp_link_cost *inter)
 {
     double t = wp_collective_s(WP_COLL_ALLREDUCE, per_node, n_bytes, intra);
     if (nodes > 1)
-        t += wp_collective_s(WP_COLL_ALLREDUCE, nodes, n_bytes, inter);
+        t += wp_collective_s(WP_COLL_ALLREDUCE, nodes, lanes * n_bytes, inter);
     return t;
+}
+
+double wp_allreduce_hier_s(int nodes, int per_node, double n_bytes, const struct wp_link_cost *intra,
+                           const struct wp_link_cost *inter)
+{
+    return wp_allreduce_lanes_s(nodes, per_node, 1, n_bytes, intra, inter);
 }

@@ -60,4 +60,13 @@ double wp_collective_messages(enum wp_collective kind, int g);
 double wp_allreduce_hier_s(int nodes, int per_node, double n_bytes, const struct wp_link_cost *intra,
                            const struct wp_link_cost *inter);
 
+/* `lanes` such AllReduces side by side, n bytes each on GPUs of their own
+ * (the lanes of a tensor-parallel group: lane l of every replica), sharing
+ * each node's network link: the rings inside a node run on separate GPUs
+ * at once, the rings across nodes carry lanes x n bytes through the link:
+ *   2(g-1)(a_in + n/g b_in) + 2(k-1)(a_net + lanes n/k b_net).
+ * One lane is wp_allreduce_hier_s. */
+double wp_allreduce_lanes_s(int nodes, int per_node, int lanes, double n_bytes, const struct wp_link_cost *intra,
+                            const struct wp_link_cost *inter);
+
 #endif
