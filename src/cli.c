@@ -38,6 +38,28 @@ int wp_parse_int_option(const char *command, const char *option, const char *tex
     return 0;
 }
 
+int wp_parse_grad_overlap(const char *command, const char *text, int *overlap)
+{
+    if (strcmp(text, "on") != 0 && strcmp(text, "off") != 0) {
+        wp_usage_error(command, "--grad-overlap must be on or off");
+        return -1;
+    }
+    *overlap = strcmp(text, "on") == 0;
+    return 0;
+}
+
+int wp_parse_grad_bucket_mb(const char *command, const char *text, double *bytes)
+{
+    char *end;
+    double mb = strtod(text, &end);
+    if (end == text || *end || !(mb >= 1e-3 && mb <= 1e6)) {
+        wp_usage_error(command, "--grad-bucket-mb '%s' must be a size in MiB from 0.001 to 1e6", text);
+        return -1;
+    }
+    *bytes = mb * 1024 * 1024;
+    return 0;
+}
+
 void wp_print_versions(void)
 {
     /* The library the loader found may not be the one compiled against (an

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "plan/plan.h"
 #include "run/gpt2_config.h"
+#include "sched/grad_overlap.h"
 #include "topo/cluster_io.h"
 #include "util/units.h"
 
@@ -22,7 +23,8 @@
 #define WP_PLAN_MAX_TABLES 16
 
 enum { OPT_LAYERS = 3000, OPT_PROFILE_BATCH, OPT_GLOBAL_BATCH, OPT_CLUSTER, OPT_MEMORY, OPT_OUT, OPT_FORMAT,
-       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL, OPT_UNEVEN, OPT_TENSOR, OPT_RECOMPUTE, OPT_CHUNKS };
+       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL, OPT_UNEVEN, OPT_TENSOR, OPT_RECOMPUTE,
+       OPT_CHUNKS, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB };
 
 static void usage(void)
 {
@@ -80,6 +82,12 @@ static void usage(void)
            "                       (its table V plans such as 15:1); by default every micro-batch\n"
            "                       divides the global batch and every stage's replicas split it\n"
            "                       evenly, as wavepipe run --plan needs\n"
+           "  --grad-overlap on|off\n"
+           "                       on (default, as wavepipe run): a replicated stage's allreduce\n"
+           "                       counts only what runs past its last backward, its gradients summed\n"
+           "                       in buckets as that backward finishes their layers; off: all of it\n"
+           "                       (DAPPLE's formula)\n"
+           "  --grad-bucket-mb MB  the buckets' size in MiB (default 25)\n"
            "  -h, --help           this text\n");
 }
 
@@ -87,7 +95,8 @@ struct plan_options {
     const char *layers[WP_PLAN_MAX_TABLES], *cluster, *out, *format, *model, *compare_dir;
     int nlayers;
     int profile_batch, global_batch, devices, compare, uneven_slices;
-    double memory_bytes;
+    int grad_overlap;
+    double memory_bytes, grad_bucket_bytes;
     enum wp_layer_contract contract;
     struct wp_plan_tensor tensor; /* p1 0: searched */
     enum wp_recompute recompute;
@@ -113,6 +122,8 @@ static int parse(int argc, char **argv, struct plan_options *o)
         {"tensor", required_argument, NULL, OPT_TENSOR},
         {"recompute", required_argument, NULL, OPT_RECOMPUTE},
         {"chunks", required_argument, NULL, OPT_CHUNKS},
+        {"grad-overlap", required_argument, NULL, OPT_GRAD_OVERLAP},
+        {"grad-bucket-mb", required_argument, NULL, OPT_GRAD_BUCKET_MB},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -121,6 +132,8 @@ static int parse(int argc, char **argv, struct plan_options *o)
     o->contract = WP_CONTRACT_AUTO;
     o->recompute = WP_RECOMPUTE_WHERE_NEEDED;
     o->chunks = 1;
+    o->grad_overlap = 1;
+    o->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -164,6 +177,14 @@ static int parse(int argc, char **argv, struct plan_options *o)
                 o->recompute = WP_RECOMPUTE_ALWAYS;
             else
                 return wp_usage_error(CMD, "--recompute '%s': expected auto, never or always", optarg);
+            break;
+        case OPT_GRAD_OVERLAP:
+            if (wp_parse_grad_overlap(CMD, optarg, &o->grad_overlap))
+                return 2;
+            break;
+        case OPT_GRAD_BUCKET_MB:
+            if (wp_parse_grad_bucket_mb(CMD, optarg, &o->grad_bucket_bytes))
+                return 2;
             break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0)
@@ -396,6 +417,8 @@ int wp_cmd_plan(int argc, char **argv)
         x->m.recompute = o.recompute;
         x->m.fixed_tensor = o.tensor;
         x->m.max_chunks = o.chunks;
+        x->m.grad_overlap = o.grad_overlap;
+        x->m.grad_bucket_bytes = o.grad_bucket_bytes;
         /* a table whose micro-batch fits nowhere leaves the others to choose from */
         x->planned = wp_plan_search(&x->m, &x->plan, &x->err) == 0;
         if (x->planned && (best < 0 || x->plan.predicted_iter_s < tp[best].plan.predicted_iter_s))

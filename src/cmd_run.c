@@ -33,6 +33,7 @@
 #include "run/stage_gpt2.h"
 #include "plan/layer_stages.h"
 #include "sched/generate.h"
+#include "sched/grad_overlap.h"
 #include "sched/simulate.h"
 #include "sched/trace.h"
 #include "sched_cli.h"
@@ -46,7 +47,7 @@ enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, O
        OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_TENSOR, OPT_MESH, OPT_PLAN,
        OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_CHANGES, OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
        OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN,
-       OPT_ADAPT_HORIZON };
+       OPT_ADAPT_HORIZON, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB };
 
 static void usage(void)
 {
@@ -152,6 +153,13 @@ static void usage(void)
            "                         I: ...' per change; a resumed run makes the earlier ones again\n"
            "  --changes-hook PROGRAM what makes the changes --changes names other than slow (at most 120 s\n"
            "                         each; a hook that fails ends the run)\n"
+           "  --grad-overlap on|off  on (default): a replicated stage sums its gradients in buckets started\n"
+           "                         as its last backward of the step (W, or B) finishes their layers,\n"
+           "                         non-blocking (MPI) or on a stream of their own (NCCL), the ALLREDUCE\n"
+           "                         waiting only for what is still in flight (PyTorch DDP's buckets);\n"
+           "                         off: one sum of all of them at the ALLREDUCE\n"
+           "  --grad-bucket-mb MB    the buckets' size in MiB (default 25, DDP's): a bucket starts once\n"
+           "                         its layers reach it\n"
            "  --progress-us N        emulated: while a pass waits and messages are in flight, wake every N\n"
            "                         microseconds to move them (default 200)\n"
            "  --adapt none|k|partition|both\n"
@@ -222,6 +230,8 @@ struct run_options {
     struct wp_adapt_options adapt;
     int adapt_given[2 * 64];
     int emulated, progress_us;
+    int grad_overlap;         /* --grad-overlap on (1) or off */
+    double grad_bucket_bytes; /* --grad-bucket-mb */
     struct wp_layer_table table; /* emulated: the layer table */
     struct wp_plan plan;
     char plan_partition[4096];
@@ -259,6 +269,8 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"changes", required_argument, NULL, OPT_CHANGES},
         {"changes-hook", required_argument, NULL, OPT_CHANGES_HOOK},
         {"progress-us", required_argument, NULL, OPT_PROGRESS_US},
+        {"grad-overlap", required_argument, NULL, OPT_GRAD_OVERLAP},
+        {"grad-bucket-mb", required_argument, NULL, OPT_GRAD_BUCKET_MB},
         {"measure", required_argument, NULL, OPT_MEASURE},
         {"adapt", required_argument, NULL, OPT_ADAPT},
         {"adapt-every", required_argument, NULL, OPT_ADAPT_EVERY},
@@ -284,6 +296,8 @@ static int parse(int argc, char **argv, struct run_options *o)
     o->global_batch = o->steps = -1;
     o->seed = -1;
     o->progress_us = 200;
+    o->grad_overlap = 1;
+    o->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
     o->adapt.every = 10;
     o->adapt.max_k = 8;
     o->adapt.min_gain = 0.10;
@@ -434,6 +448,14 @@ static int parse(int argc, char **argv, struct run_options *o)
             o->adapt.ngiven = ngiven;
             break;
         }
+        case OPT_GRAD_OVERLAP:
+            if (wp_parse_grad_overlap(CMD, optarg, &o->grad_overlap))
+                return 2;
+            break;
+        case OPT_GRAD_BUCKET_MB:
+            if (wp_parse_grad_bucket_mb(CMD, optarg, &o->grad_bucket_bytes))
+                return 2;
+            break;
         case OPT_PROGRESS_US:
             if (wp_parse_int_option(CMD, "--progress-us", optarg, 1, 1000000, &o->progress_us))
                 return 2;
@@ -1331,6 +1353,8 @@ int wp_cmd_run(int argc, char **argv)
         status = wp_interp_init(&in, &s, srank, kernels, interp_cops, interp_comm, cfg.train.global_batch, dloss,
                                 wp_stage_gpt2_make, &gpt2_ctx, &err);
     in.cfg = o.emulated ? NULL : &cfg;
+    if (status == 0)
+        wp_interp_set_grad_overlap(&in, o.grad_overlap, o.grad_bucket_bytes);
     int any = status != 0;
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
@@ -1455,6 +1479,15 @@ int wp_cmd_run(int argc, char **argv)
     for (int st = 0; st < s.nstages && strlen(replicas) < sizeof replicas - 8; st++)
         snprintf(replicas + strlen(replicas), sizeof replicas - strlen(replicas), "%s%d", st ? ":" : "",
                  s.place[st].nreplicas * s.place[st].ncopies);
+    int replicated = 0;
+    for (int st = 0; st < s.nstages; st++)
+        replicated |= s.place[st].nreplicas * s.place[st].ncopies > 1;
+    if (rank == 0 && replicated && o.grad_overlap)
+        printf("gradients: replicated stages sum theirs in buckets of %.3g MiB started as the backward finishes "
+               "their layers (--grad-overlap on)\n",
+               o.grad_bucket_bytes / 1048576);
+    else if (rank == 0 && replicated)
+        printf("gradients: replicated stages sum theirs at the ALLREDUCE, all at once (--grad-overlap off)\n");
     double peak_bytes = activation_peak_bytes(&in);
     /* how compute is done, in every row (emulated) and the summary */
     struct wp_layer_stage_arrays table_costs = {0};

@@ -16,7 +16,8 @@
 #define CMD "simulate"
 
 enum { OPT_TRACE = 2000, OPT_SVG, OPT_CLUSTER, OPT_MSG_BYTES, OPT_GRAD_BYTES, OPT_TAR, OPT_BW_TRACE, OPT_NO_PREFETCH,
-       OPT_CORES, OPT_LAYERS, OPT_PARTITION, OPT_GLOBAL_BATCH, OPT_RANKS_PER_NODE };
+       OPT_CORES, OPT_LAYERS, OPT_PARTITION, OPT_GLOBAL_BATCH, OPT_RANKS_PER_NODE, OPT_GRAD_OVERLAP,
+       OPT_GRAD_BUCKET_MB };
 
 static void usage(void)
 {
@@ -53,6 +54,15 @@ static void usage(void)
            "  --global-batch G        with --layers: sequences per step (default M x profile batch)\n"
            "  --ranks-per-node N      with --cluster: N ranks on each node in rank order (srun's block\n"
            "                          distribution); default one per GPU, or the job's ranks in the file\n"
+           "  --grad-overlap on|off   on (default, as wavepipe run): a replicated stage's gradients are summed\n"
+           "                          in buckets that start as its final W (or B) of the step finishes their\n"
+           "                          layers (with --layers each layer's part of that pass and its bytes,\n"
+           "                          else the bytes evenly over the pass), one after another at the\n"
+           "                          allreduce's cost of a bucket; the ALLREDUCE waits only for what runs\n"
+           "                          past. The gradient's bytes come from --layers or --gradient-bytes;\n"
+           "                          with --tar the sum is one bucket from the pass's end. off: one sum\n"
+           "                          when the last holder reaches the ALLREDUCE\n"
+           "  --grad-bucket-mb MB     the buckets' size in MiB (default 25)\n"
            "  --cores C               the ranks share C cores (as on one small node): k ranks computing at\n"
            "                          once each progress at min(1, C/k)\n"
            "  --trace FILE.json       the timeline as Chrome trace events (Perfetto, chrome://tracing)\n"
@@ -86,6 +96,7 @@ static int table_costs(const struct wp_layer_table *t, const char *partition, in
         cost->stage_step_s = a->step_s;
         cost->boundary_bytes = a->boundary_bytes;
         cost->stage_gradient_bytes = a->gradient_bytes;
+        cost->stage_grad_layers = a->grad_layers;
     }
     free(first);
     free(last);
@@ -168,6 +179,8 @@ int wp_cmd_simulate(int argc, char **argv)
         {"partition", required_argument, NULL, OPT_PARTITION},
         {"global-batch", required_argument, NULL, OPT_GLOBAL_BATCH},
         {"ranks-per-node", required_argument, NULL, OPT_RANKS_PER_NODE},
+        {"grad-overlap", required_argument, NULL, OPT_GRAD_OVERLAP},
+        {"grad-bucket-mb", required_argument, NULL, OPT_GRAD_BUCKET_MB},
         {"help", no_argument, NULL, 'h'},
     };
     struct option longopts[64];
@@ -182,6 +195,8 @@ int wp_cmd_simulate(int argc, char **argv)
     wp_sched_cli_init(&o);
     struct wp_cost_model cost;
     wp_cost_model_default(&cost);
+    cost.grad_overlap = 1; /* as wavepipe run */
+    cost.grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
     const char *trace = NULL, *svg = NULL, *cluster_path = NULL, *bw_path = NULL, *layers_path = NULL;
     struct table_opts to = {NULL, NULL, 0};
     double message_bytes = -1, gradient_bytes = 0;
@@ -206,6 +221,14 @@ int wp_cmd_simulate(int argc, char **argv)
             break;
         case OPT_RANKS_PER_NODE:
             if (wp_parse_int_option(CMD, "--ranks-per-node", optarg, 1, 1 << 20, &cost.ranks_per_node))
+                return 2;
+            break;
+        case OPT_GRAD_OVERLAP:
+            if (wp_parse_grad_overlap(CMD, optarg, &cost.grad_overlap))
+                return 2;
+            break;
+        case OPT_GRAD_BUCKET_MB:
+            if (wp_parse_grad_bucket_mb(CMD, optarg, &cost.grad_bucket_bytes))
                 return 2;
             break;
         case OPT_CORES:

@@ -85,6 +85,22 @@ ref=reference6 check "replicas 3,1 (many to one)" 4 tolerance --schedule 1f1b --
     --global-batch 6 --micro-batches 2
 check "2 stages x 2 data-parallel pipelines" 4 tolerance --schedule 1f1b --stages 2 --micro-batches 2
 check "fewer micro-batches" 2 tolerance --schedule 1f1b --micro-batches 2
+# gradient buckets overlapped with the backward (--grad-overlap, on by default
+# in every run above; at 25 MiB this model's stages make one bucket each):
+# off, and buckets of 0.1 MiB (a few blocks each, started during each
+# stage's last backward; chimera's two stages on the same two ranks sum on
+# two channels; tests/run_tensor.sh has them on tensor lanes). Two replicas
+# sum two numbers whatever the buckets: on and off then agree bit for bit.
+check "replicas 4, overlap off" 4 tolerance --schedule 1f1b --replicas 4 --micro-batches 2 --grad-overlap off
+check "replicas 4, 0.1 MiB buckets" 4 tolerance --schedule 1f1b --replicas 4 --micro-batches 2 --grad-bucket-mb 0.1
+check "2 stages x 2 pipelines, overlap off" 4 tolerance --schedule 1f1b --stages 2 --micro-batches 2 \
+    --grad-overlap off
+check "2 stages x 2 pipelines, 0.1 MiB buckets" 4 tolerance --schedule kfkb --k 2 --stages 2 --micro-batches 4 \
+    --grad-bucket-mb 0.1
+check "chimera.4, 0.1 MiB buckets" 4 tolerance --schedule chimera --grad-bucket-mb 0.1
+check "replicas 2, overlap off" 2 tolerance --schedule 1f1b --replicas 2 --micro-batches 4 --grad-overlap off
+ref="replicas 2, overlap off" check "replicas 2, 0.1 MiB buckets (against off)" 2 exact --schedule 1f1b \
+    --replicas 2 --micro-batches 4 --grad-bucket-mb 0.1
 # every run's messages and sums, as counted, are the cost model's (run's bytes: line)
 runs=0 off=
 for log in "$out"/*.log; do

@@ -60,6 +60,9 @@ done
 # as the data-parallel one (2 x 2 x 1); and zero-bubble H1, whose split
 # backward runs the weight pass apart, on 4 stages x tensor group 1 x 2
 check "1f1b-pp2-tp2-dp2" 8 ref4 --micro-batches 4 --schedule 1f1b --stages 2 --tensor 2
+# each lane's pieces summed in gradient buckets of a few blocks (--grad-bucket-mb)
+check "1f1b-pp2-tp2-dp2, 0.01 MiB buckets" 8 ref4 --micro-batches 4 --schedule 1f1b --stages 2 --tensor 2 \
+    --grad-bucket-mb 0.01
 check "hanayo-pp2-mesh2x2x1" 8 ref4 --micro-batches 4 --schedule hanayo --waves 1 --mesh 2x2x1
 check "zb-h1-pp4-tp1x2" 8 ref4 --micro-batches 4 --schedule zb-h1 --tensor 1x2
 

@@ -54,8 +54,11 @@ static void closed_form_tests(void)
     struct wp_plan_hw hw = {"grid", "test GPU", 2, 2, {1e-6, 1 / 100e9}, {1e-5, 1 / 10e9}, 8e9, 0};
     struct wp_plan_model m;
     ok(wp_plan_model_init(&m, &t, &hw, 32, &err) == 0, "model");
+    ok(m.grad_overlap, "gradient buckets overlapped with the backward by default, as wavepipe run's");
     /* data parallelism: 4 replicas x 4 = 16 per micro-batch, M = 2;
-     * L = M (F + B) + AR, AR hierarchical over 2 nodes x 2 GPUs */
+     * L = M (F + B) + AR, AR hierarchical over 2 nodes x 2 GPUs (without
+     * the overlap, DAPPLE's formula) */
+    m.grad_overlap = 0;
     int all = 8, four = 4;
     struct wp_plan p;
     wp_plan_init(&p);
@@ -66,8 +69,24 @@ static void closed_form_tests(void)
     is_near(p.stages[0].allreduce_s, ar, 1e-12, "DP: hierarchical allreduce");
     is_near(p.latency.total_s, 2 * 8 * 0.030 + ar, 1e-9, "DP: L = M (F + B) + AR");
     double sim;
+    err.msg[0] = 0;
     ok(wp_plan_simulate(&m, &p, 1, 0, &sim, NULL, &err) == 0, "DP simulated (%s)", err.msg);
     is_near(sim, p.latency.total_s, 1e-9, "DP: the simulator agrees");
+    wp_plan_destroy(&p);
+    /* overlapped, 25 MiB buckets: the last backward (8 layers of 0.020 s)
+     * finishes layers 7..1 (28 MB >= 26.2 MB) at 0.14 s, their sum takes
+     * 2 (1us + 14 MB / 100 GB/s) + 2 (10us + 14 MB / 10 GB/s) = 3.1 ms,
+     * done before layer 0 ends the pass at 0.16 s; layer 0's 4 MB then sum
+     * in 2 (1us + 2 MB / 100 GB/s) + 2 (10us + 2 MB / 10 GB/s) = 0.462 ms:
+     * only that counts */
+    m.grad_overlap = 1;
+    wp_plan_init(&p);
+    wp_plan_fixed(&m, 1, &all, &four, &p, &err);
+    double last = 2 * (1e-6 + 4e6 / 2 / 100e9) + 2 * (1e-5 + 4e6 / 2 / 10e9);
+    is_near(p.stages[0].allreduce_s, last, 1e-12, "DP overlapped: only the last bucket's 0.462 ms counts");
+    is_near(p.latency.total_s, 2 * 8 * 0.030 + last, 1e-9, "DP overlapped: L = M (F + B) + the exposed part");
+    ok(wp_plan_simulate(&m, &p, 1, 0, &sim, NULL, &err) == 0, "DP overlapped simulated (%s)", err.msg);
+    is_near(sim, p.latency.total_s, 1e-9, "DP overlapped: the simulator agrees");
     wp_plan_destroy(&p);
     /* straight: 4 stages of 2 layers, micro-batch 4, M = 8:
      * 1F1B's (M + S - 1)(F + B) plus 3 boundary transfers each way */

@@ -6,6 +6,14 @@
 
 #include "util/strutil.h"
 
+double wp_layer_grad_pass_s(const struct wp_layer_table *t, int layer, int split_backward)
+{
+    const struct wp_layer *l = &t->layers[layer];
+    if (!split_backward)
+        return l->backward_s;
+    return t->weights_known ? l->weights_s : 0.5 * l->backward_s;
+}
+
 void wp_layer_stage_cost(const struct wp_layer_table *t, int first, int last, double nseq, int split_backward,
                          struct wp_layer_stage_cost *c)
 {
@@ -16,7 +24,7 @@ void wp_layer_stage_cost(const struct wp_layer_table *t, int first, int last, do
         const struct wp_layer *l = &t->layers[i];
         f += l->forward_s;
         b += l->backward_s;
-        w += t->weights_known ? l->weights_s : 0.5 * l->backward_s;
+        w += wp_layer_grad_pass_s(t, i, 1);
         opt += l->optimizer_s;
         c->parameter_bytes += l->parameter_bytes;
         c->activation_bytes += l->activation_bytes * scale;
@@ -105,7 +113,29 @@ int wp_layer_stage_arrays_make(const struct wp_layer_table *t, const struct wp_s
     double *all = calloc((size_t)S * 6, sizeof *all);
     if (!all)
         return wp_errorf(err, "out of memory");
-    *a = (struct wp_layer_stage_arrays){all, all + S, all + 2 * S, all + 3 * S, all + 4 * S, all + 5 * S};
+    *a = (struct wp_layer_stage_arrays){all, all + S, all + 2 * S, all + 3 * S, all + 4 * S, all + 5 * S,
+                                        NULL, NULL};
+    a->grad_layers = calloc((size_t)S, sizeof *a->grad_layers);
+    size_t sums = 0;
+    for (int st = 0; st < S; st++)
+        sums += 2 * (size_t)(last[st] - first[st] + 2);
+    a->grad_cum = malloc(sums * sizeof *a->grad_cum);
+    if (!a->grad_layers || !a->grad_cum) {
+        wp_layer_stage_arrays_free(a);
+        return wp_errorf(err, "out of memory");
+    }
+    double *cum = a->grad_cum;
+    for (int st = 0; st < S; st++) { /* layers [first, last]: last - first + 2 running sums of each */
+        int n = last[st] - first[st] + 1;
+        double *pass = cum, *bytes = cum + n + 1;
+        pass[0] = bytes[0] = 0;
+        for (int i = 0; i < n; i++) {
+            pass[i + 1] = pass[i] + wp_layer_grad_pass_s(t, first[st] + i, s->split_backward);
+            bytes[i + 1] = bytes[i] + t->layers[first[st] + i].parameter_bytes;
+        }
+        a->grad_layers[st] = (struct wp_grad_layers){n, pass, bytes};
+        cum += 2 * (n + 1);
+    }
     double mb = (double)global_batch / s->nmicro;
     for (int st = 0; st < S; st++) {
         struct wp_layer_stage_cost c;
@@ -123,5 +153,7 @@ int wp_layer_stage_arrays_make(const struct wp_layer_table *t, const struct wp_s
 void wp_layer_stage_arrays_free(struct wp_layer_stage_arrays *a)
 {
     free(a->forward_s);
+    free(a->grad_layers);
+    free(a->grad_cum);
     memset(a, 0, sizeof *a);
 }

@@ -7,6 +7,7 @@
 #define WP_PLAN_LAYER_STAGES_H
 
 #include "plan/layers.h"
+#include "sched/grad_overlap.h"
 #include "sched/schedule.h"
 
 /* Costs of layers [first, last] for a slice of nseq sequences. Times scale
@@ -28,6 +29,12 @@ struct wp_layer_stage_cost {
 void wp_layer_stage_cost(const struct wp_layer_table *t, int first, int last, double nseq, int split_backward,
                          struct wp_layer_stage_cost *c);
 
+/* Layer i's part of the pass that adds its weight gradients, at the profile
+ * batch: W where the backward is split (the table's, or half of B as
+ * above), else the whole backward. The parts of a stage's layers add up to
+ * its weights_s or backward_s. */
+double wp_layer_grad_pass_s(const struct wp_layer_table *t, int layer, int split_backward);
+
 /* Splits the table's layers into nstages contiguous stages, each at least
  * one layer, minimising the largest forward + backward time (exact, by
  * dynamic programming): first[s] and last[s] inclusive. -1 with err when
@@ -43,10 +50,14 @@ int wp_layer_stages_parse(const struct wp_layer_table *t, const char *spec, int 
  * last[s]], global_batch sequences in s->nmicro micro-batches, each split
  * over the stage's replicas), the arrays the simulator takes (each
  * s->nstages long): F, B, W of one slice, the optimizer step, the bytes one
- * whole micro-batch sends across the boundary after each stage, and each
- * stage's gradient bytes (summed over its replicas by the allreduce). */
+ * whole micro-batch sends across the boundary after each stage, each
+ * stage's gradient bytes (summed over its replicas by the allreduce), and
+ * its layers' parts of the pass that makes them and their gradient bytes
+ * (for buckets overlapped with that pass: sched/grad_overlap.h). */
 struct wp_layer_stage_arrays {
     double *forward_s, *backward_s, *weights_s, *step_s, *boundary_bytes, *gradient_bytes;
+    struct wp_grad_layers *grad_layers;
+    double *grad_cum; /* the running sums grad_layers point into */
 };
 int wp_layer_stage_arrays_make(const struct wp_layer_table *t, const struct wp_schedule *s, int global_batch,
                                const int *first, const int *last, struct wp_layer_stage_arrays *a, struct wp_err *err);

@@ -221,6 +221,12 @@ struct wp_plan_model {
      * the profile batch on each replica of the widest stage, other stages'
      * slices rounded up (its table V plans such as 15:1) */
     int even_slices;
+    /* 1 (as initialised, as wavepipe run's --grad-overlap on): a replicated
+     * stage's allreduce counts only what runs past its last backward when
+     * its gradients are summed in buckets of grad_bucket_bytes as that
+     * backward finishes their layers (sched/grad_overlap.h); 0: all of it */
+    int grad_overlap;
+    double grad_bucket_bytes;
     enum wp_recompute recompute;
     /* the hybrid search's scope (wp_plan_search): only this tensor group
      * when p1 > 0, else every one that divides a node's GPUs */

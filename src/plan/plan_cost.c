@@ -8,6 +8,7 @@
 
 #include "plan/plan.h"
 #include "plan/tp_block.h"
+#include "sched/grad_overlap.h"
 #include "util/strutil.h"
 
 /* Latency of one message between two GPUs of a node (the simulator's too). */
@@ -121,6 +122,8 @@ int wp_plan_model_init(struct wp_plan_model *m, const struct wp_layer_table *lay
     m->layers = layers;
     m->hw = *hw;
     m->global_batch = global_batch;
+    m->grad_overlap = 1;
+    m->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
     double **sums[] = {&m->cum_f, &m->cum_b, &m->cum_p, &m->cum_w, &m->cum_act, &m->cum_out,
                        &m->cum_tp_fixed, &m->cum_tp_per_sample};
     int ok = 1;
@@ -343,8 +346,17 @@ static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shap
                     (m->recompute == WP_RECOMPUTE_WHERE_NEEDED && plain > limit_bytes && again < plain);
     ps->forward_s = forward;
     ps->backward_s = backward + (recompute ? forward : 0);
-    ps->allreduce_s = wp_allreduce_lanes_s(st->nodes_spanned, st->max_per_node, wp_plan_tensor_size(m->point.tensor),
-                                           range(m->cum_p, a, z), &m->hw.intra, &m->hw.inter);
+    struct wp_hier_allreduce ar = {st->nodes_spanned, st->max_per_node, wp_plan_tensor_size(m->point.tensor),
+                                   m->hw.intra, m->hw.inter};
+    double grad_bytes = range(m->cum_p, a, z);
+    ps->allreduce_s = wp_hier_allreduce_s(&ar, grad_bytes);
+    if (m->grad_overlap && st->replicas > 1) { /* only what the last backward cannot hide */
+        struct wp_grad_layers layers = {z - a + 1, m->cum_b + a, m->cum_p + a};
+        struct wp_bucket_cost cost = {wp_hier_allreduce_s, &ar, NULL, NULL};
+        struct wp_grad_overlap o;
+        wp_grad_overlap_time(ps->backward_s, grad_bytes, &layers, m->grad_bucket_bytes, &cost, &o);
+        ps->allreduce_s = o.exposed_s;
+    }
     if (out) {
         out->slice = slice;
         out->forward_s = ps->forward_s;

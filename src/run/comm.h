@@ -38,6 +38,18 @@ struct wp_comm_ops {
                      int nranks);
     int (*reduce_scatter_sum)(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
                               int nranks);
+    /* ---- gradient buckets (run/grad_reduce.h) ---- */
+    /* Makes the group's communicator of `channel` now: collective over the
+     * ranks listed, so a rank opens its channels in one order (ascending)
+     * before it starts sums on them. */
+    int (*open_channel)(struct wp_comm *c, const int *ranks, int nranks, int channel);
+    /* allreduce_sum without waiting, on the channel's own communicator
+     * (MPI: non-blocking collectives, progressed by test; NCCL: a stream of
+     * its own after the compute so far); test or wp_comm_wait completes r.
+     * Every rank starts a channel's sums in the same order; sums of
+     * different channels may start in any order. */
+    int (*iallreduce_sum)(struct wp_comm *c, float *buf, size_t count, const int *ranks, int nranks, int channel,
+                          struct wp_comm_request *r);
 };
 
 extern const struct wp_comm_ops wp_comm_mpi;
@@ -48,5 +60,7 @@ extern const struct wp_comm_ops wp_comm_nccl; /* CUDA build: device buffers */
 /* Waits for a request, polling and sleeping about 20 us between polls so
  * that ranks which outnumber cores leave them to the ranks that compute. */
 int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_comm_request *r);
+/* The same until pending(ctx), which tests what it waits for, returns 0. */
+int wp_comm_wait_until(int (*pending)(void *ctx), void *ctx);
 
 #endif

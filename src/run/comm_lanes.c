@@ -87,6 +87,19 @@ static int lanes_allgather(struct wp_comm *c, const float *send, float *recv, si
     return w ? c->ops->allgather(c->inner, send, recv, count, w, nranks) : -1;
 }
 
+static int lanes_open_channel(struct wp_comm *c, const int *ranks, int nranks, int channel)
+{
+    const int *w = mapped(c, ranks, nranks);
+    return w ? c->ops->open_channel(c->inner, w, nranks, channel) : -1;
+}
+
+static int lanes_iallreduce_sum(struct wp_comm *c, float *buf, size_t count, const int *ranks, int nranks,
+                                int channel, struct wp_comm_request *r)
+{
+    const int *w = mapped(c, ranks, nranks);
+    return w ? c->ops->iallreduce_sum(c->inner, buf, count, w, nranks, channel, r) : -1;
+}
+
 static int lanes_reduce_scatter_sum(struct wp_comm *c, const float *send, float *recv, size_t count,
                                     const int *ranks, int nranks)
 {
@@ -97,4 +110,5 @@ static int lanes_reduce_scatter_sum(struct wp_comm *c, const float *send, float 
 const struct wp_comm_ops wp_comm_lanes = {
     "lanes", lanes_init, lanes_destroy, lanes_rank, lanes_size, lanes_isend, lanes_irecv, lanes_test,
     lanes_allreduce_sum, lanes_allreduce_double, lanes_barrier, lanes_allgather, lanes_reduce_scatter_sum,
+    lanes_open_channel, lanes_iallreduce_sum,
 };

@@ -11,7 +11,10 @@
  * nodes each node's network carries 2 (N-1)/N of the buffer, not the
  * 2 (P-1)/P x ranks-per-node of a flat allreduce over all P ranks (16 ranks
  * on 4 nodes at 1 Gbit/s: a 300 MB gradient took 32 s flat, predicted
- * 5.5 s). */
+ * 5.5 s). Gradient buckets (run/grad_reduce.h) start the same sums without
+ * waiting, each group's channel on a communicator of its own: the
+ * node-aware sum's three steps then follow one another as test sees each
+ * done. */
 #include "run/comm.h"
 #include "run/comm_mpi.h"
 
@@ -29,6 +32,18 @@ struct group_comm {
     int node_aware;  /* 1: the sum goes node by node (local and column below) */
     MPI_Comm local;  /* the group's ranks on this rank's node */
     MPI_Comm column; /* the group's ranks of this rank's node-local index, one per node */
+    int channel;     /* -1: the group's sums; else a channel of gradient buckets */
+};
+
+/* A node-aware sum in flight: its current step's request first (the
+ * request's impl points here, and mpi_test tests it like any other). */
+struct node_sum {
+    MPI_Request req;
+    int step;        /* 0 reduce-scatter in the node, 1 allreduce across nodes, 2 allgather in the node */
+    float *buf, *slice;
+    int *counts, *displs, local_rank;
+    MPI_Comm local, column;
+    struct node_sum *next;
 };
 
 struct wp_comm {
@@ -36,6 +51,7 @@ struct wp_comm {
     MPI_Group world_group;
     struct group_comm *groups;
     int ngroups;
+    struct node_sum *sums; /* node-aware sums in flight */
 };
 
 static int mpi_init(struct wp_comm **out, struct wp_err *err)
@@ -98,13 +114,16 @@ static int mpi_irecv(struct wp_comm *c, void *buf, size_t bytes, int peer, int t
     return 0;
 }
 
+static int node_sum_next(struct wp_comm *c, void *impl);
+
 static int mpi_test(struct wp_comm *c, struct wp_comm_request *r)
 {
-    (void)c;
     if (!r->impl)
         return 1;
     int done = 0;
     MPI_Test((MPI_Request *)r->impl, &done, MPI_STATUS_IGNORE);
+    if (done && c && node_sum_next(c, r->impl))
+        return 0;
     if (done) {
         free(r->impl);
         r->impl = NULL;
@@ -132,10 +151,11 @@ static void split_by_node(struct group_comm *g)
         g->node_aware = 1;
 }
 
-static struct group_comm *group_comm(struct wp_comm *c, const int *ranks, int n)
+static struct group_comm *group_comm_on(struct wp_comm *c, const int *ranks, int n, int channel)
 {
     for (int i = 0; i < c->ngroups; i++)
-        if (c->groups[i].nranks == n && memcmp(c->groups[i].ranks, ranks, (size_t)n * sizeof *ranks) == 0)
+        if (c->groups[i].nranks == n && c->groups[i].channel == channel &&
+            memcmp(c->groups[i].ranks, ranks, (size_t)n * sizeof *ranks) == 0)
             return &c->groups[i];
     struct group_comm *grown = realloc(c->groups, (size_t)(c->ngroups + 1) * sizeof *grown);
     if (!grown)
@@ -143,6 +163,7 @@ static struct group_comm *group_comm(struct wp_comm *c, const int *ranks, int n)
     c->groups = grown;
     struct group_comm *g = &c->groups[c->ngroups];
     g->nranks = n;
+    g->channel = channel;
     g->ranks = malloc((size_t)n * sizeof *g->ranks);
     if (!g->ranks)
         return NULL;
@@ -153,11 +174,18 @@ static struct group_comm *group_comm(struct wp_comm *c, const int *ranks, int n)
     int tag = 0;
     for (int i = 0; i < n; i++)
         tag = (tag * 31 + ranks[i]) & 0x7fff;
+    if (channel >= 0)
+        tag = (tag * 31 + channel + 1) & 0x7fff;
     MPI_Comm_create_group(MPI_COMM_WORLD, group, tag, &g->comm);
     MPI_Group_free(&group);
     split_by_node(g);
     c->ngroups++;
     return g;
+}
+
+static struct group_comm *group_comm(struct wp_comm *c, const int *ranks, int n)
+{
+    return group_comm_on(c, ranks, n, -1);
 }
 
 int wp_comm_mpi_wait(int started, MPI_Request *req)
@@ -180,51 +208,100 @@ static int wait_collective(struct wp_comm *c, int started, MPI_Request *req)
 
 /* The node-aware sum (see the header): slice i of the buffer is summed
  * inside the node onto local rank i, across nodes by the column, and
- * gathered back inside the node. */
-static int node_aware_sum(struct wp_comm *c, const struct group_comm *g, float *buf, size_t count)
+ * gathered back inside the node, each step started when the one before is
+ * done (node_sum_next). */
+static int start_node_sum(struct wp_comm *c, const struct group_comm *g, float *buf, size_t count,
+                          struct wp_comm_request *r)
 {
     int local_size, local_rank;
     MPI_Comm_size(g->local, &local_size);
     MPI_Comm_rank(g->local, &local_rank);
+    struct node_sum *ns = malloc(sizeof *ns);
     int *counts = malloc(2 * (size_t)local_size * sizeof *counts);
-    if (!counts)
+    if (!ns || !counts) {
+        free(ns);
+        free(counts);
         return -1;
+    }
     int *displs = counts + local_size;
     for (int i = 0, at = 0; i < local_size; i++) {
         counts[i] = (int)(count / (size_t)local_size) + (i < (int)(count % (size_t)local_size));
         displs[i] = at;
         at += counts[i];
     }
-    float *slice = malloc((size_t)(counts[local_rank] ? counts[local_rank] : 1) * sizeof *slice);
-    MPI_Request req;
-    int rc = slice ? 0 : -1;
-    if (rc == 0)
-        rc = wait_collective(c, MPI_Ireduce_scatter(buf, slice, counts, MPI_FLOAT, MPI_SUM, g->local, &req), &req);
-    if (rc == 0)
-        rc = wait_collective(
-            c, MPI_Iallreduce(MPI_IN_PLACE, slice, counts[local_rank], MPI_FLOAT, MPI_SUM, g->column, &req), &req);
-    if (rc == 0)
-        rc = wait_collective(c,
-                             MPI_Iallgatherv(slice, counts[local_rank], MPI_FLOAT, buf, counts, displs, MPI_FLOAT,
-                                             g->local, &req),
-                             &req);
-    free(slice);
-    free(counts);
-    return rc;
+    *ns = (struct node_sum){MPI_REQUEST_NULL, 0, buf, NULL, counts, displs, local_rank, g->local, g->column, NULL};
+    ns->slice = malloc((size_t)(counts[local_rank] ? counts[local_rank] : 1) * sizeof *ns->slice);
+    if (!ns->slice ||
+        MPI_Ireduce_scatter(buf, ns->slice, counts, MPI_FLOAT, MPI_SUM, g->local, &ns->req) != MPI_SUCCESS) {
+        free(ns->slice);
+        free(counts);
+        free(ns);
+        return -1;
+    }
+    ns->next = c->sums;
+    c->sums = ns;
+    r->impl = ns;
+    return 0;
 }
 
+/* When impl is a node-aware sum whose step just ended: starts the next step
+ * and returns 1, or, after the last, forgets the sum (the caller frees impl)
+ * and returns 0. 0 for any other request. */
+static int node_sum_next(struct wp_comm *c, void *impl)
+{
+    struct node_sum **at = &c->sums;
+    while (*at && *at != impl)
+        at = &(*at)->next;
+    struct node_sum *ns = *at;
+    if (!ns)
+        return 0;
+    int mine = ns->counts[ns->local_rank];
+    switch (++ns->step) {
+    case 1:
+        MPI_Iallreduce(MPI_IN_PLACE, ns->slice, mine, MPI_FLOAT, MPI_SUM, ns->column, &ns->req);
+        return 1;
+    case 2:
+        MPI_Iallgatherv(ns->slice, mine, MPI_FLOAT, ns->buf, ns->counts, ns->displs, MPI_FLOAT, ns->local, &ns->req);
+        return 1;
+    default:
+        *at = ns->next;
+        free(ns->slice);
+        free(ns->counts);
+        return 0;
+    }
+}
+
+/* Starts the group's sum of buf: node-aware where the group allows, else
+ * one MPI_Iallreduce over the group. */
+static int start_sum(struct wp_comm *c, const struct group_comm *g, float *buf, size_t count,
+                     struct wp_comm_request *r)
+{
+    r->impl = NULL;
+    if (!g || g->comm == MPI_COMM_NULL)
+        return -1;
+    if (g->node_aware && count >= (size_t)g->nranks)
+        return start_node_sum(c, g, buf, count, r);
+    MPI_Request *req = malloc(sizeof *req);
+    if (!req)
+        return -1;
+    if (MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, g->comm, req) != MPI_SUCCESS) {
+        free(req);
+        return -1;
+    }
+    r->impl = req;
+    return 0;
+}
+
+/* Waits for the sum as for a message (wp_comm_wait): ranks that outnumber
+ * cores must not spin in MPI_Allreduce. */
 static int mpi_allreduce_sum(struct wp_comm *c, float *buf, size_t count, const int *ranks, int nranks)
 {
     if (nranks <= 1)
         return 0;
-    struct group_comm *g = group_comm(c, ranks, nranks);
-    if (!g || g->comm == MPI_COMM_NULL)
+    struct wp_comm_request r;
+    if (start_sum(c, group_comm(c, ranks, nranks), buf, count, &r))
         return -1;
-    if (g->node_aware && count >= (size_t)nranks)
-        return node_aware_sum(c, g, buf, count);
-    MPI_Request req;
-    return wait_collective(c, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, MPI_FLOAT, MPI_SUM, g->comm, &req),
-                           &req);
+    return wp_comm_wait(&wp_comm_mpi, c, &r);
 }
 
 static int mpi_allreduce_double(struct wp_comm *c, double *values, int count)
@@ -267,12 +344,48 @@ static int mpi_reduce_scatter_sum(struct wp_comm *c, const float *send, float *r
         c, MPI_Ireduce_scatter_block(send, recv, (int)count, MPI_FLOAT, MPI_SUM, g->comm, &req), &req);
 }
 
+static int mpi_open_channel(struct wp_comm *c, const int *ranks, int nranks, int channel)
+{
+    if (nranks <= 1)
+        return 0;
+    struct group_comm *g = group_comm_on(c, ranks, nranks, channel);
+    return g && g->comm != MPI_COMM_NULL ? 0 : -1;
+}
+
+static int mpi_iallreduce_sum(struct wp_comm *c, float *buf, size_t count, const int *ranks, int nranks, int channel,
+                              struct wp_comm_request *r)
+{
+    r->impl = NULL;
+    if (nranks <= 1 || count == 0)
+        return 0;
+    return start_sum(c, group_comm_on(c, ranks, nranks, channel), buf, count, r);
+}
+
 const struct wp_comm_ops wp_comm_mpi = {
     "mpi", mpi_init, mpi_destroy, mpi_rank, mpi_size, mpi_isend, mpi_irecv, mpi_test,
     mpi_allreduce_sum, mpi_allreduce_double, mpi_barrier, mpi_allgather, mpi_reduce_scatter_sum,
+    mpi_open_channel, mpi_iallreduce_sum,
 };
 
+struct one_request {
+    const struct wp_comm_ops *ops;
+    struct wp_comm *c;
+    struct wp_comm_request *r;
+};
+
+static int one_pending(void *ctx)
+{
+    struct one_request *o = ctx;
+    return !o->ops->test(o->c, o->r);
+}
+
 int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_comm_request *r)
+{
+    struct one_request one = {ops, c, r};
+    return wp_comm_wait_until(one_pending, &one);
+}
+
+int wp_comm_wait_until(int (*pending)(void *ctx), void *ctx)
 {
     /* 20 us at first, doubling to WP_WAIT_MAX_NS: a short wait stays short,
      * and a rank that waits long (a bubble) leaves the cores to the ranks
@@ -284,7 +397,7 @@ int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_com
      * 1.032 (80), 1.028 (40), 1.024 (20); GPT-2 small, 32 ranks on 2 cores:
      * 1.056 (320), 1.050 (50), 1.081 (20: the polls take the cores). */
     long sleep_ns = 20000;
-    while (!ops->test(c, r)) {
+    while (pending(ctx)) {
         struct timespec ts = {0, sleep_ns};
         nanosleep(&ts, NULL);
         if (sleep_ns < WP_WAIT_MAX_NS)

@@ -5,7 +5,9 @@
  * would wait forever); each message first waits for the compute stream by
  * an event, and its completion is an event the interpreter polls. Group sums
  * run on NCCL communicators made once per group (the unique id travels over
- * MPI). Host-side double sums use MPI. */
+ * MPI). Host-side double sums use MPI. Gradient buckets (run/grad_reduce.h)
+ * are group sums on a communicator per channel with a stream of its own,
+ * after the compute stream's work so far, polled as messages are. */
 #include <config.h>
 
 #include <cuda_runtime.h>
@@ -27,6 +29,8 @@ struct nccl_group {
     int nranks;
     int *ranks;
     ncclComm_t comm;
+    int channel;         /* -1: the group's sums; else a channel of gradient buckets */
+    cudaStream_t stream; /* a channel's sums (made at its first) */
 };
 
 struct wp_comm {
@@ -68,6 +72,8 @@ static void nccl_destroy(struct wp_comm *c)
         return;
     for (int i = 0; i < c->ngroups; i++) {
         ncclCommDestroy(c->groups[i].comm);
+        if (c->groups[i].stream)
+            cudaStreamDestroy(c->groups[i].stream);
         free(c->groups[i].ranks);
     }
     for (int r = 0; r < c->size; r++) {
@@ -93,28 +99,41 @@ static cudaStream_t stream_for(struct wp_comm *c, int peer, int sending)
     return *s;
 }
 
-/* Enqueues a message after the compute stream's work so far. */
-static int message(struct wp_comm *c, void *buf, size_t bytes, int peer, int sending, struct wp_comm_request *r)
+/* Makes stream s wait for the compute stream's work so far. */
+static int after_compute(cudaStream_t s)
 {
-    cudaStream_t s = stream_for(c, peer, sending);
-    struct nccl_request *req = calloc(1, sizeof *req);
     cudaEvent_t ready;
-    if (!req || cudaEventCreateWithFlags(&ready, cudaEventDisableTiming) != cudaSuccess) {
-        free(req);
+    if (cudaEventCreateWithFlags(&ready, cudaEventDisableTiming) != cudaSuccess)
         return -1;
-    }
     cudaEventRecord(ready, 0);
     cudaStreamWaitEvent(s, ready, 0);
     cudaEventDestroy(ready);
-    int rc = sending ? NCCL_OK(ncclSend(buf, bytes, ncclChar, peer, c->world, s))
-                     : NCCL_OK(ncclRecv(buf, bytes, ncclChar, peer, c->world, s));
-    if (rc == 0 && cudaEventCreateWithFlags(&req->done, cudaEventDisableTiming) == cudaSuccess) {
+    return 0;
+}
+
+/* r completes when stream s's work so far is done (rc: whether the work
+ * was enqueued). */
+static int completion(cudaStream_t s, int rc, struct wp_comm_request *r)
+{
+    struct nccl_request *req = rc == 0 ? calloc(1, sizeof *req) : NULL;
+    if (req && cudaEventCreateWithFlags(&req->done, cudaEventDisableTiming) == cudaSuccess) {
         cudaEventRecord(req->done, s);
         r->impl = req;
         return 0;
     }
     free(req);
     return -1;
+}
+
+/* Enqueues a message after the compute stream's work so far. */
+static int message(struct wp_comm *c, void *buf, size_t bytes, int peer, int sending, struct wp_comm_request *r)
+{
+    cudaStream_t s = stream_for(c, peer, sending);
+    if (after_compute(s))
+        return -1;
+    int rc = sending ? NCCL_OK(ncclSend(buf, bytes, ncclChar, peer, c->world, s))
+                     : NCCL_OK(ncclRecv(buf, bytes, ncclChar, peer, c->world, s));
+    return completion(s, rc, r);
 }
 
 static int nccl_isend(struct wp_comm *c, const void *buf, size_t bytes, int peer, int tag, struct wp_comm_request *r)
@@ -145,17 +164,20 @@ static int nccl_test(struct wp_comm *c, struct wp_comm_request *r)
     return 1;
 }
 
-static ncclComm_t group_comm(struct wp_comm *c, const int *ranks, int n)
+static struct nccl_group *group_on(struct wp_comm *c, const int *ranks, int n, int channel)
 {
     for (int i = 0; i < c->ngroups; i++)
-        if (c->groups[i].nranks == n && memcmp(c->groups[i].ranks, ranks, (size_t)n * sizeof *ranks) == 0)
-            return c->groups[i].comm;
+        if (c->groups[i].nranks == n && c->groups[i].channel == channel &&
+            memcmp(c->groups[i].ranks, ranks, (size_t)n * sizeof *ranks) == 0)
+            return &c->groups[i];
     struct nccl_group *grown = realloc(c->groups, (size_t)(c->ngroups + 1) * sizeof *grown);
     if (!grown)
         return NULL;
     c->groups = grown;
     struct nccl_group *g = &c->groups[c->ngroups];
     g->nranks = n;
+    g->channel = channel;
+    g->stream = NULL;
     g->ranks = malloc((size_t)n * sizeof *g->ranks);
     if (!g->ranks)
         return NULL;
@@ -179,7 +201,13 @@ static ncclComm_t group_comm(struct wp_comm *c, const int *ranks, int n)
     if (ncclCommInitRank(&g->comm, n, id, me) != ncclSuccess)
         return NULL;
     c->ngroups++;
-    return g->comm;
+    return g;
+}
+
+static ncclComm_t group_comm(struct wp_comm *c, const int *ranks, int n)
+{
+    struct nccl_group *g = group_on(c, ranks, n, -1);
+    return g ? g->comm : NULL;
 }
 
 static int nccl_allreduce_sum(struct wp_comm *c, float *buf, size_t count, const int *ranks, int nranks)
@@ -234,7 +262,27 @@ static int nccl_reduce_scatter_sum(struct wp_comm *c, const float *send, float *
     return rc == 0 && cudaStreamSynchronize(0) == cudaSuccess ? 0 : -1;
 }
 
+static int nccl_open_channel(struct wp_comm *c, const int *ranks, int nranks, int channel)
+{
+    return nranks <= 1 || group_on(c, ranks, nranks, channel) ? 0 : -1;
+}
+
+static int nccl_iallreduce_sum(struct wp_comm *c, float *buf, size_t count, const int *ranks, int nranks,
+                               int channel, struct wp_comm_request *r)
+{
+    r->impl = NULL;
+    if (nranks <= 1 || count == 0)
+        return 0;
+    struct nccl_group *g = group_on(c, ranks, nranks, channel);
+    if (!g || (!g->stream && cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking) != cudaSuccess))
+        return -1;
+    if (after_compute(g->stream))
+        return -1;
+    return completion(g->stream, NCCL_OK(ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, g->comm, g->stream)), r);
+}
+
 const struct wp_comm_ops wp_comm_nccl = {
     "nccl", nccl_init, nccl_destroy, nccl_rank, nccl_size, nccl_isend, nccl_irecv, nccl_test,
     nccl_allreduce_sum, nccl_allreduce_double, nccl_barrier, nccl_allgather, nccl_reduce_scatter_sum,
+    nccl_open_channel, nccl_iallreduce_sum,
 };

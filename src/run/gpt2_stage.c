@@ -487,6 +487,29 @@ static void copy(const struct wp_kernel_ops *k, float *dst, const float *src, si
     k->accumulate(dst, src, n);
 }
 
+/* Tells grad_hook (when armed) that floats [first, first + count) of the
+ * gradients are added to for the last time in this pass. */
+static void grads_done(const struct wp_gpt2_stage *st, const float *first, size_t count)
+{
+    const struct wp_grad_hook *h = st->grad_hook;
+    if (h && h->armed && first)
+        h->added(h->ctx, (size_t)(first - st->grads), count);
+}
+
+/* The same for a tensor the stage holds outside its blocks (its piece). */
+static void tensor_grads_done(const struct wp_gpt2_stage *st, enum wp_tensor_role role)
+{
+    int i = wp_gpt2_tensor_index(st->g.layers, -1, role);
+    grads_done(st, param(st, st->grads, -1, role), wp_gpt2_shard_numel(&st->g, i, &st->layout.shard));
+}
+
+/* The embedding's: wpe, then wte's part (adjacent below block 0's, in turn) */
+static void embedding_grads_done(const struct wp_gpt2_stage *st)
+{
+    tensor_grads_done(st, WP_T_WPE);
+    grads_done(st, st->wte_grad_embedding, (size_t)st->g.vocabulary * st->g.channels);
+}
+
 /* Weight gradients of block b: every piece's from whole rows, so that
  * they are complete on each rank (replicated tensors' alike on all). */
 static void block_weights(struct wp_gpt2_stage *st, const struct wp_stage_slot *s, int b, const struct block_grads *g)
@@ -509,6 +532,9 @@ static void block_weights(struct wp_gpt2_stage *st, const struct wp_stage_slot *
                        a->ln1c, param(st, st->params, lb, WP_T_QKVW), N, C2, 3 * C1, WP_WEIGHT_IN_OUT);
     k->layernorm_backward(NULL, param(st, st->grads, lb, WP_T_LN1W), param(st, st->grads, lb, WP_T_LN1B), g->dln1,
                           block_input(s, b), param(st, st->params, lb, WP_T_LN1W), a->ln1_mean, a->ln1_rstd, N, C);
+    size_t first, count;
+    blocks_span(st, lb, lb + 1, &first, &count);
+    grads_done(st, st->grads + first, count);
 }
 
 /* Input-gradient pass of block b: dres3 (gradient of its output) to dx
@@ -602,6 +628,9 @@ static void head_weights(struct wp_gpt2_stage *st, struct wp_stage_slot *s)
     k->layernorm_backward(NULL, param(st, st->grads, -1, WP_T_LNFW), param(st, st->grads, -1, WP_T_LNFB), dlnf,
                           s->blocks[nblocks - 1].residual3, param(st, st->params, -1, WP_T_LNFW), s->lnf_mean,
                           s->lnf_rstd, N, C);
+    grads_done(st, st->wte_grad_head, (size_t)V * C);
+    tensor_grads_done(st, WP_T_LNFW);
+    tensor_grads_done(st, WP_T_LNFB);
 }
 
 static void run_backward(struct wp_gpt2_stage *st, int slot, float dloss, int weights_now)
@@ -642,9 +671,11 @@ static void run_backward(struct wp_gpt2_stage *st, int slot, float dloss, int we
         cur = next;
         next = t;
     }
-    if (st->layout.has_embedding && weights_now)
+    if (st->layout.has_embedding && weights_now) {
         k->encoder_backward(st->wte_grad_embedding, param(st, st->grads, -1, WP_T_WPE), s->dinput, s->tokens, st->B,
                             st->g.sequence_length, C);
+        embedding_grads_done(st);
+    }
 }
 
 void wp_gpt2_stage_backward(struct wp_gpt2_stage *st, int slot, float dloss)
@@ -660,9 +691,11 @@ void wp_gpt2_stage_backward_weights(struct wp_gpt2_stage *st, int slot)
         head_weights(st, s);
     for (int b = nblocks - 1; b >= 0; b--)
         block_weights(st, s, b, s->blocks[b].saved);
-    if (st->layout.has_embedding)
+    if (st->layout.has_embedding) {
         st->k->encoder_backward(st->wte_grad_embedding, param(st, st->grads, -1, WP_T_WPE), s->dinput, s->tokens,
                                 st->B, st->g.sequence_length, st->g.channels);
+        embedding_grads_done(st);
+    }
 }
 
 double wp_gpt2_stage_loss_sum(const struct wp_gpt2_stage *st, int slot)

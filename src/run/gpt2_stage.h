@@ -10,6 +10,7 @@
 
 #include "kernels/kernels.h"
 #include "run/gpt2_params.h"
+#include "run/stage_exec.h"
 
 struct wp_block_acts;   /* per slot and block, in gpt2_stage.c */
 struct wp_tensor_group; /* run/tensor_group.h */
@@ -41,6 +42,9 @@ struct wp_gpt2_stage {
     /* scratch shared by all slots (one pass runs at a time) */
     float *preatt, *dpreatt, *datt, *dres, *dscratch_c, *dscratch_4c, *dscratch_4c2, *logits;
     float *tp_wide, *tp_local, *tp_narrow; /* with a tensor group: (N,4C1) (N/p2,4C1) (N,C2) */
+    /* told, when armed, of each block's, the head's and the embedding's
+     * weight gradients as a pass finishes them (set after init; may be NULL) */
+    const struct wp_grad_hook *grad_hook;
 };
 
 /* tg: the tensor group the blocks are split over (it must outlive the

@@ -141,11 +141,26 @@ static int poll_requests(void *ctx)
             else
                 pending++;
         }
-    for (int h = 0; h < in->nheld; h++)
+    for (int h = 0; h < in->nheld; h++) {
         for (int sl = 0; sl < 2 * in->held[h].exec.nslots; sl++)
             if (in->held[h].slot_sends[sl].impl)
                 pending += !in->cops->test(in->comm, &in->held[h].slot_sends[sl]);
+        pending += wp_grad_reducer_poll(&in->held[h].reducer);
+    }
     return pending;
+}
+
+/* Each held stage's last pass of the list that adds to its weight
+ * gradients: W where the backward is split, else B. */
+static void find_final_grad_actions(struct wp_interp *in)
+{
+    const struct wp_action_list *l = &in->s->lists[in->rank];
+    int grad_op = in->s->split_backward ? WP_OP_W : WP_OP_B;
+    for (int h = 0; h < in->nheld; h++)
+        in->held[h].final_grad_action = -1;
+    for (int i = 0; i < l->count; i++)
+        if (l->actions[i].op == grad_op && in->local_of_stage[l->actions[i].stage] >= 0)
+            in->held[in->local_of_stage[l->actions[i].stage]].final_grad_action = i;
 }
 
 /* The per-action arrays and the slots of the schedule in->s, for the held
@@ -171,6 +186,7 @@ static int lay_out(struct wp_interp *in, int *nslots, struct wp_err *err)
         for (int m = 0; m < s->nmicro; m++)
             hs->slot_of_mb[m] = -1;
     }
+    find_final_grad_actions(in);
     return assign_slots(in, nslots, err);
 }
 
@@ -227,18 +243,28 @@ int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, 
     int *nslots = calloc((size_t)(in->nheld ? in->nheld : 1), sizeof *nslots);
     if (!nslots)
         return wp_errorf(err, "out of memory");
-    int rc = check_slicing(in, s, err) || lay_out(in, nslots, err) ? -1 : 0;
+    int *group = malloc((size_t)s->nranks * sizeof *group);
+    int rc = !group || check_slicing(in, s, err) || lay_out(in, nslots, err) ? -1 : 0;
+    if (!group)
+        wp_errorf(err, "out of memory");
+    /* in ascending stage order: each stage's reducer opens its channel, collectively over its holders */
     for (int h = 0; h < in->nheld && rc == 0; h++) {
-        int st = in->held[h].stage;
+        struct wp_held_stage *hs = &in->held[h];
+        int st = hs->stage;
         const struct wp_stage_place *pl = &s->place[st];
         struct wp_stage_request rq = {st, s->nstages, in->mb_sequences / pl->nreplicas, nslots[h],
-                                      s->split_backward, pl->ncopies * pl->nreplicas > 1, &in->progress};
-        rc = make(make_ctx, &rq, &in->held[h].exec, err);
+                                      s->split_backward, pl->ncopies * pl->nreplicas > 1, &in->progress,
+                                      &hs->reducer.hook};
+        rc = make(make_ctx, &rq, &hs->exec, err);
         if (rc == 0) {
-            in->tied |= in->held[h].exec.ops->tied_grad != NULL;
-            rc = make_slot_sends(&in->held[h], err);
+            in->tied |= hs->exec.ops->tied_grad != NULL;
+            rc = make_slot_sends(hs, err);
         }
+        if (rc == 0)
+            rc = wp_grad_reducer_init(&hs->reducer, cops, comm, k, &in->progress, &hs->exec, group,
+                                      wp_stage_holders_sorted(s, st, group), st, err);
     }
+    free(group);
     free(nslots);
     return rc;
 }
@@ -290,6 +316,7 @@ int wp_interp_reschedule(struct wp_interp *in, const struct wp_schedule *s, stru
 void wp_interp_destroy(struct wp_interp *in)
 {
     for (int h = 0; in->held && h < in->nheld; h++) {
+        wp_grad_reducer_destroy(&in->held[h].reducer);
         free(in->held[h].slot_of_mb);
         free(in->held[h].slot_sends);
         if (in->held[h].exec.ops)
@@ -484,15 +511,18 @@ static int sync_tied_embedding(struct wp_interp *in, struct wp_err *err)
     return rc ? wp_errorf(err, "rank %d: allreduce of the tied embedding failed", in->rank) : 0;
 }
 
+void wp_interp_set_grad_overlap(struct wp_interp *in, int overlap, double bucket_bytes)
+{
+    for (int h = 0; h < in->nheld; h++)
+        wp_grad_reducer_set(&in->held[h].reducer, overlap, bucket_bytes);
+}
+
 int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_err *err)
 {
     const struct wp_schedule *s = in->s;
     const struct wp_action_list *l = &s->lists[in->rank];
     const struct wp_kernel_ops *k = in->k;
     float dloss = in->dloss;
-    int *group = malloc((size_t)2 * s->nranks * sizeof *group);
-    if (!group)
-        return wp_errorf(err, "out of memory");
     for (int h = 0; h < in->nheld; h++)
         in->held[h].exec.ops->zero_grads(in->held[h].exec.impl);
     in->timing.busy_s = 0;
@@ -518,6 +548,9 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
         if (rc)
             break;
         int slot = hs && a->microbatch >= 0 ? hs->slot_of_mb[a->microbatch] : -1;
+        int final_grads = hs && i == hs->final_grad_action; /* its gradients are final in this pass */
+        if (final_grads)
+            wp_grad_reducer_pass_begin(&hs->reducer);
         double start = MPI_Wtime() - t0, cpu0 = thread_cpu_s();
         switch (a->op) {
         case WP_OP_RECV_ACT:
@@ -574,17 +607,14 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
             hs->exec.ops->backward_weights(hs->exec.impl, slot);
             record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
-        case WP_OP_ALLREDUCE: {
-            int n = wp_stage_holders_sorted(s, a->stage, group);
-            if (in->cops->allreduce_sum(in->comm, hs->exec.grads, hs->exec.grad_floats, group, n))
-                rc = wp_errorf(err, "rank %d: allreduce of stage %d failed", in->rank, a->stage);
-            if (n > 1) {
+        case WP_OP_ALLREDUCE:
+            rc = wp_grad_reducer_finish(&hs->reducer, err);
+            if (hs->reducer.active) { /* the stage's gradient summed once, whatever its buckets */
                 in->bytes.grad_sums++;
                 in->bytes.grad_sum_bytes += (double)hs->exec.grad_floats * sizeof(float);
             }
             record(in, a->op, a->stage, -1, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
             break;
-        }
         case WP_OP_STEP:
             if (s->nstages == 1 && hs->exec.ops->tie_local)
                 hs->exec.ops->tie_local(hs->exec.impl);
@@ -598,12 +628,13 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
         default:
             rc = wp_errorf(err, "rank %d step %d: unknown action", in->rank, i);
         }
+        if (final_grads)
+            wp_grad_reducer_pass_end(&hs->reducer);
     }
     for (int h = 0; h < in->nheld; h++)
         for (int sl = 0; sl < 2 * in->held[h].exec.nslots; sl++)
             wp_comm_wait(in->cops, in->comm, &in->held[h].slot_sends[sl]);
     k->synchronize();
     in->timing.iter_s = MPI_Wtime() - t0;
-    free(group);
     return rc;
 }

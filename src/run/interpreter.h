@@ -12,6 +12,7 @@
 #include "run/comm.h"
 #include "run/measure.h"
 #include "run/gpt2_config.h"
+#include "run/grad_reduce.h"
 #include "run/stage_exec.h"
 #include "sched/schedule.h"
 
@@ -20,6 +21,8 @@ struct wp_held_stage {
     struct wp_stage_exec exec; /* GPT-2 computed, or emulated (stage_exec.h) */
     int *slot_of_mb;     /* per micro-batch: its activation slot, -1 when not here */
     struct wp_comm_request *slot_sends; /* per slot, pending sends from its buffers (2 each) */
+    int final_grad_action; /* the step's last pass adding to its weight gradients (W, or B), or -1 */
+    struct wp_grad_reducer reducer; /* its gradients' sum over the holders (grad_reduce.h) */
 };
 
 struct wp_interp_timing {
@@ -79,6 +82,10 @@ void wp_interp_destroy(struct wp_interp *in);
  * optimizer state; slots and message buffers are made again for the new
  * micro-batch size. s must outlive its use, as the first one. */
 int wp_interp_reschedule(struct wp_interp *in, const struct wp_schedule *s, struct wp_err *err);
+
+/* --grad-overlap and --grad-bucket-mb for every held stage (grad_reduce.h;
+ * default on, 25 MiB), from the next step on; the same on every rank. */
+void wp_interp_set_grad_overlap(struct wp_interp *in, int overlap, double bucket_bytes);
 
 /* One training step; *loss_sum gets this rank's summed token losses. */
 int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_err *err);

@@ -50,7 +50,7 @@ int wp_interp_repartition(struct wp_interp *in, const int *old_lo, const int *ol
     if (changed) {
         const struct wp_stage_place *pl = &s->place[st];
         struct wp_stage_request rq = {st, S, in->mb_sequences / pl->nreplicas, h->exec.nslots, s->split_backward,
-                                      pl->ncopies * pl->nreplicas > 1, &in->progress};
+                                      pl->ncopies * pl->nreplicas > 1, &in->progress, &h->reducer.hook};
         if (make(make_ctx, &rq, &fresh, err))
             rc = -1;
         if (rc == 0 && (!h->exec.ops->layers_state || !fresh.ops->set_layers_state || !fresh.ops->adopt))

@@ -18,6 +18,10 @@ struct emu_exec {
     size_t in_floats, out_floats;    /* per slot */
     float **buf;                     /* per slot: input, output, dinput, dout */
     float *grads;
+    const struct wp_grad_hook *grad_hook; /* told of each layer's gradients (may be NULL) */
+    int nlayers;
+    double *layer_pass_s;            /* per layer: its part of the pass that adds its weight gradients */
+    size_t *grad_at;                 /* nlayers + 1: where each layer's floats begin in grads */
 };
 
 double wp_monotonic_s(void)
@@ -48,10 +52,33 @@ void wp_emulated_wait_until(double deadline_s, const struct wp_progress *progres
     }
 }
 
+static double slowdown(const struct emu_exec *e)
+{
+    return e->ctx->slowdown ? wp_slowdown_factor(e->ctx->slowdown) : 1;
+}
+
 static void spend(struct emu_exec *e, double seconds)
 {
-    double f = e->ctx->slowdown ? wp_slowdown_factor(e->ctx->slowdown) : 1;
-    wp_emulated_wait_until(wp_monotonic_s() + seconds * f, e->progress, e->ctx->progress_slice_s);
+    wp_emulated_wait_until(wp_monotonic_s() + seconds * slowdown(e), e->progress, e->ctx->progress_slice_s);
+}
+
+/* A pass that adds the weight gradients (seconds in all). In the step's
+ * final one (the hook armed) it goes layer by layer from the last, each
+ * layer's gradients told as its part ends, as a GPU's backward finishes
+ * them. */
+static void spend_grads(struct emu_exec *e, double seconds)
+{
+    const struct wp_grad_hook *h = e->grad_hook;
+    if (!h || !h->armed || !e->grads) {
+        spend(e, seconds);
+        return;
+    }
+    double f = slowdown(e), deadline = wp_monotonic_s();
+    for (int l = e->nlayers - 1; l >= 0; l--) {
+        deadline += e->layer_pass_s[l] * f;
+        wp_emulated_wait_until(deadline, e->progress, e->ctx->progress_slice_s);
+        h->added(h->ctx, e->grad_at[l], e->grad_at[l + 1] - e->grad_at[l]);
+    }
 }
 
 static float *emu_buffer(void *impl, int slot, enum wp_stage_buffer which)
@@ -74,14 +101,17 @@ static void emu_backward(void *impl, int slot, float dloss)
     (void)slot;
     (void)dloss;
     struct emu_exec *e = impl;
-    spend(e, e->cost.backward_s);
+    if (e->split_backward)
+        spend(e, e->cost.backward_s);
+    else
+        spend_grads(e, e->cost.backward_s);
 }
 
 static void emu_backward_weights(void *impl, int slot)
 {
     (void)slot;
     struct emu_exec *e = impl;
-    spend(e, e->cost.weights_s);
+    spend_grads(e, e->cost.weights_s);
 }
 
 static void emu_zero_grads(void *impl) { (void)impl; }
@@ -107,6 +137,8 @@ static void emu_destroy(void *impl)
     struct emu_exec *e = impl;
     free_buffers(e);
     free(e->grads);
+    free(e->layer_pass_s);
+    free(e->grad_at);
     free(e);
 }
 
@@ -119,6 +151,9 @@ static int shape(struct emu_exec *e, int stage, int nseq, int nslots, int split_
     free_buffers(e);
     e->nslots = nslots;
     wp_layer_stage_cost(c->table, c->first_layer[stage], c->last_layer[stage], nseq, split_backward, &e->cost);
+    double scale = (double)nseq / (c->table->profile_batch > 0 ? c->table->profile_batch : 1);
+    for (int l = 0; l < e->nlayers; l++) /* as wp_layer_stage_cost scales them */
+        e->layer_pass_s[l] = wp_layer_grad_pass_s(c->table, c->first_layer[stage] + l, split_backward) * scale;
     size_t in_seq = (size_t)ceil(e->cost.in_seq_bytes / sizeof(float));
     size_t out_seq = (size_t)ceil(e->cost.out_seq_bytes / sizeof(float));
     /* one float at least: a boundary the table gives 0 bytes still passes a message */
@@ -199,10 +234,23 @@ int wp_stage_emulated_make(void *ctx, const struct wp_stage_request *rq, struct 
     e->stage = rq->stage;
     e->split_backward = rq->split_backward;
     e->progress = rq->progress;
+    e->grad_hook = rq->grad_hook;
+    e->nlayers = c->last_layer[rq->stage] - c->first_layer[rq->stage] + 1;
+    e->layer_pass_s = calloc((size_t)e->nlayers, sizeof *e->layer_pass_s);
+    e->grad_at = calloc((size_t)e->nlayers + 1, sizeof *e->grad_at);
     *out = (struct wp_stage_exec){.ops = &emu_ops, .impl = e};
+    if (!e->layer_pass_s || !e->grad_at) {
+        emu_destroy(e);
+        return wp_errorf(err, "out of memory");
+    }
     if (shape(e, rq->stage, rq->nseq, rq->nslots, rq->split_backward, out, err)) {
         emu_destroy(e);
         return -1;
+    }
+    double bytes = 0; /* each layer's gradient floats, in layer order */
+    for (int l = 0; l < e->nlayers; l++) {
+        bytes += c->table->layers[c->first_layer[rq->stage] + l].parameter_bytes;
+        e->grad_at[l + 1] = (size_t)ceil(bytes / sizeof(float));
     }
     /* the gradients a replicated stage sums: as many bytes as its parameters */
     size_t grad_floats = rq->replicated ? (size_t)ceil(e->cost.parameter_bytes / sizeof(float)) : 0;

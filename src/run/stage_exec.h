@@ -36,6 +36,18 @@ struct wp_progress {
     void *ctx;
 };
 
+/* Told by a stage, in every pass that adds to its weight gradients (W, or
+ * B when the backward is not split), as it adds each layer's part: floats
+ * [first, first + count) of exec.grads, in the order the layers finish.
+ * armed: set by the runtime during the step's final such pass, when those
+ * floats are final (run/grad_reduce.h starts their sum then); a kind that
+ * must cut its pass into layers to tell (emulated) does so only then. */
+struct wp_grad_hook {
+    void (*added)(void *ctx, size_t first, size_t count);
+    void *ctx;
+    int armed;
+};
+
 struct wp_stage_exec_ops {
     const char *name;
     /* the slot's buffer, sequences of in_seq_floats (INPUT, DINPUT) or
@@ -88,6 +100,7 @@ struct wp_stage_request {
     int split_backward;
     int replicated;      /* 1 when the stage's gradients are summed over several ranks */
     const struct wp_progress *progress; /* the interpreter's, for kinds that wait */
+    const struct wp_grad_hook *grad_hook; /* may be NULL: nobody asks */
 };
 
 /* Makes the stage's executor; ctx is the kind's (the model, or the table). */

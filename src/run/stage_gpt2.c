@@ -239,6 +239,7 @@ int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_s
         gpt2_destroy(g);
         return -1;
     }
+    g->model.grad_hook = rq->grad_hook;
     /* floats per sequence of the slice, as the interpreter counts them: a
      * mesh's rank holds 1/p0 of the sequences and sends 1/(p1 p2) of each */
     size_t seq = TC / (size_t)p0 / (size_t)lanes;

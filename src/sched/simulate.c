@@ -60,6 +60,11 @@ struct sim {
     int *type_of;      /* per rank, with a cluster: node type index */
     struct wp_lanes lanes; /* with a cluster: each node's network lanes (fabric NICs, at least 1) */
     int have_lanes;
+    /* with grad_overlap: per rank * stages + stage, when the rank began and
+     * ended the stage's last pass so far that adds to its weight gradients
+     * (-1: none; ends after the P x stages starts) */
+    double *grad_pass_start;
+    int grad_op; /* that pass: W when the backward is split, else B */
 };
 
 /* Activations held from F until the op that frees them (B, or W when the
@@ -299,6 +304,15 @@ static int receive_posted(struct sim *sm, int rank, const struct wp_action *a, d
     return add_event(sm, peer, send_op, stage, a->microbatch, rank, start, *arrival, err);
 }
 
+/* A pass of the rank that adds to the stage's weight gradients ran from
+ * start to end (the last one before the ALLREDUCE is the final one). */
+static void grad_pass(struct sim *sm, int rank, int stage, double start, double end)
+{
+    size_t at = (size_t)rank * sm->s->nstages + stage;
+    sm->grad_pass_start[at] = start;
+    sm->grad_pass_start[(size_t)sm->s->nranks * sm->s->nstages + at] = end;
+}
+
 /* Plays a run of one rank's actions: computes advance its clock, a
  * receive waits for its message. The rank's clock and tallies stay in
  * registers for the run. */
@@ -322,6 +336,8 @@ static int sim_run(void *ctx, int rank, int from, int to, double *msg, struct wp
         if (op <= WP_OP_W) { /* F, B, W */
             const struct compute_step *step = &compute[op * S + a->stage];
             double done = now + step->seconds;
+            if (sm->grad_pass_start && op == sm->grad_op)
+                grad_pass(sm, rank, a->stage, now, done);
             busy += done - now;
             if (events)
                 rc = add_event(sm, rank, op, a->stage, a->microbatch, -1, now, done, err);
@@ -354,18 +370,33 @@ static int sim_run(void *ctx, int rank, int from, int to, double *msg, struct wp
     return rc;
 }
 
-/* Seconds of a stage's gradient allreduce over its n ranks. */
-static double allreduce_duration(const struct sim *sm, int stage, int n, const int *ranks)
+/* A stage's gradient allreduce over its n ranks: seconds for any part of
+ * its gradient (the whole: total_bytes). */
+struct allreduce_model {
+    double given_s;     /* the planner's seconds for the whole gradient, or -1 */
+    double total_bytes; /* the gradient (units of beta without a cluster; 1 when unknown) */
+    struct wp_hier_allreduce hier;
+};
+
+static double allreduce_model_s(const void *ctx, double bytes)
 {
-    double duration;
+    const struct allreduce_model *m = ctx;
+    if (m->given_s >= 0)
+        return m->given_s * bytes / m->total_bytes;
+    return wp_hier_allreduce_s(&m->hier, bytes);
+}
+
+static void allreduce_model(const struct sim *sm, int stage, int n, const int *ranks, struct allreduce_model *m)
+{
+    const double *known = sm->cost->stage_gradient_bytes;
+    *m = (struct allreduce_model){-1, known && known[stage] > 0 ? known[stage] : 1, {1, n, 1, {0, 1.0}, {0, 0}}};
     if (sm->cost->stage_allreduce_s) {
-        duration = sm->cost->stage_allreduce_s[stage];
+        m->given_s = sm->cost->stage_allreduce_s[stage];
     } else if (sm->cost->cluster) {
         /* NCCL-like: a ring inside each node over its slowest link, rings
          * across nodes over the network (collective_cost.h) */
-        double share = sm->cost->stage_gradient_bytes
-                           ? sm->cost->stage_gradient_bytes[stage]
-                           : sm->cost->gradient_bytes * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
+        double share = sm->cost->gradient_bytes * wp_stage_weight(sm->s, stage);
+        m->total_bytes = known ? known[stage] : share * sm->s->place[stage].nreplicas;
         struct wp_link_cost intra = {0, 0}, inter = {0, 0};
         int nodes = 0, per_node = 0, top = 0;
         for (int i = 0; i < n; i++)
@@ -395,27 +426,79 @@ static double allreduce_duration(const struct sim *sm, int stage, int n, const i
         const struct wp_network *net = &sm->cost->cluster->network;
         if (net->given)
             inter = (struct wp_link_cost){net->latency_s, 1.0 / net->bandwidth_Bps};
-        duration = wp_allreduce_hier_s(nodes, per_node, share, &intra, &inter);
+        m->hier = (struct wp_hier_allreduce){nodes, per_node, 1, intra, inter};
     } else {
-        /* ring allreduce: 2(n-1) steps, each 1/n of the gradients */
-        double share = sm->cost->tar * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
-        duration = wp_collective_s(WP_COLL_ALLREDUCE, n, share, &(struct wp_link_cost){0, 1.0});
+        /* ring allreduce: 2(n-1) steps, each 1/n of the gradients (one ring of n at beta 1) */
+        m->total_bytes = sm->cost->tar * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
     }
-    return duration;
+}
+
+/* A bucket's sum holds its nodes' network lanes while it runs, as a whole
+ * allreduce does (times from the final pass's start). */
+struct bucket_lanes {
+    struct sim *sm;
+    const int *ranks;
+    int n;
+    double pass_start;
+};
+
+static double book_bucket(void *ctx, double ready_s, double seconds)
+{
+    struct bucket_lanes *b = ctx;
+    return nic_book_collective(b->sm, b->ranks, b->n, b->pass_start + ready_s, seconds) - b->pass_start;
+}
+
+/* When a stage's allreduce over its n ranks runs, the last of them there
+ * at `arrive`: from *start, the rank's clocks all at *end. Without overlap
+ * the sum starts at `arrive`; with it, its buckets run from the slowest
+ * holder's start of its final pass (grad_overlap.h), and the holders go on
+ * once both they are all there and the last bucket is done. Either way a
+ * sum holds its nodes' network lanes while it runs. */
+static void allreduce_span(struct sim *sm, int stage, int n, const int *ranks, double arrive, double *start,
+                           double *end)
+{
+    struct allreduce_model m;
+    allreduce_model(sm, stage, n, ranks, &m);
+    /* the holder whose final pass ended last, and that pass (longer than
+     * its cost when ranks share cores) */
+    double pass_start = sm->grad_pass_start ? 0 : -1, pass_end = -1;
+    for (int i = 0; i < n && pass_start >= 0; i++) {
+        size_t at = (size_t)ranks[i] * sm->s->nstages + stage;
+        double t0 = sm->grad_pass_start[at], t1 = sm->grad_pass_start[(size_t)sm->s->nranks * sm->s->nstages + at];
+        if (t0 < 0)
+            pass_start = -1;
+        else if (t1 > pass_end) {
+            pass_start = t0;
+            pass_end = t1;
+        }
+    }
+    if (pass_start < 0) { /* off, or a holder that made none of the stage's gradients */
+        double duration = allreduce_model_s(&m, m.total_bytes);
+        *start = nic_book_collective(sm, ranks, n, arrive, duration);
+        *end = *start + duration;
+        return;
+    }
+    const struct wp_cost_model *c = sm->cost;
+    struct bucket_lanes lanes = {sm, ranks, n, pass_start};
+    struct wp_bucket_cost cost = {allreduce_model_s, &m, book_bucket, &lanes};
+    struct wp_grad_overlap o;
+    const struct wp_grad_layers *layers = c->stage_grad_layers ? &c->stage_grad_layers[stage] : NULL;
+    wp_grad_overlap_time(pass_end - pass_start, m.total_bytes, layers, c->grad_bucket_bytes, &cost, &o);
+    *start = pass_start + o.first_start_s;
+    *end = pass_start + o.end_s > arrive ? pass_start + o.end_s : arrive;
 }
 
 static int sim_collective(void *ctx, int stage, int n, const int *ranks, const int *steps, struct wp_err *err)
 {
     struct sim *sm = ctx;
-    double start = 0;
+    double arrive = 0, start, end;
     for (int i = 0; i < n; i++)
-        if (sm->clock[ranks[i]] > start)
-            start = sm->clock[ranks[i]];
-    double duration = allreduce_duration(sm, stage, n, ranks);
-    start = nic_book_collective(sm, ranks, n, start, duration);
+        if (sm->clock[ranks[i]] > arrive)
+            arrive = sm->clock[ranks[i]];
+    allreduce_span(sm, stage, n, ranks, arrive, &start, &end);
     for (int i = 0; i < n; i++) {
-        sm->clock[ranks[i]] = start + duration;
-        if (add_event(sm, ranks[i], WP_OP_ALLREDUCE, stage, -1, -1, start, start + duration, err))
+        sm->clock[ranks[i]] = end;
+        if (add_event(sm, ranks[i], WP_OP_ALLREDUCE, stage, -1, -1, start, end, err))
             return -1;
     }
     (void)steps;
@@ -489,14 +572,14 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
                         int n = pl->ncopies * pl->nreplicas;
                         if (arrived[a->stage] < n)
                             break;
-                        double duration = allreduce_duration(sm, a->stage, n, pl->ranks);
-                        double start = nic_book_collective(sm, pl->ranks, n, now, duration);
+                        double start, end;
+                        allreduce_span(sm, a->stage, n, pl->ranks, now, &start, &end);
                         for (int i = 0; i < n; i++) {
                             int q = pl->ranks[i];
-                            wait_until[q] = start + duration;
+                            wait_until[q] = end;
                             at_collective[q] = 0;
                             pc[q]++;
-                            rc |= add_event(sm, q, WP_OP_ALLREDUCE, a->stage, -1, -1, start, start + duration, err);
+                            rc |= add_event(sm, q, WP_OP_ALLREDUCE, a->stage, -1, -1, start, end, err);
                         }
                         arrived[a->stage] = 0;
                         progress = 1;
@@ -544,6 +627,8 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
             const struct wp_action *a = &s->lists[r].actions[pc[r]];
             hold_activations(&sm->compute[a->op * s->nstages + a->stage], &sm->held[r],
                              &sm->res->peak_activations[r]);
+            if (sm->grad_pass_start && a->op == sm->grad_op)
+                grad_pass(sm, r, a->stage, started[r], now);
             rc |= add_event(sm, r, a->op, a->stage, a->microbatch, -1, started[r], now, err);
             remaining[r] = -1;
             pc[r]++;
@@ -576,7 +661,8 @@ static int sim_begin(struct sim *out, const struct wp_schedule *s, const struct 
     res->nranks = P;
     res->busy = calloc((size_t)P, sizeof *res->busy);
     res->peak_activations = calloc((size_t)P, sizeof *res->peak_activations);
-    struct sim sm = {s, cost, res, NULL, NULL, NULL, NULL, NULL, NULL, {0, NULL, NULL}, 0};
+    struct sim sm = {s, cost, res, NULL, NULL, NULL, NULL, NULL, NULL, {0, NULL, NULL}, 0, NULL,
+                     s->split_backward ? WP_OP_W : WP_OP_B};
     sm.clock = calloc((size_t)P, sizeof *sm.clock);
     sm.held = calloc((size_t)P, sizeof *sm.held);
     sm.link_free = wp_huge_calloc((size_t)P * (size_t)P, sizeof *sm.link_free);
@@ -584,6 +670,14 @@ static int sim_begin(struct sim *out, const struct wp_schedule *s, const struct 
     sm.node_of = calloc((size_t)P, sizeof *sm.node_of);
     sm.type_of = calloc((size_t)P, sizeof *sm.type_of);
     int rc = 0;
+    if (cost->grad_overlap) {
+        size_t n = 2 * (size_t)P * (size_t)s->nstages;
+        sm.grad_pass_start = malloc((n ? n : 1) * sizeof *sm.grad_pass_start);
+        for (size_t i = 0; sm.grad_pass_start && i < n; i++)
+            sm.grad_pass_start[i] = -1;
+        if (!sm.grad_pass_start)
+            rc = wp_errorf(err, "out of memory");
+    }
     if (!res->busy || !res->peak_activations || !sm.clock || !sm.held || !sm.link_free || !sm.compute ||
         !sm.node_of || !sm.type_of)
         rc = wp_errorf(err, "out of memory");
@@ -679,6 +773,7 @@ static int sim_end(struct sim *sm, int rc)
     free(sm->compute);
     free(sm->node_of);
     free(sm->type_of);
+    free(sm->grad_pass_start);
     if (sm->lanes.lanes)
         wp_lanes_destroy(&sm->lanes);
     if (rc)

@@ -1,10 +1,13 @@
 /* The discrete-event simulator of action lists: compute costs per stage,
  * messages at alpha + n * beta over the link they cross (or a constant tc),
- * allreduce by the ring cost, receives posted ahead of need (prefetch) so
- * that transfers overlap compute, and optional bandwidth changes over time. */
+ * allreduce by the ring cost (optionally in buckets overlapped with the
+ * backward: sched/grad_overlap.h), receives posted ahead of need
+ * (prefetch) so that transfers overlap compute, and optional bandwidth
+ * changes over time. */
 #ifndef WP_SCHED_SIMULATE_H
 #define WP_SCHED_SIMULATE_H
 
+#include "sched/grad_overlap.h"
 #include "sched/schedule.h"
 #include "topo/cluster.h"
 
@@ -47,6 +50,20 @@ struct wp_cost_model {
      * ranks, k ranks computing at once each progress at min(1, cores / k):
      * a compute's cost is then its work alone (CPU seconds) */
     int cores;
+    /* gradient buckets overlapped with the backward (wavepipe run
+     * --grad-overlap on): 1 sums a replicated stage's gradients in buckets
+     * of grad_bucket_bytes started as its holders' final W (or B, unsplit)
+     * of the step makes them (grad_overlap.h, timed from the slowest
+     * holder's start of that pass), and its ALLREDUCE waits only for what
+     * runs past; 0 (the default here): one sum at the ALLREDUCE. Buckets
+     * need the gradient's bytes (a cluster, a layer table); with --tar or
+     * given seconds alone the sum is one bucket from the pass's end */
+    int grad_overlap;
+    double grad_bucket_bytes;
+    /* optional, per stage: its layers' parts of that pass and their
+     * gradient bytes (plan/layer_stages.h); else the bytes become final
+     * evenly over the pass */
+    const struct wp_grad_layers *stage_grad_layers;
 };
 
 struct wp_sim_event {
