@@ -93,7 +93,7 @@ static int fill_normal(const struct wp_kernel_ops *k, float *dst, size_t n, floa
 static int stage_open(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, const struct wp_gpt2_config *g,
                       int first, int end, int B, struct wp_err *err)
 {
-    if (wp_gpt2_stage_init(st, k, g, first, end, B, 1, 1, 1234, NULL, err))
+    if (wp_gpt2_stage_init(st, k, g, first, end, B, 1, 1, 0, 1234, NULL, err))
         return -1;
     int T = g->sequence_length, rc = 0;
     size_t n_act = (size_t)B * T * g->channels;

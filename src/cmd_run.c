@@ -47,7 +47,7 @@ enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, O
        OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_TENSOR, OPT_MESH, OPT_PLAN,
        OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_CHANGES, OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
        OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN,
-       OPT_ADAPT_HORIZON, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB };
+       OPT_ADAPT_HORIZON, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_RECOMPUTE };
 
 static void usage(void)
 {
@@ -100,7 +100,15 @@ static void usage(void)
            "                         wavepipe profile --model FILE -o ...): its stages' blocks, replicas,\n"
            "                         micro-batches, global batch and 1F1B policy; the plan's devices\n"
            "                         (node:gpu) go to the ranks found there (the job's hosts in the order\n"
-           "                         of their lowest rank, node-local rank = GPU)\n"
+           "                         of their lowest rank, node-local rank = GPU); the stages it marks\n"
+           "                         recompute do so, as --recompute\n"
+           "  --recompute            every stage recomputes its forward before each backward (Megatron-LM's\n"
+           "                         full recomputation): per micro-batch in flight it keeps the stage's\n"
+           "                         boundaries only (input, output, their gradients, tokens, losses),\n"
+           "                         and one micro-batch's activations for all; the backward runs the\n"
+           "                         forward again from the input first, to the same bits. Not with\n"
+           "                         schedules that split the backward (zb-*, dualpipev), --plan (its\n"
+           "                         stages say) or --compute emulated\n"
            "  --results FILE.csv     append one row per iteration (header on the first line), ending\n"
            "                         with adapt, partition (units per stage the iteration ran),\n"
            "                         pause_s (a move after it), stage_compute_s (per stage F+B+W of\n"
@@ -231,6 +239,7 @@ struct run_options {
     int adapt_given[2 * 64];
     int emulated, progress_us;
     int grad_overlap;         /* --grad-overlap on (1) or off */
+    int recompute;            /* --recompute: every stage */
     double grad_bucket_bytes; /* --grad-bucket-mb */
     struct wp_layer_table table; /* emulated: the layer table */
     struct wp_plan plan;
@@ -271,6 +280,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"progress-us", required_argument, NULL, OPT_PROGRESS_US},
         {"grad-overlap", required_argument, NULL, OPT_GRAD_OVERLAP},
         {"grad-bucket-mb", required_argument, NULL, OPT_GRAD_BUCKET_MB},
+        {"recompute", no_argument, NULL, OPT_RECOMPUTE},
         {"measure", required_argument, NULL, OPT_MEASURE},
         {"adapt", required_argument, NULL, OPT_ADAPT},
         {"adapt-every", required_argument, NULL, OPT_ADAPT_EVERY},
@@ -452,6 +462,7 @@ static int parse(int argc, char **argv, struct run_options *o)
             if (wp_parse_grad_overlap(CMD, optarg, &o->grad_overlap))
                 return 2;
             break;
+        case OPT_RECOMPUTE: o->recompute = 1; break;
         case OPT_GRAD_BUCKET_MB:
             if (wp_parse_grad_bucket_mb(CMD, optarg, &o->grad_bucket_bytes))
                 return 2;
@@ -478,6 +489,11 @@ static int parse(int argc, char **argv, struct run_options *o)
                                    "DAPPLE profile such as profiles/dapple-v100/bert-48-pbs-2.txt)");
     if (!o->emulated && o->layers_path)
         return wp_usage_error(CMD, "--layers goes with --compute emulated");
+    if (o->emulated && o->recompute)
+        return wp_usage_error(CMD, "--recompute recomputes GPT-2's forward: not with --compute emulated");
+    if (o->plan_path && o->recompute)
+        return wp_usage_error(CMD, "--plan marks the stages that recompute (wavepipe plan --recompute): not "
+                                   "--recompute with it");
     if (o->emulated && (o->save || o->resume || o->data || o->synthetic || o->device))
         return wp_usage_error(CMD, "--compute emulated computes no model: --save, --resume, --data, "
                                    "--synthetic-data and --device do not apply");
@@ -516,10 +532,10 @@ static int apply_plan(struct run_options *o, struct wp_run_config *cfg, int P, s
     if (pl->chunks > 1)
         return wp_errorf(err, "%s interleaves %d chunks per GPU (Megatron-LM's schedule); the runtime runs a plan's "
                               "stages one per group: plan with --chunks 1", o->plan_path, pl->chunks);
-    for (int s = 0; s < pl->nstages; s++)
+    for (int s = 0; s < pl->nstages && o->emulated; s++)
         if (pl->stages[s].recompute)
-            return wp_errorf(err, "%s: stage %d recomputes its forward, which the runtime does not do yet: plan "
-                                  "with --recompute never (or more GPUs or memory)", o->plan_path, s);
+            return wp_errorf(err, "%s: stage %d recomputes its forward, which emulated stages do not: plan with "
+                                  "--recompute never", o->plan_path, s);
     if (t > 1 && o->emulated)
         return wp_errorf(err, "%s splits blocks over tensor groups of %d: not with --compute emulated yet",
                          o->plan_path, t);
@@ -1101,15 +1117,55 @@ static int make_plan(void *ctx, int k, int nmicro, struct wp_schedule *out, stru
 }
 
 /* Activation memory: the slots a rank needs at once (the schedule's peak
- * of micro-batches in flight, plus the one being received ahead), the
- * most of any rank (collective). */
+ * of micro-batches in flight, plus the one being received ahead) and what
+ * its stages keep once (a recomputing stage's work slot), the most of any
+ * rank (collective). */
 static double activation_peak_bytes(const struct wp_interp *in)
 {
     double peak = 0;
     for (int h = 0; h < in->nheld; h++)
-        peak += (double)in->held[h].exec.nslots * in->held[h].exec.slot_bytes;
+        peak += (double)in->held[h].exec.nslots * in->held[h].exec.slot_bytes + in->held[h].exec.work_bytes;
     MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return peak;
+}
+
+/* The stages that recompute their forward before each backward (--recompute:
+ * all; --plan: those it marks) into *out, NULL when none; checked against
+ * the schedule, and rank 0 says which. */
+static int recompute_stages(const struct run_options *o, const struct wp_schedule *s, int rank, int **out,
+                            struct wp_err *err)
+{
+    int S = s->nstages, n = 0;
+    *out = NULL;
+    if (!o->recompute && !o->plan_path)
+        return 0;
+    int *marked = calloc((size_t)S, sizeof *marked);
+    if (!marked)
+        return wp_errorf(err, "out of memory");
+    for (int st = 0; st < S; st++)
+        n += marked[st] = o->recompute || o->plan.stages[st].recompute;
+    if (n == 0) {
+        free(marked);
+        return 0;
+    }
+    *out = marked;
+    if (wp_gpt2_stage_modes_check(s->split_backward, 1, err))
+        return wp_err_prefix(err, "%s %s: ", o->sched.schedule_file ? "schedule file" : "schedule",
+                             o->sched.schedule_file ? o->sched.schedule_file : wp_sched_kind_name(s->params.kind));
+    if (rank != 0)
+        return 0;
+    if (n == S) {
+        printf("recompute: all %d stages run their forward again before each backward, keeping per micro-batch "
+               "in flight only their boundaries (%s)\n", S, o->recompute ? "--recompute" : "the plan's");
+        return 0;
+    }
+    printf("recompute: stage%s", n > 1 ? "s" : "");
+    for (int st = 0, said = 0; st < S; st++)
+        if (marked[st])
+            printf("%s %d", said++ ? "," : "", st);
+    printf(" of %d run their forward again before each backward, keeping per micro-batch in flight only their "
+           "boundaries (the plan's)\n", S);
+    return 0;
 }
 
 /* Blocks per stage as a checkpoint records them (real compute only). */
@@ -1181,7 +1237,7 @@ int wp_cmd_run(int argc, char **argv)
     memset(&s, 0, sizeof s);
     struct wp_corpus corpus;
     memset(&corpus, 0, sizeof corpus);
-    int *first = NULL, *end = NULL, *rank_map = NULL;
+    int *first = NULL, *end = NULL, *rank_map = NULL, *recompute = NULL;
     /* Everything that can be wrong with the settings is found before any
      * rank computes, identically on every rank. */
     int status = plan_status ? wp_errorf(&err, "%s", plan_err.msg)
@@ -1271,6 +1327,8 @@ int wp_cmd_run(int argc, char **argv)
         else
             status = wp_layer_stages_balanced(&o.table, s.nstages, first, end, &err);
     }
+    if (status == 0 && !o.emulated)
+        status = recompute_stages(&o, &s, rank, &recompute, &err);
     if (status == 0 && !o.emulated) {
         if (cfg.train.synthetic_data)
             status = wp_corpus_synthetic(1 << 20, cfg.model.vocabulary, cfg.train.seed, &corpus, &err);
@@ -1301,6 +1359,7 @@ int wp_cmd_run(int argc, char **argv)
         free(first);
         free(end);
         free(rank_map);
+        free(recompute);
         MPI_Finalize();
         return 1;
     }
@@ -1343,7 +1402,7 @@ int wp_cmd_run(int argc, char **argv)
     wp_slowdown_init(&slowdown, o.slowdown_path, rank);
     int slowed = o.slowdown_path || wp_changes_slow(&changes);
     struct wp_stage_gpt2_ctx gpt2_ctx = {kernels, &cfg, &corpus, first, end, slowed ? &slowdown : NULL,
-                                         1e-6 * o.progress_us, tensor > 1 ? &tgroup : NULL};
+                                         1e-6 * o.progress_us, tensor > 1 ? &tgroup : NULL, recompute};
     struct wp_stage_emulated_ctx emu_ctx = {&o.table, first, end, &slowdown, 1e-6 * o.progress_us};
     float dloss = 1.0f / ((float)cfg.train.global_batch * (float)cfg.model.sequence_length);
     if (status == 0 && o.emulated)
@@ -1701,6 +1760,7 @@ int wp_cmd_run(int argc, char **argv)
     wp_plan_destroy(&o.plan);
     free(first);
     free(end);
+    free(recompute);
     MPI_Finalize();
     return status ? 1 : 0;
 }

@@ -50,7 +50,7 @@ static int whole_model(struct wp_gpt2_stage *st, int split)
 {
     struct wp_gpt2_config g = tiny();
     struct wp_err err = {""};
-    int rc = wp_gpt2_stage_init(st, K, &g, 0, g.layers, B, 1, split, 42, NULL, &err);
+    int rc = wp_gpt2_stage_init(st, K, &g, 0, g.layers, B, 1, split, 0, 42, NULL, &err);
     ok(rc == 0, "whole-model stage initialises (%s)", err.msg);
     return rc;
 }
@@ -147,8 +147,8 @@ static void test_two_stages(void)
     struct wp_gpt2_config g = tiny();
     struct wp_gpt2_stage one, s0, s1;
     struct wp_err err = {""};
-    if (whole_model(&one, 0) || wp_gpt2_stage_init(&s0, K, &g, 0, 1, B, 1, 0, 42, NULL, &err) ||
-        wp_gpt2_stage_init(&s1, K, &g, 1, 2, B, 1, 0, 42, NULL, &err)) {
+    if (whole_model(&one, 0) || wp_gpt2_stage_init(&s0, K, &g, 0, 1, B, 1, 0, 0, 42, NULL, &err) ||
+        wp_gpt2_stage_init(&s1, K, &g, 1, 2, B, 1, 0, 0, 42, NULL, &err)) {
         ok(0, "stages initialise (%s)", err.msg);
         return;
     }
@@ -197,7 +197,7 @@ static void test_micro_batches(void)
     struct wp_gpt2_config g = tiny();
     struct wp_gpt2_stage big, small;
     struct wp_err err = {""};
-    if (whole_model(&big, 0) || wp_gpt2_stage_init(&small, K, &g, 0, g.layers, 1, 2, 0, 42, NULL, &err))
+    if (whole_model(&big, 0) || wp_gpt2_stage_init(&small, K, &g, 0, g.layers, 1, 2, 0, 0, 42, NULL, &err))
         return;
     int inp[B * 8], tgt[B * 8];
     batch(inp, tgt, B, 0);

@@ -331,7 +331,7 @@ static void test_gpt2_hook(int first_block, int end_block, int split, const char
     struct wp_gpt2_config g = {2, 16, 2, 8, 8, 32};
     struct wp_gpt2_stage st;
     struct wp_err err = {""};
-    if (wp_gpt2_stage_init(&st, &wp_kernels_cpu, &g, first_block, end_block, 1, 1, split, 42, NULL, &err)) {
+    if (wp_gpt2_stage_init(&st, &wp_kernels_cpu, &g, first_block, end_block, 1, 1, split, 0, 42, NULL, &err)) {
         ok(0, "%s: %s", what, err.msg);
         return;
     }

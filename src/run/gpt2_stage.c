@@ -1,10 +1,12 @@
 /* Forward and backward of a GPT-2 pipeline stage (llm.c's algorithm),
  * with the backward split into an input-gradient pass and a
  * weight-gradient pass that make the same calls in the same order whether
- * they run back to back (B) or apart (B, later W). A stage with a tensor
- * group runs each block's matmuls on its pieces with the collectives of
- * plan/tp_block.h between them; without one (a group of 1 x 1) the same
- * code makes no collective and no copy. */
+ * they run back to back (B) or apart (B, later W); the slots' layouts
+ * (full, or thin plus one work slot on a stage that recomputes its forward
+ * before each backward). A stage with a tensor group runs each block's
+ * matmuls on its pieces with the collectives of plan/tp_block.h between
+ * them; without one (a group of 1 x 1) the same code makes no collective
+ * and no copy. */
 #include "run/gpt2_stage.h"
 
 #include "run/tensor_group.h"
@@ -12,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Forward activations of one block for one slot, (N = B*T rows). */
 /* Forward activations of one block for one slot, (N = B*T rows). With a
  * tensor group of p1 x p2: C1 = C/p1 (this rank's heads), C2 = C/p2 (its
  * columns of the residual stream), Nl = N/p2 (its sequences' rows); all
@@ -64,34 +65,24 @@ static struct tp_dims dims_of(const struct wp_gpt2_stage *st)
     return d;
 }
 
-/* A bump allocator over one backend allocation per slot. */
+/* A bump allocator over one backend allocation per slot; with base NULL it
+ * only counts (what a layout needs, from the same code that lays it out). */
 struct carve {
     float *base;
-    size_t used, cap;
+    size_t used;
 };
 
 static float *take(struct carve *c, size_t floats)
 {
-    float *p = c->base + c->used;
+    float *p = c->base ? c->base + c->used : NULL;
     c->used += (floats + 15) & ~(size_t)15; /* 64-byte steps */
     return p;
-}
-
-static size_t rounded(size_t floats)
-{
-    return (floats + 15) & ~(size_t)15;
 }
 
 static float *param(const struct wp_gpt2_stage *st, float *base, int block, enum wp_tensor_role role)
 {
     long off = wp_stage_layout_find(&st->layout, wp_gpt2_tensor_index(st->g.layers, block, role));
     return off < 0 ? NULL : base + off;
-}
-
-static size_t block_grads_floats(const struct tp_dims *d)
-{
-    return rounded(d->N * d->C2) * 2 + rounded(d->N * d->C) * 2 + rounded(d->N * 4 * d->C1) +
-           rounded(d->N * 3 * d->C1);
 }
 
 static void carve_block_grads(struct carve *c, struct block_grads *bg, const struct tp_dims *d)
@@ -104,28 +95,100 @@ static void carve_block_grads(struct carve *c, struct block_grads *bg, const str
     bg->dln1 = take(c, d->N * d->C);
 }
 
-static size_t slot_floats(const struct wp_gpt2_stage *st)
+static size_t block_grads_floats(const struct tp_dims *d)
+{
+    struct carve c = {NULL, 0};
+    struct block_grads counted;
+    carve_block_grads(&c, &counted, d);
+    return c.used;
+}
+
+/* What a slot holds. FULL: a micro-batch's boundaries and every activation
+ * its backward reads. THIN: what a recomputing stage keeps per micro-batch,
+ * the boundaries alone (input, output, gradients, tokens, losses). WORK: a
+ * recomputing stage's one set of activations inside the stage, its
+ * boundaries those of the thin slot it runs (work_for). */
+enum slot_kind { SLOT_FULL, SLOT_THIN, SLOT_WORK };
+
+/* Lays out a slot of kind in c (s->blocks and their `saved` made by the
+ * caller, or NULL to count only). */
+static void carve_slot(const struct wp_gpt2_stage *st, struct carve *c, struct wp_stage_slot *s, enum slot_kind kind)
 {
     struct tp_dims d = dims_of(st);
     size_t T = d.T, C = d.C, V = (size_t)st->g.vocabulary, N = d.N;
-    size_t nblocks = (size_t)(st->layout.end_block - st->layout.first_block);
-    size_t block = rounded(N * C) * 5 + rounded(N * d.C1) + rounded(N) * 4 + rounded(d.Nl * 3 * d.C1) +
-                   rounded(d.Bl * d.NH1 * T * T) + rounded(d.Nl * 4 * d.C1) + rounded(N * 4 * d.C1) +
-                   (d.p2 > 1 ? 2 * rounded(N * d.C2) : 0);
-    if (st->split_backward)
-        block += block_grads_floats(&d);
-    size_t total = rounded(N * C) * 3 + rounded(N) * 2 + nblocks * block;
-    if (st->layout.has_head) {
-        total += rounded(N * C) + rounded(N) * 3 + rounded(N * V);
-        if (st->split_backward)
-            total += rounded(N * V) + rounded(N * C);
+    int nblocks = st->layout.end_block - st->layout.first_block;
+    if (kind != SLOT_WORK) {
+        s->input = take(c, N * C);
+        s->dout = take(c, N * C);
+        s->dinput = take(c, N * C);
+        s->tokens = (int *)take(c, N);
+        s->targets = (int *)take(c, N);
     }
-    return total;
+    if (kind == SLOT_THIN) {
+        s->output = take(c, N * C);
+        if (st->layout.has_head)
+            s->losses = take(c, N);
+        return;
+    }
+    for (int b = 0; b < nblocks; b++) {
+        struct wp_block_acts counted = {0}, *a = s->blocks ? &s->blocks[b] : &counted;
+        a->ln1 = take(c, N * C);
+        a->ln1_mean = take(c, N);
+        a->ln1_rstd = take(c, N);
+        a->qkv = take(c, d.Nl * 3 * d.C1);
+        a->atty = take(c, N * d.C1);
+        a->att = take(c, d.Bl * d.NH1 * T * T);
+        a->residual2 = take(c, N * C);
+        a->ln2 = take(c, N * C);
+        a->ln2_mean = take(c, N);
+        a->ln2_rstd = take(c, N);
+        a->fch = take(c, d.Nl * 4 * d.C1);
+        a->fch_gelu = take(c, N * 4 * d.C1);
+        a->residual3 = take(c, N * C);
+        (void)take(c, N * C); /* keeps the per-block size a multiple of the C-sized pieces */
+        a->ln1c = d.p2 > 1 ? take(c, N * d.C2) : a->ln1;
+        a->ln2c = d.p2 > 1 ? take(c, N * d.C2) : a->ln2;
+        if (st->split_backward) {
+            struct block_grads none;
+            carve_block_grads(c, a->saved ? a->saved : &none, &d);
+        }
+    }
+    s->output = s->blocks ? s->blocks[nblocks - 1].residual3 : NULL;
+    if (st->layout.has_head) {
+        s->lnf = take(c, N * C);
+        s->lnf_mean = take(c, N);
+        s->lnf_rstd = take(c, N);
+        s->losses = take(c, N);
+        s->probs = take(c, N * V);
+        if (st->split_backward) {
+            s->dlogits = take(c, N * V);
+            (void)take(c, N * C); /* dlnf, after dlogits (head_grads) */
+        }
+    }
+}
+
+static size_t slot_floats(const struct wp_gpt2_stage *st, enum slot_kind kind)
+{
+    struct carve c = {NULL, 0};
+    struct wp_stage_slot counted = {0};
+    carve_slot(st, &c, &counted, kind);
+    return c.used;
+}
+
+/* The kind of the slots kept per micro-batch in flight. */
+static enum slot_kind kept_kind(const struct wp_gpt2_stage *st)
+{
+    return st->recompute ? SLOT_THIN : SLOT_FULL;
 }
 
 size_t wp_gpt2_stage_slot_bytes(const struct wp_gpt2_stage *st)
 {
-    return slot_floats(st) * sizeof(float);
+    return slot_floats(st, kept_kind(st)) * sizeof(float);
+}
+
+size_t wp_gpt2_stage_work_bytes(const struct wp_gpt2_stage *st)
+{
+    return st->recompute ? slot_floats(st, SLOT_WORK) * sizeof(float) : 0;
 }
 
 size_t wp_gpt2_stage_act_bytes(const struct wp_gpt2_stage *st)
@@ -133,69 +196,32 @@ size_t wp_gpt2_stage_act_bytes(const struct wp_gpt2_stage *st)
     return (size_t)st->B * st->g.sequence_length * st->g.channels * sizeof(float);
 }
 
-static int init_slot(struct wp_gpt2_stage *st, struct wp_stage_slot *s, struct wp_err *err)
+static int init_slot(struct wp_gpt2_stage *st, struct wp_stage_slot *s, enum slot_kind kind, struct wp_err *err)
 {
-    struct tp_dims d = dims_of(st);
-    size_t T = d.T, C = d.C, V = (size_t)st->g.vocabulary, N = d.N;
-    int nblocks = st->layout.end_block - st->layout.first_block;
-    size_t floats = slot_floats(st);
-    struct carve c = {st->k->alloc(floats * sizeof(float)), 0, floats};
-    s->blocks = calloc((size_t)nblocks, sizeof *s->blocks);
-    if (!c.base || !s->blocks)
+    int nblocks = kind == SLOT_THIN ? 0 : st->layout.end_block - st->layout.first_block;
+    size_t floats = slot_floats(st, kind);
+    s->memory = st->k->alloc(floats * sizeof(float));
+    s->blocks = nblocks ? calloc((size_t)nblocks, sizeof *s->blocks) : NULL;
+    if (!s->memory || (nblocks && !s->blocks))
         return wp_errorf(err, "cannot allocate %.1f MiB of activations for a micro-batch slot",
                          floats * 4.0 / 1048576);
-    s->input = take(&c, N * C);
-    s->dout = take(&c, N * C);
-    s->dinput = take(&c, N * C);
-    s->tokens = (int *)take(&c, N);
-    s->targets = (int *)take(&c, N);
-    for (int b = 0; b < nblocks; b++) {
-        struct wp_block_acts *a = &s->blocks[b];
-        a->ln1 = take(&c, N * C);
-        a->ln1_mean = take(&c, N);
-        a->ln1_rstd = take(&c, N);
-        a->qkv = take(&c, d.Nl * 3 * d.C1);
-        a->atty = take(&c, N * d.C1);
-        a->att = take(&c, d.Bl * d.NH1 * T * T);
-        a->residual2 = take(&c, N * C);
-        a->ln2 = take(&c, N * C);
-        a->ln2_mean = take(&c, N);
-        a->ln2_rstd = take(&c, N);
-        a->fch = take(&c, d.Nl * 4 * d.C1);
-        a->fch_gelu = take(&c, N * 4 * d.C1);
-        a->residual3 = take(&c, N * C);
-        (void)take(&c, N * C); /* keeps the per-block size a multiple of the C-sized pieces */
-        a->ln1c = d.p2 > 1 ? take(&c, N * d.C2) : a->ln1;
-        a->ln2c = d.p2 > 1 ? take(&c, N * d.C2) : a->ln2;
-        if (st->split_backward) {
-            a->saved = calloc(1, sizeof *a->saved);
-            if (!a->saved)
-                return wp_errorf(err, "out of memory");
-            carve_block_grads(&c, a->saved, &d);
-        }
-    }
-    if (st->layout.has_head) {
-        s->lnf = take(&c, N * C);
-        s->lnf_mean = take(&c, N);
-        s->lnf_rstd = take(&c, N);
-        s->losses = take(&c, N);
-        s->probs = take(&c, N * V);
-        if (st->split_backward) {
-            s->dlogits = take(&c, N * V);
-            (void)take(&c, N * C);
-        }
-    }
-    return c.used <= c.cap ? 0 : wp_errorf(err, "internal: slot layout overflows (%zu > %zu)", c.used, c.cap);
+    for (int b = 0; b < nblocks && st->split_backward; b++)
+        if (!(s->blocks[b].saved = calloc(1, sizeof *s->blocks[b].saved)))
+            return wp_errorf(err, "out of memory");
+    struct carve c = {s->memory, 0};
+    carve_slot(st, &c, s, kind);
+    return 0;
 }
 
 static void free_slot(struct wp_gpt2_stage *st, struct wp_stage_slot *s)
 {
     int nblocks = st->layout.end_block - st->layout.first_block;
-    if (s->input)
-        st->k->release(s->input);
+    if (s->memory)
+        st->k->release(s->memory);
     for (int b = 0; s->blocks && b < nblocks; b++)
         free(s->blocks[b].saved);
     free(s->blocks);
+    memset(s, 0, sizeof *s);
 }
 
 /* The scratch and the slots, for st->B sequences in st->nslots slots. */
@@ -224,9 +250,9 @@ static int alloc_activations(struct wp_gpt2_stage *st, struct wp_err *err)
         !st->dscratch_4c2 || !st->logits || !st->slots || (tp && (!st->tp_wide || !st->tp_local || !st->tp_narrow)))
         return wp_errorf(err, "cannot allocate the stage's scratch for micro-batch slices of %d", st->B);
     for (int i = 0; i < st->nslots; i++)
-        if (init_slot(st, &st->slots[i], err))
+        if (init_slot(st, &st->slots[i], kept_kind(st), err))
             return -1;
-    return 0;
+    return st->recompute ? init_slot(st, &st->work, SLOT_WORK, err) : 0;
 }
 
 static void free_activations(struct wp_gpt2_stage *st)
@@ -236,6 +262,7 @@ static void free_activations(struct wp_gpt2_stage *st)
         free_slot(st, &st->slots[i]);
     free(st->slots);
     st->slots = NULL;
+    free_slot(st, &st->work);
     float **bufs[] = {&st->preatt, &st->dpreatt, &st->datt, &st->dres, &st->dscratch_c, &st->dscratch_4c,
                       &st->dscratch_4c2, &st->logits, &st->tp_wide, &st->tp_local, &st->tp_narrow};
     for (size_t i = 0; k && i < sizeof bufs / sizeof bufs[0]; i++) {
@@ -254,16 +281,19 @@ int wp_gpt2_stage_reshape(struct wp_gpt2_stage *st, int B, int nslots, struct wp
 }
 
 int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, const struct wp_gpt2_config *g,
-                       int first_block, int end_block, int B, int nslots, int split_backward,
+                       int first_block, int end_block, int B, int nslots, int split_backward, int recompute,
                        unsigned long long seed, struct wp_tensor_group *tg, struct wp_err *err)
 {
     memset(st, 0, sizeof *st);
+    if (wp_gpt2_stage_modes_check(split_backward, recompute, err))
+        return -1;
     st->k = k;
     st->tg = tg;
     st->g = *g;
     st->B = B;
     st->nslots = nslots;
     st->split_backward = split_backward;
+    st->recompute = recompute;
     if (wp_stage_layout_init(&st->layout, g, first_block, end_block, tg ? &tg->shard : NULL, err))
         return -1;
     size_t P = st->layout.total * sizeof(float);
@@ -306,6 +336,15 @@ void wp_gpt2_stage_destroy(struct wp_gpt2_stage *st)
             k->release(bufs[i]);
     wp_stage_layout_destroy(&st->layout);
     memset(st, 0, sizeof *st);
+}
+
+int wp_gpt2_stage_modes_check(int split_backward, int recompute, struct wp_err *err)
+{
+    if (split_backward && recompute)
+        return wp_errorf(err, "a stage that recomputes its forward cannot split its backward into B and W (W would "
+                              "need the activations B used, which the stage does not keep): recompute with a "
+                              "schedule whose backward is whole");
+    return 0;
 }
 
 /* Blocks [lo, hi) are one run of tensors in the stage's buffers (model
@@ -381,8 +420,28 @@ static const float *block_input(const struct wp_stage_slot *s, int b)
 
 float *wp_gpt2_stage_output(const struct wp_gpt2_stage *st, int slot)
 {
-    int nblocks = st->layout.end_block - st->layout.first_block;
-    return st->slots[slot].blocks[nblocks - 1].residual3;
+    return st->slots[slot].output;
+}
+
+/* The slot a pass of slot `slot` computes in: the slot itself, or, on a
+ * recomputing stage, the work slot with the slot's boundaries. */
+static struct wp_stage_slot *acts_of(struct wp_gpt2_stage *st, int slot)
+{
+    struct wp_stage_slot *s = &st->slots[slot], *w = &st->work;
+    if (!st->recompute)
+        return s;
+    w->input = s->input;
+    w->dout = s->dout;
+    w->dinput = s->dinput;
+    w->tokens = s->tokens;
+    w->targets = s->targets;
+    return w;
+}
+
+/* dst = src, (rows,cols), bit for bit. */
+static void copy_exact(const struct wp_kernel_ops *k, float *dst, const float *src, size_t rows, size_t cols)
+{
+    k->copy_block(dst, cols, src, cols, rows, cols);
 }
 
 /* ---- the tensor group's steps (none, and no copy, on a group of 1 x 1) ---------------- */
@@ -419,16 +478,13 @@ static void sum_and_gather_columns(struct wp_gpt2_stage *st, float *part, float 
     wp_tg_all_gather_cols(st->tg, part, whole, d.N, d.C2);
 }
 
-void wp_gpt2_stage_forward(struct wp_gpt2_stage *st, int slot)
+/* The blocks and the head (last stage) of slot s from its input. */
+static void forward_from_input(struct wp_gpt2_stage *st, struct wp_stage_slot *s)
 {
     const struct wp_kernel_ops *k = st->k;
-    struct wp_stage_slot *s = &st->slots[slot];
     struct tp_dims d = dims_of(st);
     int B = st->B, T = st->g.sequence_length, C = st->g.channels, V = st->g.vocabulary;
     int N = B * T, C1 = (int)d.C1, C2 = (int)d.C2, rows_split = d.p2 > 1, tp = d.p1 * d.p2 > 1;
-    if (st->layout.has_embedding)
-        k->encoder_forward(s->input, s->tokens, param(st, st->params, -1, WP_T_WTE),
-                           param(st, st->params, -1, WP_T_WPE), B, T, C);
     for (int b = 0; b < st->layout.end_block - st->layout.first_block; b++) {
         int lb = st->layout.first_block + b;
         struct wp_block_acts *a = &s->blocks[b];
@@ -471,12 +527,28 @@ void wp_gpt2_stage_forward(struct wp_gpt2_stage *st, int slot)
         k->residual_forward(a->residual3, a->residual2, a->residual3, (size_t)N * C);
     }
     if (st->layout.has_head) {
-        const float *x = wp_gpt2_stage_output(st, slot);
-        k->layernorm_forward(s->lnf, s->lnf_mean, s->lnf_rstd, x, param(st, st->params, -1, WP_T_LNFW),
+        k->layernorm_forward(s->lnf, s->lnf_mean, s->lnf_rstd, s->output, param(st, st->params, -1, WP_T_LNFW),
                              param(st, st->params, -1, WP_T_LNFB), N, C);
         k->matmul_forward(st->logits, s->lnf, param(st, st->params, -1, WP_T_WTE), NULL, N, C, V, WP_WEIGHT_OUT_IN);
         k->crossentropy_forward(s->losses, s->probs, st->logits, s->targets, N, V);
     }
+}
+
+void wp_gpt2_stage_forward(struct wp_gpt2_stage *st, int slot)
+{
+    const struct wp_kernel_ops *k = st->k;
+    struct wp_stage_slot *s = &st->slots[slot], *a = acts_of(st, slot);
+    size_t B = (size_t)st->B, T = (size_t)st->g.sequence_length, C = (size_t)st->g.channels;
+    if (st->layout.has_embedding)
+        k->encoder_forward(s->input, s->tokens, param(st, st->params, -1, WP_T_WTE),
+                           param(st, st->params, -1, WP_T_WPE), (int)B, (int)T, (int)C);
+    forward_from_input(st, a);
+    if (a == s)
+        return;
+    /* a thin slot keeps what leaves the stage; the work slot is the next pass's */
+    copy_exact(k, s->output, a->output, B * T, C);
+    if (st->layout.has_head)
+        copy_exact(k, s->losses, a->losses, B, T);
 }
 
 /* ---- backward ------------------------------------------------------------------------ */
@@ -624,19 +696,17 @@ static void head_weights(struct wp_gpt2_stage *st, struct wp_stage_slot *s)
     head_grads(st, s, &dlogits, &dlnf);
     k->matmul_backward(NULL, param(st, st->grads, -1, WP_T_WTE), NULL, dlogits, s->lnf,
                        param(st, st->params, -1, WP_T_WTE), N, C, V, WP_WEIGHT_OUT_IN);
-    int nblocks = st->layout.end_block - st->layout.first_block;
     k->layernorm_backward(NULL, param(st, st->grads, -1, WP_T_LNFW), param(st, st->grads, -1, WP_T_LNFB), dlnf,
-                          s->blocks[nblocks - 1].residual3, param(st, st->params, -1, WP_T_LNFW), s->lnf_mean,
-                          s->lnf_rstd, N, C);
+                          s->output, param(st, st->params, -1, WP_T_LNFW), s->lnf_mean, s->lnf_rstd, N, C);
     grads_done(st, st->wte_grad_head, (size_t)V * C);
     tensor_grads_done(st, WP_T_LNFW);
     tensor_grads_done(st, WP_T_LNFB);
 }
 
-static void run_backward(struct wp_gpt2_stage *st, int slot, float dloss, int weights_now)
+/* Backward of the activations in s (a slot, or the work slot bound to one). */
+static void run_backward(struct wp_gpt2_stage *st, struct wp_stage_slot *s, float dloss, int weights_now)
 {
     const struct wp_kernel_ops *k = st->k;
-    struct wp_stage_slot *s = &st->slots[slot];
     int N = st->B * st->g.sequence_length, C = st->g.channels, V = st->g.vocabulary;
     size_t NC = (size_t)N * C;
     int nblocks = st->layout.end_block - st->layout.first_block;
@@ -650,15 +720,15 @@ static void run_backward(struct wp_gpt2_stage *st, int slot, float dloss, int we
         k->matmul_backward(dlnf, NULL, NULL, dlogits, s->lnf, param(st, st->params, -1, WP_T_WTE), N, C, V,
                            WP_WEIGHT_OUT_IN);
         k->zero(cur, NC * sizeof(float));
-        k->layernorm_backward(cur, NULL, NULL, dlnf, s->blocks[nblocks - 1].residual3,
-                              param(st, st->params, -1, WP_T_LNFW), s->lnf_mean, s->lnf_rstd, N, C);
+        k->layernorm_backward(cur, NULL, NULL, dlnf, s->output, param(st, st->params, -1, WP_T_LNFW), s->lnf_mean,
+                              s->lnf_rstd, N, C);
         if (weights_now)
             head_weights(st, s);
     } else {
         copy(k, cur, s->dout, NC);
     }
     struct block_grads scratch;
-    struct carve c = {st->dscratch_4c2, 0, 0};
+    struct carve c = {st->dscratch_4c2, 0};
     struct tp_dims d = dims_of(st);
     carve_block_grads(&c, &scratch, &d);
     for (int b = nblocks - 1; b >= 0; b--) {
@@ -680,7 +750,10 @@ static void run_backward(struct wp_gpt2_stage *st, int slot, float dloss, int we
 
 void wp_gpt2_stage_backward(struct wp_gpt2_stage *st, int slot, float dloss)
 {
-    run_backward(st, slot, dloss, !st->split_backward);
+    struct wp_stage_slot *a = acts_of(st, slot);
+    if (st->recompute) /* the activations again, from the input the slot kept */
+        forward_from_input(st, a);
+    run_backward(st, a, dloss, !st->split_backward);
 }
 
 void wp_gpt2_stage_backward_weights(struct wp_gpt2_stage *st, int slot)

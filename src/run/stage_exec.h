@@ -90,6 +90,8 @@ struct wp_stage_exec {
     size_t grad_floats;
     size_t tied_floats;                   /* floats of each tied gradient half (0: none) */
     double slot_bytes;                    /* activation memory one slot keeps */
+    double work_bytes;                    /* activation memory the stage keeps once, whatever its slots
+                                           * (a recomputing stage's activations of the pass it runs) */
 };
 
 /* What a kind needs to build a stage: which one, its slice and slots. */

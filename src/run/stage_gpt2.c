@@ -173,6 +173,7 @@ static int gpt2_reshape(void *impl, int nseq, int nslots, struct wp_stage_exec *
         return -1;
     e->nslots = nslots;
     e->slot_bytes = (double)wp_gpt2_stage_slot_bytes(&g->model);
+    e->work_bytes = (double)wp_gpt2_stage_work_bytes(&g->model);
     return 0;
 }
 
@@ -230,8 +231,10 @@ int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_s
         return wp_errorf(err, "out of memory");
     g->ctx = c;
     g->progress = rq->progress;
+    int recompute = c->recompute && c->recompute[rq->stage];
     if (wp_gpt2_stage_init(&g->model, c->k, &c->cfg->model, c->first_block[rq->stage], c->end_block[rq->stage],
-                           nseq, rq->nslots, rq->split_backward, c->cfg->train.seed, c->tensor_group, err)) {
+                           nseq, rq->nslots, rq->split_backward, recompute, c->cfg->train.seed, c->tensor_group,
+                           err)) {
         free(g);
         return -1;
     }
@@ -245,7 +248,8 @@ int wp_stage_gpt2_make(void *ctx, const struct wp_stage_request *rq, struct wp_s
     size_t seq = TC / (size_t)p0 / (size_t)lanes;
     *out = (struct wp_stage_exec){&gpt2_ops, g, rq->nslots, seq, seq, g->model.grads, g->model.grad_floats,
                                   (size_t)c->cfg->model.vocabulary * (size_t)c->cfg->model.channels,
-                                  (double)wp_gpt2_stage_slot_bytes(&g->model)};
+                                  (double)wp_gpt2_stage_slot_bytes(&g->model),
+                                  (double)wp_gpt2_stage_work_bytes(&g->model)};
     return 0;
 }
 

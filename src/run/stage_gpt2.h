@@ -21,6 +21,9 @@ struct wp_stage_gpt2_ctx {
     /* optional: the tensor group every stage's blocks are split over
      * (tensor_group.h); only its lane 0 reports the losses */
     struct wp_tensor_group *tensor_group;
+    /* optional, per stage: 1 where the stage recomputes its forward before
+     * each backward (gpt2_stage.h; not with a split backward) */
+    const int *recompute;
 };
 
 /* wp_stage_make_fn for GPT-2; ctx is a struct wp_stage_gpt2_ctx. */
