@@ -801,8 +801,8 @@ static void summarize(const struct wp_interp *in, const struct wp_schedule *s, c
  * over a mesh's axis 0 too; a replicated stage sums its gradients, the
  * planner's parameter count (plan/tp_block.h per block, the embeddings and
  * the head); the tied embedding V C; a mesh's blocks plan/tp_block.h's
- * collectives. Rank 0 prints its own and whether every rank's agree
- * exactly. */
+ * collectives (a recomputing stage's forward ones again per backward).
+ * Rank 0 prints its own and whether every rank's agree exactly. */
 static void comm_bytes_summary(const struct wp_interp *in, const struct wp_tensor_group *tg,
                                const struct wp_schedule *s, const struct wp_gpt2_config *g, int rank)
 {
@@ -850,9 +850,13 @@ static void comm_bytes_summary(const struct wp_interp *in, const struct wp_tenso
         tied_here |= s->nstages > 1 && (stage == 0 || stage == s->nstages - 1);
         if (tg) {
             wp_tp_block_volume(p1, p2, (double)st->B * T, g->channels, &v);
+            struct wp_tp_block_volume again; /* a recomputing stage's forward before each backward */
+            wp_tp_block_forward_volume(p1, p2, (double)st->B * T, g->channels, &again);
+            int recomputed = st->recompute ? backwards : 0;
             for (int c = 0; c < WP_TP_CALL_COUNT; c++) {
-                model.calls[c] += forwards * nblocks * v.calls[c];
-                model.elements[c] += (double)forwards * nblocks * v.elements[c];
+                model.calls[c] += forwards * nblocks * v.calls[c] + recomputed * nblocks * again.calls[c];
+                model.elements[c] += (double)forwards * nblocks * v.elements[c] +
+                                     (double)recomputed * nblocks * again.elements[c];
             }
             if (p0 > 1) {
                 axis0_calls++;

@@ -3,8 +3,9 @@
  * W) gives the whole backward's gradients bit for bit, a model cut into
  * two stages gives the one-stage loss and gradients bit for bit (the tied
  * wte's two gradient halves summed), two micro-batches of one sequence
- * match one micro-batch of two within float rounding, and AdamW steps lower
- * the loss. */
+ * match one micro-batch of two within float rounding, a recomputing
+ * pipeline gives the losses and gradients of one that keeps activations
+ * bit for bit in thinner slots, and AdamW steps lower the loss. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,119 @@ static void test_micro_batches(void)
     wp_gpt2_stage_destroy(&small);
 }
 
+/* One micro-batch of the pipeline below: a step's worth of B sequences. */
+static void batch_of(int mb, int *inp, int *tgt)
+{
+    struct wp_corpus c;
+    struct wp_err err;
+    wp_corpus_synthetic(4096, 32, 7, &c, &err);
+    wp_corpus_batch(&c, mb, B, 8, 0, B, inp, tgt);
+    wp_corpus_destroy(&c);
+}
+
+/* A two-stage pipeline (block 0 with the embedding, block 1 with the head),
+ * three slots per stage, recomputing or not. */
+struct pipe {
+    struct wp_gpt2_stage s[2];
+    double loss[4];       /* per micro-batch */
+    float *dinput[4];     /* the last stage's input gradient per micro-batch (host) */
+};
+
+static int pipe_init(struct pipe *p, int recompute)
+{
+    struct wp_gpt2_config g = tiny();
+    struct wp_err err = {""};
+    memset(p, 0, sizeof *p);
+    int rc = wp_gpt2_stage_init(&p->s[0], K, &g, 0, 1, B, 3, 0, recompute, 42, NULL, &err) ||
+             wp_gpt2_stage_init(&p->s[1], K, &g, 1, 2, B, 3, 0, recompute, 42, NULL, &err);
+    ok(rc == 0, "two stages, 3 slots each, %s (%s)", recompute ? "recomputing" : "keeping activations", err.msg);
+    if (rc == 0) {
+        wp_gpt2_stage_zero_grads(&p->s[0]);
+        wp_gpt2_stage_zero_grads(&p->s[1]);
+    }
+    return rc;
+}
+
+static void pipe_forward(struct pipe *p, int mb, int slot)
+{
+    int inp[B * 8], tgt[B * 8];
+    batch_of(mb, inp, tgt);
+    wp_gpt2_stage_set_tokens(&p->s[0], slot, inp, NULL);
+    wp_gpt2_stage_set_tokens(&p->s[1], slot, NULL, tgt);
+    wp_gpt2_stage_forward(&p->s[0], slot);
+    memcpy(p->s[1].slots[slot].input, wp_gpt2_stage_output(&p->s[0], slot), wp_gpt2_stage_act_bytes(&p->s[0]));
+    wp_gpt2_stage_forward(&p->s[1], slot);
+    p->loss[mb] = wp_gpt2_stage_loss_sum(&p->s[1], slot);
+}
+
+static void pipe_backward(struct pipe *p, int mb, int slot)
+{
+    size_t act = wp_gpt2_stage_act_bytes(&p->s[0]);
+    wp_gpt2_stage_backward(&p->s[1], slot, 1.0f / 64);
+    p->dinput[mb] = malloc(act);
+    memcpy(p->dinput[mb], p->s[1].slots[slot].dinput, act);
+    memcpy(p->s[0].slots[slot].dout, p->s[1].slots[slot].dinput, act);
+    wp_gpt2_stage_backward(&p->s[0], slot, 1.0f / 64);
+}
+
+/* Four micro-batches through three slots in an order that reuses slots and
+ * runs backwards out of order (micro-batch: slot) */
+static void pipe_run(struct pipe *p)
+{
+    pipe_forward(p, 0, 0);
+    pipe_forward(p, 1, 2);
+    pipe_backward(p, 1, 2);
+    pipe_forward(p, 2, 1);
+    pipe_forward(p, 3, 2);
+    pipe_backward(p, 0, 0);
+    pipe_backward(p, 3, 2);
+    pipe_backward(p, 2, 1);
+}
+
+static void pipe_destroy(struct pipe *p)
+{
+    for (int m = 0; m < 4; m++)
+        free(p->dinput[m]);
+    wp_gpt2_stage_destroy(&p->s[0]);
+    wp_gpt2_stage_destroy(&p->s[1]);
+}
+
+static void test_recompute(void)
+{
+    struct pipe keep, again;
+    if (pipe_init(&keep, 0) || pipe_init(&again, 1))
+        return;
+    pipe_run(&keep);
+    pipe_run(&again);
+    int losses = 1, dinputs = 1;
+    size_t act = wp_gpt2_stage_act_bytes(&keep.s[0]);
+    for (int m = 0; m < 4; m++) {
+        losses &= keep.loss[m] == again.loss[m];
+        dinputs &= memcmp(keep.dinput[m], again.dinput[m], act) == 0;
+    }
+    ok(losses, "recomputing: every micro-batch's loss bit for bit (%.17g, ...)", again.loss[0]);
+    ok(dinputs, "recomputing: every micro-batch's input gradient at the boundary bit for bit");
+    for (int st = 0; st < 2; st++) {
+        const struct wp_gpt2_stage *a = &keep.s[st], *b = &again.s[st];
+        ok(memcmp(a->grads, b->grads, a->grad_floats * sizeof(float)) == 0,
+           "recomputing: stage %d's weight gradients (%zu floats, wte's %s half included) bit for bit", st,
+           a->grad_floats, st == 0 ? "embedding" : "head");
+        size_t full = wp_gpt2_stage_slot_bytes(a), thin = wp_gpt2_stage_slot_bytes(b);
+        size_t work = wp_gpt2_stage_work_bytes(b);
+        ok(thin < full && wp_gpt2_stage_work_bytes(a) == 0 && 3 * thin + work < 3 * full,
+           "stage %d: a thin slot keeps %zu bytes, a full one %zu; 3 slots %zu bytes with the work slot's %zu, "
+           "%zu without recomputing", st, thin, full, 3 * thin + work, work, 3 * full);
+    }
+    pipe_destroy(&keep);
+    pipe_destroy(&again);
+    struct wp_gpt2_config g = tiny();
+    struct wp_gpt2_stage st;
+    struct wp_err err = {""};
+    int rc = wp_gpt2_stage_init(&st, K, &g, 0, g.layers, B, 1, 1, 1, 42, NULL, &err);
+    ok(rc == -1 && strstr(err.msg, "cannot split its backward"), "a split backward with recomputation is refused: %s",
+       err.msg);
+}
+
 static void test_training_lowers_loss(void)
 {
     struct wp_gpt2_stage st;
@@ -264,6 +378,7 @@ int main(void)
     test_split_backward();
     test_two_stages();
     test_micro_batches();
+    test_recompute();
     test_training_lowers_loss();
     return tap_done();
 }

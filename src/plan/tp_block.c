@@ -25,13 +25,13 @@ static void add(struct wp_tp_block_volume *v, enum wp_tp_call c, int n, double e
     v->sent_elements[c] += n * wp_collective_sent_bytes(kind[c], v->group[c], elements);
 }
 
-void wp_tp_block_volume(int p1, int p2, double n_rows, int channels, struct wp_tp_block_volume *v)
+void wp_tp_block_forward_volume(int p1, int p2, double n_rows, int channels, struct wp_tp_block_volume *v)
 {
     memset(v, 0, sizeof *v);
     double N = n_rows, C = channels;
     v->group[WP_TP_REDUCE_SCATTER_ROWS] = v->group[WP_TP_ALL_GATHER_ROWS] = v->group[WP_TP_ALL_GATHER_COLS] = p2;
     v->group[WP_TP_ALL_REDUCE] = p1;
-    /* forward: QKV and up-projection outputs summed over axis 2 */
+    /* QKV and up-projection outputs summed over axis 2 */
     add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * 3 * C / p1);
     add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * 4 * C / p1);
     /* ... the attention output and GELU's gathered for the projections */
@@ -40,6 +40,12 @@ void wp_tp_block_volume(int p1, int p2, double n_rows, int channels, struct wp_t
     /* ... the projections' partial sums, then the replicated residual */
     add(v, WP_TP_ALL_REDUCE, 2, N * C / p2);
     add(v, WP_TP_ALL_GATHER_COLS, 2, N * C);
+}
+
+void wp_tp_block_volume(int p1, int p2, double n_rows, int channels, struct wp_tp_block_volume *v)
+{
+    double N = n_rows, C = channels;
+    wp_tp_block_forward_volume(p1, p2, n_rows, channels, v);
     /* backward: the duals */
     add(v, WP_TP_ALL_GATHER_ROWS, 1, N * 3 * C / p1);
     add(v, WP_TP_ALL_GATHER_ROWS, 1, N * 4 * C / p1);

@@ -58,6 +58,9 @@ struct wp_tp_block_volume {
 
 /* One block's volumes for a slice of n_rows = B T rows. */
 void wp_tp_block_volume(int p1, int p2, double n_rows, int channels, struct wp_tp_block_volume *v);
+/* The forward's part of them alone (what a stage that recomputes makes
+ * again before each backward). */
+void wp_tp_block_forward_volume(int p1, int p2, double n_rows, int channels, struct wp_tp_block_volume *v);
 
 /* Floats of one block's parameters on a rank of the group (its shards and
  * the replicated tensors). */
