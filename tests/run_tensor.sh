@@ -5,17 +5,19 @@
 # Hanayo, train 20 steps with the losses of one rank within float rounding
 # (the sums of split matmuls and of the collectives run in another order:
 # 1e-6 relative; measured up to 1.4e-8), and every rank's counted
-# collectives (calls and bytes by kind) equal the model's exactly. Shapes
-# the model cannot split give one clear error. Checkpoints are Hugging
-# Face tensors whatever the mesh, and resume on another.
+# collectives (calls and bytes by kind) equal the model's exactly.
+# Activation recomputation (--recompute, and a plan's stages marked
+# recompute) keeps the losses bit for bit in less memory. Shapes the model
+# cannot split give one clear error. Checkpoints are Hugging Face tensors
+# whatever the mesh, and resume on another.
 . "$(dirname "$0")/lib.sh"
 out=$(scratch_dir)
 cfg="$WP_SRCDIR/tests/config/gpt-tp.cfg"
 
-train() { # train NAME P ARGS...: 20 steps, losses into $out/NAME.loss
+train() { # train NAME P ARGS...: 20 steps (or $steps) of $cfg (or $model), losses into $out/NAME.loss
     local name=$1 P=$2
     shift 2
-    "$MPIEXEC" -n "$P" "$WAVEPIPE" run --config "$cfg" --steps 20 "$@" > "$out/$name.log" 2>&1
+    "$MPIEXEC" -n "$P" "$WAVEPIPE" run --config "${model:-$cfg}" --steps "${steps:-20}" "$@" > "$out/$name.log" 2>&1
     local rc=$?
     grep '^step' "$out/$name.log" | awk '{print $4}' | tr -d , > "$out/$name.loss"
     return $rc
@@ -65,6 +67,33 @@ check "1f1b-pp2-tp2-dp2, 0.01 MiB buckets" 8 ref4 --micro-batches 4 --schedule 1
     --grad-bucket-mb 0.01
 check "hanayo-pp2-mesh2x2x1" 8 ref4 --micro-batches 4 --schedule hanayo --waves 1 --mesh 2x2x1
 check "zb-h1-pp4-tp1x2" 8 ref4 --micro-batches 4 --schedule zb-h1 --tensor 1x2
+
+# peak_mib LOG: the summary's peak activation memory
+peak_mib() { sed -n 's/.*peak activation memory \([0-9.]*\) MiB.*/\1/p' "$1"; }
+# recomputed A B: run B recomputes what run A keeps: the same losses bit for
+# bit (the same schedule runs the same kernels on the same inputs) in less
+# activation memory at the peak
+recomputed() {
+    local a b
+    a=$(peak_mib "$out/$1.log") b=$(peak_mib "$out/$2.log")
+    if [ -s "$out/$2.loss" ] && cmp -s "$out/$1.loss" "$out/$2.loss"; then
+        pass "$2: the losses of $1 bit for bit"
+    else
+        fail "$2: losses differ from $1's"; paste "$out/$1.loss" "$out/$2.loss" | head -3 | sed 's/^/    | /'
+    fi
+    if [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { exit !(b < a) }'; then
+        pass "$2: peak activation memory $b MiB, $a MiB keeping activations"
+    else
+        fail "$2: peak activation memory '$b' MiB not below '$a' MiB"
+    fi
+}
+# activation recomputation (--recompute): every stage's forward again before
+# its backward, the mesh's forward collectives included (counted again in
+# the model's bytes)
+check "1f1b-pp2-tp2-dp2, recompute" 8 ref4 --micro-batches 4 --schedule 1f1b --stages 2 --tensor 2 --recompute
+expect_contains "$out/1f1b-pp2-tp2-dp2, recompute.log" "recompute: all 2 stages run their forward again" \
+    "... and says which stages recompute"
+recomputed "1f1b-pp2-tp2-dp2" "1f1b-pp2-tp2-dp2, recompute"
 
 # checkpoints stay Hugging Face GPT-2 tensors whatever the mesh (pieces
 # made whole on save, cut again on load) and resume on another mesh
@@ -126,6 +155,24 @@ if [ -n "$blocks" ] && [ "$(grep '^step 2' "$out/tp-plan.log")" != "" ] &&
 else
     fail "plan and hand-given runs differ"; grep '^step 2' "$out/tp-plan.log" "$out/tp-hand.log"
 fi
+# a plan that recomputes (wavepipe plan --recompute always: a pipeline of 4
+# stages in 6 MB per GPU) runs so, with the losses of the same run given by
+# hand keeping activations, in less memory
+"$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$WP_SRCDIR/topology/dgx2-x4-ib-edr.cfg" \
+    --devices 4 --memory 6MB --tensor 1x1 --recompute always --out "$out/rc.plan.cfg" > "$out/rc.plan.txt" 2>&1
+expect_status 0 $? "plan gpt-tiny on 4 GPUs of 6 MB, every stage recomputing"
+model="$WP_SRCDIR/jobs/models/gpt-tiny.cfg" steps=2 train "rc-plan" 4 --plan "$out/rc.plan.cfg"
+expect_status 0 $? "run --plan trains the plan that recomputes on 4 local ranks"
+stages=$(sed -n 's/^pipeline_stages = \([0-9]*\);/\1/p' "$out/rc.plan.cfg")
+expect_contains "$out/rc-plan.log" "recompute: all $stages stages run their forward again" "... and says so"
+blocks=$(sed -n 's/.*blocks per stage \([0-9,]*\),.*/\1/p' "$out/rc-plan.log")
+nmicro=$(sed -n 's/^micro_batches = \([0-9]*\);/\1/p' "$out/rc.plan.cfg" | head -1)
+replicas=$(sed -n 's/^data_parallel = \[\(.*\)\];/\1/p' "$out/rc.plan.cfg" | tr -d ' ')
+policy=$(sed -n 's/^ *policy = "\([AB]\)";/\1/p' "$out/rc.plan.cfg" | head -1)
+model="$WP_SRCDIR/jobs/models/gpt-tiny.cfg" steps=2 train "rc-hand" 4 --partition "$blocks" --micro-batches "$nmicro" \
+    --replicas "$replicas" --policy "$policy"
+expect_status 0 $? "the same run given by hand, keeping activations (--partition $blocks --replicas $replicas --policy $policy)"
+recomputed "rc-hand" "rc-plan"
 sed 's/^tensor = \[ 2, 1 \];/tensor = [ 2, 2 ];/' "$out/tp.plan.cfg" > "$out/tp22.plan.cfg"
 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$WP_SRCDIR/jobs/models/gpt-tiny.cfg" --plan "$out/tp22.plan.cfg" --steps 1 \
     > "$out/tp22.log" 2>&1
@@ -142,6 +189,10 @@ expect_contains "$out/bad-seqs.log" "does not divide the 2 sequences of a slice"
 "$MPIEXEC" -n 6 "$WAVEPIPE" run --config "$cfg" --steps 1 --tensor 4 > "$out/bad-ranks.log" 2>&1
 expect_status 1 $? "groups of 4 on 6 ranks are refused"
 expect_contains "$out/bad-ranks.log" "groups of 4 ranks do not divide the 6 ranks" "... saying why"
+"$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --steps 1 --schedule zb-h1 --tensor 2 --recompute > "$out/bad-rc.log" 2>&1
+expect_status 1 $? "recomputation with a split backward (zb-h1) is refused"
+expect_contains "$out/bad-rc.log" "schedule zb-h1: a stage that recomputes its forward cannot split its backward" \
+    "... saying why"
 "$WAVEPIPE" run --config "$cfg" --tensor 2 --compute emulated --layers x > "$out/bad-emulated.log" 2>&1
 expect_status 2 $? "--tensor with emulated compute is refused (the table has no pieces)"
 finish
