@@ -107,7 +107,7 @@ static size_t block_grads_floats(const struct tp_dims *d)
  * its backward reads. THIN: what a recomputing stage keeps per micro-batch,
  * the boundaries alone (input, output, gradients, tokens, losses). WORK: a
  * recomputing stage's one set of activations inside the stage, its
- * boundaries those of the thin slot it runs (work_for). */
+ * boundaries those of the thin slot it runs (acts_of). */
 enum slot_kind { SLOT_FULL, SLOT_THIN, SLOT_WORK };
 
 /* Lays out a slot of kind in c (s->blocks and their `saved` made by the
