@@ -513,9 +513,12 @@ static int apply_plan(struct run_options *o, struct wp_run_config *cfg, int P, s
 {
     struct wp_plan *pl = &o->plan; /* read by wp_cmd_run, whose ranks P its tensor group sets */
     int L = cfg->model.layers, t = wp_plan_tensor_size(pl->tensor);
-    if (pl->chunks > 1)
-        return wp_errorf(err, "%s interleaves %d chunks per GPU (Megatron-LM's schedule); the runtime runs a plan's "
-                              "stages one per group: plan with --chunks 1", o->plan_path, pl->chunks);
+    int interleaved = pl->chunks > 1;
+    for (int s = 0; interleaved && s < pl->nstages; s++)
+        if (pl->stages[s].replicas != 1)
+            return wp_errorf(err, "%s interleaves %d chunks per GPU over replicated stages (stage %d has %d "
+                                  "replicas); the runtime's interleaved schedule runs one replica per stage",
+                             o->plan_path, pl->chunks, s, pl->stages[s].replicas);
     for (int s = 0; s < pl->nstages; s++)
         if (pl->stages[s].recompute)
             return wp_errorf(err, "%s: stage %d recomputes its forward, which the runtime does not do yet: plan "
@@ -558,6 +561,12 @@ static int apply_plan(struct run_options *o, struct wp_run_config *cfg, int P, s
     p->nreplicas = pl->nstages;
     p->replicas = o->sched.replicas;
     p->microbatches = pl->microbatches;
+    if (interleaved) { /* Megatron-LM's order: virtual stage j on the ranks of stage j mod P, as the plan's */
+        p->kind = WP_SCHED_INTERLEAVED;
+        p->chunks = pl->chunks;
+        p->nreplicas = 0;
+        p->replicas = NULL;
+    }
     o->sched.micro_given = 1;
     cfg->train.global_batch = pl->global_batch;
     return 0;
