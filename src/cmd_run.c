@@ -529,9 +529,12 @@ static int apply_plan(struct run_options *o, struct wp_run_config *cfg, int P, s
 {
     struct wp_plan *pl = &o->plan; /* read by wp_cmd_run, whose ranks P its tensor group sets */
     int L = cfg->model.layers, t = wp_plan_tensor_size(pl->tensor);
-    if (pl->chunks > 1)
-        return wp_errorf(err, "%s interleaves %d chunks per GPU (Megatron-LM's schedule); the runtime runs a plan's "
-                              "stages one per group: plan with --chunks 1", o->plan_path, pl->chunks);
+    int interleaved = pl->chunks > 1;
+    for (int s = 0; interleaved && s < pl->nstages; s++)
+        if (pl->stages[s].replicas != 1)
+            return wp_errorf(err, "%s interleaves %d chunks per GPU over replicated stages (stage %d has %d "
+                                  "replicas); the runtime's interleaved schedule runs one replica per stage",
+                             o->plan_path, pl->chunks, s, pl->stages[s].replicas);
     for (int s = 0; s < pl->nstages && o->emulated; s++)
         if (pl->stages[s].recompute)
             return wp_errorf(err, "%s: stage %d recomputes its forward, which emulated stages do not: plan with "
@@ -574,6 +577,12 @@ static int apply_plan(struct run_options *o, struct wp_run_config *cfg, int P, s
     p->nreplicas = pl->nstages;
     p->replicas = o->sched.replicas;
     p->microbatches = pl->microbatches;
+    if (interleaved) { /* Megatron-LM's order: virtual stage j on the ranks of stage j mod P, as the plan's */
+        p->kind = WP_SCHED_INTERLEAVED;
+        p->chunks = pl->chunks;
+        p->nreplicas = 0;
+        p->replicas = NULL;
+    }
     o->sched.micro_given = 1;
     cfg->train.global_batch = pl->global_batch;
     return 0;
@@ -1146,8 +1155,10 @@ static int recompute_stages(const struct run_options *o, const struct wp_schedul
     int *marked = calloc((size_t)S, sizeof *marked);
     if (!marked)
         return wp_errorf(err, "out of memory");
-    for (int st = 0; st < S; st++)
-        n += marked[st] = o->recompute || o->plan.stages[st].recompute;
+    for (int st = 0; st < S; st++) { /* a plan's stages are the schedule's (virtual ones when interleaved) */
+        marked[st] = o->recompute || (st < o->plan.nstages && o->plan.stages[st].recompute);
+        n += marked[st];
+    }
     if (n == 0) {
         free(marked);
         return 0;

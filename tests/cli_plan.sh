@@ -114,6 +114,18 @@ expect_contains "$out/rc.txt" "activation recomputation on $stages of $stages st
 expect_status 0 $? "--chunks 4"
 expect_contains "$out/il.txt" "interleaved chunks)" "the summary says the plan is interleaved"
 expect_contains "$out/il.plan.cfg" 'kind = "interleaved";' "and so does the plan file's schedule"
+# ... and run --plan runs it as the interleaved schedule, with the losses of the run given by hand
+timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --plan "$out/il.plan.cfg" --steps 2 > "$out/run-il.txt" 2>&1
+expect_status 0 $? "run --plan trains the interleaved plan on 4 local ranks"
+expect_contains "$out/run-il.txt" "summary: schedule interleaved, ranks 4, stages 16" "as Megatron-LM's interleaved schedule"
+blocks=$(sed -n 's/.*blocks per stage \([0-9,]*\),.*/\1/p' "$out/run-il.txt")
+nmicro=$(sed -n 's/^micro_batches = \([0-9]*\);/\1/p' "$out/il.plan.cfg" | head -1)
+timeout 120 "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$model" --schedule interleaved --chunks 4 --partition "$blocks" \
+    --micro-batches "$nmicro" --steps 2 > "$out/run-il-hand.txt" 2>&1
+loss_plan=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run-il.txt")
+loss_hand=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$out/run-il-hand.txt")
+if [ -n "$loss_plan" ] && [ "$loss_plan" = "$loss_hand" ]; then pass "interleaved: same loss as given by hand ($loss_plan)"
+else fail "interleaved losses differ: plan '$loss_plan', by hand '$loss_hand'"; fi
 "$WAVEPIPE" plan --layers "$out/tiny.layers.cfg" --global-batch 8 --cluster "$T/dgx2-x4-ib-edr.cfg" --chunks 0 \
     > "$out/il-bad.txt" 2>&1
 expect_status 2 $? "--chunks 0 is a usage error"

@@ -33,7 +33,9 @@ int wp_plan_rank_map(const struct wp_plan *p, int *to, struct wp_err *err)
             nodes++;
     }
     int rc = 0, r = 0, t = wp_plan_tensor_size(p->tensor);
-    for (int s = 0; s < p->nstages && rc == 0; s++)
+    /* interleaved (chunks v): the first P of the v P virtual stages name the ranks */
+    int nstages = p->chunks > 1 ? p->nstages / p->chunks : p->nstages;
+    for (int s = 0; s < nstages && rc == 0; s++)
         for (int i = 0; i < p->stages[s].replicas * t && rc == 0; i++) {
             const struct wp_plan_device *d = &p->stages[s].devices[i];
             int world = -1;
