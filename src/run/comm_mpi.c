@@ -14,7 +14,12 @@
  * 5.5 s). Gradient buckets (run/grad_reduce.h) start the same sums without
  * waiting, each group's channel on a communicator of its own: the
  * node-aware sum's three steps then follow one another as test sees each
- * done. */
+ * done. Non-blocking collectives on one communicator must be started in the
+ * same order on every rank, and a rank sees steps done in its own order:
+ * so the in-node reduce-scatters and allgathers run on communicators of
+ * their own, and a sum starts a step only after every older sum of its
+ * group has started that step (each communicator's calls in bucket order
+ * on every rank). */
 #include "run/comm.h"
 #include "run/comm_mpi.h"
 
@@ -30,7 +35,8 @@ struct group_comm {
     int *ranks;
     MPI_Comm comm;
     int node_aware;  /* 1: the sum goes node by node (local and column below) */
-    MPI_Comm local;  /* the group's ranks on this rank's node */
+    MPI_Comm local;  /* the group's ranks on this rank's node (the reduce-scatters) */
+    MPI_Comm local_gather; /* the same ranks, for the allgathers */
     MPI_Comm column; /* the group's ranks of this rank's node-local index, one per node */
     int channel;     /* -1: the group's sums; else a channel of gradient buckets */
 };
@@ -39,11 +45,11 @@ struct group_comm {
  * request's impl points here, and mpi_test tests it like any other). */
 struct node_sum {
     MPI_Request req;
-    int step;        /* 0 reduce-scatter in the node, 1 allreduce across nodes, 2 allgather in the node */
+    int step;        /* started: 0 reduce-scatter in the node, 1 allreduce across nodes, 2 allgather in the node */
     float *buf, *slice;
     int *counts, *displs, local_rank;
-    MPI_Comm local, column;
-    struct node_sum *next;
+    MPI_Comm local, column, local_gather;
+    struct node_sum *next; /* the sums started before it (c->sums is newest first) */
 };
 
 struct wp_comm {
@@ -76,6 +82,8 @@ static void mpi_destroy(struct wp_comm *c)
             MPI_Comm_free(&c->groups[i].local);
         if (c->groups[i].column != MPI_COMM_NULL)
             MPI_Comm_free(&c->groups[i].column);
+        if (c->groups[i].local_gather != MPI_COMM_NULL)
+            MPI_Comm_free(&c->groups[i].local_gather);
         free(c->groups[i].ranks);
     }
     free(c->groups);
@@ -136,7 +144,7 @@ static int mpi_test(struct wp_comm *c, struct wp_comm_request *r)
 static void split_by_node(struct group_comm *g)
 {
     g->node_aware = 0;
-    g->local = g->column = MPI_COMM_NULL;
+    g->local = g->column = g->local_gather = MPI_COMM_NULL;
     int grank, local_size, local_rank;
     MPI_Comm_rank(g->comm, &grank);
     if (MPI_Comm_split_type(g->comm, MPI_COMM_TYPE_SHARED, grank, MPI_INFO_NULL, &g->local) != MPI_SUCCESS)
@@ -147,7 +155,8 @@ static void split_by_node(struct group_comm *g)
     MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_INT, MPI_MIN, g->comm);
     int same = extremes[0] == -extremes[1];
     if (same && local_size > 1 && g->nranks / local_size > 1 &&
-        MPI_Comm_split(g->comm, local_rank, grank, &g->column) == MPI_SUCCESS)
+        MPI_Comm_split(g->comm, local_rank, grank, &g->column) == MPI_SUCCESS &&
+        MPI_Comm_dup(g->local, &g->local_gather) == MPI_SUCCESS)
         g->node_aware = 1;
 }
 
@@ -229,7 +238,8 @@ static int start_node_sum(struct wp_comm *c, const struct group_comm *g, float *
         displs[i] = at;
         at += counts[i];
     }
-    *ns = (struct node_sum){MPI_REQUEST_NULL, 0, buf, NULL, counts, displs, local_rank, g->local, g->column, NULL};
+    *ns = (struct node_sum){MPI_REQUEST_NULL, 0, buf, NULL, counts, displs, local_rank, g->local, g->column,
+                            g->local_gather, NULL};
     ns->slice = malloc((size_t)(counts[local_rank] ? counts[local_rank] : 1) * sizeof *ns->slice);
     if (!ns->slice ||
         MPI_Ireduce_scatter(buf, ns->slice, counts, MPI_FLOAT, MPI_SUM, g->local, &ns->req) != MPI_SUCCESS) {
@@ -245,8 +255,10 @@ static int start_node_sum(struct wp_comm *c, const struct group_comm *g, float *
 }
 
 /* When impl is a node-aware sum whose step just ended: starts the next step
- * and returns 1, or, after the last, forgets the sum (the caller frees impl)
- * and returns 0. 0 for any other request. */
+ * once every older sum of its group has started it (else tries again at the
+ * next test, its request being done) and returns 1, or, after the last,
+ * forgets the sum (the caller frees impl) and returns 0. 0 for any other
+ * request. */
 static int node_sum_next(struct wp_comm *c, void *impl)
 {
     struct node_sum **at = &c->sums;
@@ -255,13 +267,18 @@ static int node_sum_next(struct wp_comm *c, void *impl)
     struct node_sum *ns = *at;
     if (!ns)
         return 0;
-    int mine = ns->counts[ns->local_rank];
-    switch (++ns->step) {
+    int mine = ns->counts[ns->local_rank], want = ns->step + 1;
+    for (const struct node_sum *older = ns->next; want < 3 && older; older = older->next)
+        if (older->local == ns->local && older->step < want)
+            return 1;
+    ns->step = want;
+    switch (want) {
     case 1:
         MPI_Iallreduce(MPI_IN_PLACE, ns->slice, mine, MPI_FLOAT, MPI_SUM, ns->column, &ns->req);
         return 1;
     case 2:
-        MPI_Iallgatherv(ns->slice, mine, MPI_FLOAT, ns->buf, ns->counts, ns->displs, MPI_FLOAT, ns->local, &ns->req);
+        MPI_Iallgatherv(ns->slice, mine, MPI_FLOAT, ns->buf, ns->counts, ns->displs, MPI_FLOAT, ns->local_gather,
+                        &ns->req);
         return 1;
     default:
         *at = ns->next;
