@@ -333,15 +333,27 @@ static void mpi_barrier(struct wp_comm *c)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The group of an in-group collective, or NULL with *rc its result when
+ * there is nothing to exchange (one rank: recv gets send) or no group. */
+static struct group_comm *collective_group(struct wp_comm *c, const float *send, float *recv, size_t count,
+                                           const int *ranks, int nranks, int *rc)
+{
+    struct group_comm *g = nranks > 1 ? group_comm(c, ranks, nranks) : NULL;
+    if (g && g->comm != MPI_COMM_NULL)
+        return g;
+    if (nranks == 1 && send != recv)
+        memcpy(recv, send, count * sizeof *recv);
+    *rc = nranks == 1 ? 0 : -1;
+    return NULL;
+}
+
 static int mpi_allgather(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
                          int nranks)
 {
-    struct group_comm *g = nranks > 1 ? group_comm(c, ranks, nranks) : NULL;
-    if (nranks <= 1 || !g || g->comm == MPI_COMM_NULL) {
-        if (nranks == 1 && send != recv)
-            memcpy(recv, send, count * sizeof *recv);
-        return nranks == 1 ? 0 : -1;
-    }
+    int rc;
+    struct group_comm *g = collective_group(c, send, recv, count, ranks, nranks, &rc);
+    if (!g)
+        return rc;
     MPI_Request req;
     return wait_collective(c, MPI_Iallgather(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, g->comm, &req),
                            &req);
@@ -350,12 +362,10 @@ static int mpi_allgather(struct wp_comm *c, const float *send, float *recv, size
 static int mpi_reduce_scatter_sum(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
                                   int nranks)
 {
-    struct group_comm *g = nranks > 1 ? group_comm(c, ranks, nranks) : NULL;
-    if (nranks <= 1 || !g || g->comm == MPI_COMM_NULL) {
-        if (nranks == 1 && send != recv)
-            memcpy(recv, send, count * sizeof *recv);
-        return nranks == 1 ? 0 : -1;
-    }
+    int rc;
+    struct group_comm *g = collective_group(c, send, recv, count, ranks, nranks, &rc);
+    if (!g)
+        return rc;
     MPI_Request req;
     return wait_collective(
         c, MPI_Ireduce_scatter_block(send, recv, (int)count, MPI_FLOAT, MPI_SUM, g->comm, &req), &req);

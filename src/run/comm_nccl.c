@@ -234,31 +234,39 @@ static void nccl_barrier(struct wp_comm *c)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The communicator of an in-group collective, or NULL with *rc its result
+ * when there is nothing to exchange (one rank: recv gets send) or none. */
+static ncclComm_t collective_comm(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
+                                  int nranks, int *rc)
+{
+    ncclComm_t comm = nranks > 1 ? group_comm(c, ranks, nranks) : NULL;
+    if (comm)
+        return comm;
+    *rc = nranks == 1 ? (send == recv || cudaMemcpy(recv, send, count * sizeof *recv, cudaMemcpyDeviceToDevice) ==
+                                            cudaSuccess ? 0 : -1)
+                      : -1;
+    return NULL;
+}
+
 static int nccl_allgather(struct wp_comm *c, const float *send, float *recv, size_t count, const int *ranks,
                           int nranks)
 {
-    if (nranks <= 1)
-        return nranks == 1 && send != recv
-                   ? (cudaMemcpy(recv, send, count * sizeof *recv, cudaMemcpyDeviceToDevice) == cudaSuccess ? 0 : -1)
-                   : 0;
-    ncclComm_t comm = group_comm(c, ranks, nranks);
+    int rc;
+    ncclComm_t comm = collective_comm(c, send, recv, count, ranks, nranks, &rc);
     if (!comm)
-        return -1;
-    int rc = NCCL_OK(ncclAllGather(send, recv, count, ncclFloat, comm, 0));
+        return rc;
+    rc = NCCL_OK(ncclAllGather(send, recv, count, ncclFloat, comm, 0));
     return rc == 0 && cudaStreamSynchronize(0) == cudaSuccess ? 0 : -1;
 }
 
 static int nccl_reduce_scatter_sum(struct wp_comm *c, const float *send, float *recv, size_t count,
                                    const int *ranks, int nranks)
 {
-    if (nranks <= 1)
-        return nranks == 1 && send != recv
-                   ? (cudaMemcpy(recv, send, count * sizeof *recv, cudaMemcpyDeviceToDevice) == cudaSuccess ? 0 : -1)
-                   : 0;
-    ncclComm_t comm = group_comm(c, ranks, nranks);
+    int rc;
+    ncclComm_t comm = collective_comm(c, send, recv, count, ranks, nranks, &rc);
     if (!comm)
-        return -1;
-    int rc = NCCL_OK(ncclReduceScatter(send, recv, count, ncclFloat, ncclSum, comm, 0));
+        return rc;
+    rc = NCCL_OK(ncclReduceScatter(send, recv, count, ncclFloat, ncclSum, comm, 0));
     return rc == 0 && cudaStreamSynchronize(0) == cudaSuccess ? 0 : -1;
 }
 
