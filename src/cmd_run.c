@@ -24,6 +24,7 @@
 #include "run/changes.h"
 #include "run/checkpoint.h"
 #include "run/comm_lanes.h"
+#include "run/stop_signal.h"
 #include "run/tensor_group.h"
 #include "run/interpreter.h"
 #include "run/measure.h"
@@ -1232,6 +1233,7 @@ int wp_cmd_run(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     MPI_Init(&argc, &argv);
+    wp_stop_signals_install();
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
@@ -1594,6 +1596,8 @@ int wp_cmd_run(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     double run_start_s = 0; /* rank 0's first iteration's start: the adaptive trace's origin */
+    long done_steps = cfg.train.steps > first_step ? cfg.train.steps : first_step; /* less when a signal stops it */
+    int stopped_by = 0;
     for (long step = first_step; step < cfg.train.steps && status == 0; step++) {
         double loss_sum = 0;
         /* the units per stage this iteration runs on, before a move after it */
@@ -1707,13 +1711,22 @@ int wp_cmd_run(int argc, char **argv)
                              &slowdown, &err))
             status = -1;
         MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        /* a stop signal on any rank (Slurm's time-limit warning or SIGTERM, ^C): this iteration's row is
+         * written; checkpoint below and stop (stop_signal.h) */
+        int stop_sig = wp_stop_signal();
+        MPI_Allreduce(MPI_IN_PLACE, &stop_sig, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (status == 0 && stop_sig && step + 1 < cfg.train.steps) {
+            stopped_by = stop_sig;
+            done_steps = step + 1;
+            break;
+        }
         if (status == 0 && o.save && o.save_every && (step + 1) % o.save_every == 0 && step + 1 < cfg.train.steps)
             status = wp_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, step + 1, partition_text(unit_count, s.nstages, o.emulated,
                                                                                ptext, sizeof ptext),
                                         &err);
     }
     if (status == 0 && o.save) {
-        status = wp_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, cfg.train.steps > first_step ? cfg.train.steps : first_step,
+        status = wp_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, done_steps,
                                     partition_text(unit_count, s.nstages, o.emulated, ptext, sizeof ptext), &err);
         if (status == 0 && rank == 0)
             printf("saved %s\n", o.save);
@@ -1721,7 +1734,8 @@ int wp_cmd_run(int argc, char **argv)
     if (status == 0 && cfg.train.steps > first_step)
     {
         double median = 0;
-        long n = nsteps > 2 ? nsteps - 1 : 0; /* the steps after the first */
+        long ran = done_steps - first_step;
+        long n = ran > 2 ? ran - 1 : 0; /* the steps after the first */
         if (iters && n > 0)
             median = wp_stat3_sorted(iters + 1, (size_t)n).median;
         struct run_summary rs = {P, rank, shared_cores, lane == 0, o.mesh, peak_bytes, median,
@@ -1777,5 +1791,13 @@ int wp_cmd_run(int argc, char **argv)
     free(end);
     free(recompute);
     MPI_Finalize();
+    if (status == 0 && stopped_by) {
+        if (rank == 0)
+            printf("stopped by signal %d after %ld of %d steps%s%s: exit status %d; resume with --resume and the "
+                   "same --steps\n",
+                   stopped_by, done_steps, cfg.train.steps, o.save ? ", checkpoint in " : "", o.save ? o.save : "",
+                   WP_EXIT_STOPPED);
+        return WP_EXIT_STOPPED;
+    }
     return status ? 1 : 0;
 }

@@ -86,4 +86,38 @@ expect_status "resumed|change before iteration 1: slow 1 1.5|change before itera
     "$(grep -E '^(change before|resumed|step [0-9])' "$out/last.log" | sed -e 's/ (.*//' -e 's/^resumed.*/resumed/' \
         -e 's/^\(step [0-9]*\):.*/\1/' | tr '\n' '|' | sed 's/|$//')" \
     "the changes in order around the resumed steps"
+
+# a stop signal (Slurm's time-limit warning SIGUSR1, its SIGTERM): the run
+# ends its iteration on every rank, checkpoints, exits 75 (EX_TEMPFAIL), and
+# resuming gives the uninterrupted run's losses bit for bit, every iteration
+# one CSV row
+small="$WP_SRCDIR/tests/config/gpt-tp.cfg"
+"$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$small" --steps 60 --results "$out/whole.csv" > "$out/whole.log" 2>&1
+expect_status 0 $? "60 steps uninterrupted, for reference"
+"$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$small" --steps 60 --save "$out/stopped" --results "$out/parts.csv" \
+    > "$out/stopped.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q '^step 3:' "$out/stopped.log" 2>/dev/null && break; sleep 0.1; done
+pkill -USR1 -f -- "--save $out/stopped" 2>/dev/null
+wait "$pid"
+expect_status 75 $? "SIGUSR1 mid-run: the run stops with exit status 75"
+expect_contains "$out/stopped.log" "stopped by signal 10 after" "... saying after how many steps, where the checkpoint is"
+done_steps=$(grep -c '^step' "$out/stopped.log")
+if [ "$done_steps" -ge 1 ] && [ "$done_steps" -lt 60 ] && [ -f "$out/stopped/model.safetensors" ]; then
+    pass "stopped after $done_steps of 60 steps with a checkpoint"
+else
+    fail "the stopped run: $done_steps steps, checkpoint $(ls "$out/stopped" 2>&1 | tr '\n' ' ')"
+fi
+"$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$small" --steps 60 --resume "$out/stopped" --results "$out/parts.csv" \
+    > "$out/resumed.log" 2>&1
+expect_status 0 $? "resumed to 60 steps"
+if cmp -s <(grep '^step' "$out/whole.log" | awk '{print $4}') \
+          <(cat "$out/stopped.log" "$out/resumed.log" | grep '^step' | awk '{print $4}'); then
+    pass "stopped and resumed: the 60 losses of the uninterrupted run, bit for bit"
+else
+    fail "stopped and resumed losses differ from the uninterrupted run's"
+fi
+iters=$(awk -F, 'NR > 1 { print $13 }' "$out/parts.csv" | sort -n | uniq | wc -l)
+rows=$(awk 'NR > 1' "$out/parts.csv" | wc -l)
+expect_status "60 60" "$iters $rows" "the CSV has each of the 60 iterations once"
 finish
