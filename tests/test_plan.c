@@ -48,7 +48,8 @@ static void closed_form_tests(void)
     wp_layer_table_init(&t);
     t.profile_batch = 4;
     for (int i = 0; i < 8; i++) {
-        struct wp_layer l = {.name = "l", .forward_s = 0.010, .backward_s = 0.020, .activation_bytes = 1e6, .parameter_bytes = 4e6, .optimizer_bytes = 8e6};
+        struct wp_layer l = {.name = "l", .forward_s = 0.010, .backward_s = 0.020, .activation_bytes = 1e6,
+                             .parameter_bytes = 4e6, .optimizer_bytes = 8e6};
         wp_layer_table_append(&t, &l, &err);
     }
     struct wp_plan_hw hw = {"grid", "test GPU", 2, 2, {1e-6, 1 / 100e9}, {1e-5, 1 / 10e9}, 8e9, 0};
@@ -129,7 +130,8 @@ static void kfkb_tests(void)
     wp_layer_table_init(&t);
     t.profile_batch = 1;
     for (int i = 0; i < 8; i++) {
-        struct wp_layer l = {.name = "l", .forward_s = 0.010, .backward_s = 0.020, .activation_bytes = 4e6, .parameter_bytes = 1e6, .optimizer_bytes = 2e6};
+        struct wp_layer l = {.name = "l", .forward_s = 0.010, .backward_s = 0.020, .activation_bytes = 4e6,
+                             .parameter_bytes = 1e6, .optimizer_bytes = 2e6};
         wp_layer_table_append(&t, &l, &err);
     }
     struct wp_plan_hw hw = {"grid", "test GPU", 4, 1, {1e-6, 1 / 100e9}, {1e-5, 1 / 10e9}, 140e6, 0};
