@@ -25,34 +25,47 @@ static void add(struct wp_tp_block_volume *v, enum wp_tp_call c, int n, double e
     v->sent_elements[c] += n * wp_collective_sent_bytes(kind[c], v->group[c], elements);
 }
 
+/* The forward's calls: kind, count, and the vector in units of N C (the
+ * count of N C / p1 or / p2 below). The backward makes each call's dual of
+ * the same size: AllGather <-> ReduceScatter over the rows; the AllReduce
+ * of a partial sum is the identity backward, and the replicated input's
+ * dual is again an AllReduce over axis 1 and a column AllGather. */
+static const struct {
+    enum wp_tp_call call, dual;
+    int n;
+    double nc;   /* multiples of N C */
+    int per_p;   /* 1: divided by p1, 2: by p2, 0: not */
+} forward_calls[] = {
+    {WP_TP_REDUCE_SCATTER_ROWS, WP_TP_ALL_GATHER_ROWS, 1, 3, 1}, /* QKV's output summed over axis 2 */
+    {WP_TP_REDUCE_SCATTER_ROWS, WP_TP_ALL_GATHER_ROWS, 1, 4, 1}, /* the up-projection's */
+    {WP_TP_ALL_GATHER_ROWS, WP_TP_REDUCE_SCATTER_ROWS, 1, 1, 1}, /* the attention output, for its projection */
+    {WP_TP_ALL_GATHER_ROWS, WP_TP_REDUCE_SCATTER_ROWS, 1, 4, 1}, /* GELU's, for the down-projection */
+    {WP_TP_ALL_REDUCE, WP_TP_ALL_REDUCE, 2, 1, 2},               /* the projections' partial sums */
+    {WP_TP_ALL_GATHER_COLS, WP_TP_ALL_GATHER_COLS, 2, 1, 0},     /* the replicated residual */
+};
+
+/* Adds the forward's calls (dual 0) or their duals (dual 1). */
+static void add_calls(struct wp_tp_block_volume *v, int p1, int p2, double n_rows, int channels, int dual)
+{
+    for (size_t i = 0; i < sizeof forward_calls / sizeof forward_calls[0]; i++) {
+        double elements = forward_calls[i].nc * n_rows * channels;
+        elements /= forward_calls[i].per_p == 1 ? p1 : forward_calls[i].per_p == 2 ? p2 : 1;
+        add(v, dual ? forward_calls[i].dual : forward_calls[i].call, forward_calls[i].n, elements);
+    }
+}
+
 void wp_tp_block_forward_volume(int p1, int p2, double n_rows, int channels, struct wp_tp_block_volume *v)
 {
     memset(v, 0, sizeof *v);
-    double N = n_rows, C = channels;
     v->group[WP_TP_REDUCE_SCATTER_ROWS] = v->group[WP_TP_ALL_GATHER_ROWS] = v->group[WP_TP_ALL_GATHER_COLS] = p2;
     v->group[WP_TP_ALL_REDUCE] = p1;
-    /* QKV and up-projection outputs summed over axis 2 */
-    add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * 3 * C / p1);
-    add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * 4 * C / p1);
-    /* ... the attention output and GELU's gathered for the projections */
-    add(v, WP_TP_ALL_GATHER_ROWS, 1, N * C / p1);
-    add(v, WP_TP_ALL_GATHER_ROWS, 1, N * 4 * C / p1);
-    /* ... the projections' partial sums, then the replicated residual */
-    add(v, WP_TP_ALL_REDUCE, 2, N * C / p2);
-    add(v, WP_TP_ALL_GATHER_COLS, 2, N * C);
+    add_calls(v, p1, p2, n_rows, channels, 0);
 }
 
 void wp_tp_block_volume(int p1, int p2, double n_rows, int channels, struct wp_tp_block_volume *v)
 {
-    double N = n_rows, C = channels;
     wp_tp_block_forward_volume(p1, p2, n_rows, channels, v);
-    /* backward: the duals */
-    add(v, WP_TP_ALL_GATHER_ROWS, 1, N * 3 * C / p1);
-    add(v, WP_TP_ALL_GATHER_ROWS, 1, N * 4 * C / p1);
-    add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * C / p1);
-    add(v, WP_TP_REDUCE_SCATTER_ROWS, 1, N * 4 * C / p1);
-    add(v, WP_TP_ALL_REDUCE, 2, N * C / p2);
-    add(v, WP_TP_ALL_GATHER_COLS, 2, N * C);
+    add_calls(v, p1, p2, n_rows, channels, 1);
 }
 
 double wp_tp_block_comm_s(int p1, int p2, double n_rows, int channels, double element_bytes,
