@@ -67,6 +67,8 @@ struct wp_campaign_slurm {
     char time[32];
     int cpus_per_task;
     int gpus_per_node; /* 0: ranks_per_node when device is cuda, else none */
+    int signal_warning_s; /* run jobs: --signal=B:USR1@this before the time limit (0: none) */
+    int requeue;          /* run jobs: --requeue, and a stopped run requeues itself */
     int nextra;
     char extra[WP_CAMPAIGN_MAX_EXTRA][256];
 };
@@ -84,6 +86,7 @@ struct wp_campaign {
     int layers_fixed;                      /* the campaign gave 'layers' */
     int default_micro_batches;             /* from the model file, when not swept */
     int steps, warmup, repetitions, save_every;
+    int keep_checkpoints; /* run --keep: step directories kept in ckpt/ (0: all) */
     int adapt_every; /* run --adapt-every where a point adapts (default 10) */
     char adapt_candidates[256]; /* run --adapt-candidates where a point tunes k ("": the run's default) */
     char launcher[16]; /* "srun" or "mpiexec" */
