@@ -13,6 +13,7 @@
  *   layers = 128;        (optional: the model's layer count for every point, or
  *                         the base of weak scaling without layers_per_node)
  *   steps = 4; warmup = 1; repetitions = 1; save_every = 2;
+ *   keep_checkpoints = 2;  (optional: run --keep, step directories kept; 0: all)
  *   adapt_every = 10;    (optional: run --adapt-every for points of axis adapt)
  *   adapt_candidates = "2:1,4:1";  (optional: run --adapt-candidates where k is tuned)
  *   compute = "emulated"; layer_table = "TABLE";  (optional: run --compute emulated
@@ -21,6 +22,8 @@
  *                        (optional: timed changes, axis scenario; scenarios.h)
  *   launcher = "srun" | "mpiexec"; device = "cpu" | "cuda";
  *   slurm = { partition = "wp"; time = "00:10:00"; cpus_per_task = 1; ... };
+ *                        (signal_warning_s = 120: run jobs' --signal=B:USR1@120,
+ *                         0 none; requeue = true: --requeue, false --no-requeue)
  *   axes = { schedule = ["1f1b", "kfkb"]; k = [2]; nodes = [1, 2, 3]; adapt = ["none", "k"]; scenario = ["none", "NAME"]; ... };
  *   zip = ( ["nodes", "ranks_per_node"] );
  *   exclude = ( { schedule = "!kfkb"; k = "!1"; } );
