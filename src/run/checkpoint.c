@@ -2,6 +2,7 @@
 #include "run/checkpoint.h"
 
 #include <errno.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,9 +229,9 @@ int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, 
     memset(&model, 0, sizeof model);
     memset(&opt, 0, sizeof opt);
     long steps = 0;
-    char msg[WP_ERR_MAX] = "";
+    char msg[WP_ERR_MAX] = "", from[4400];
     if (rank == 0) {
-        char from[4400], note[WP_ERR_MAX], path[4500];
+        char note[WP_ERR_MAX], path[4500];
         rc = wp_checkpoint_dir_resolve(dir, from, sizeof from, note, sizeof note, err);
         if (rc == 0 && *note)
             fprintf(stderr, "wavepipe run: warning: %s\n", note);
@@ -283,6 +284,23 @@ int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, 
             wp_safetensors_values(&opt, wp_safetensors_find(&opt, name), buf + d.numel);
             snprintf(name, sizeof name, "%s.exp_avg_sq", d.name);
             wp_safetensors_values(&opt, wp_safetensors_find(&opt, name), buf + 2 * d.numel);
+            /* a diverged run's checkpoint: training from it would only carry the NaN on */
+            for (size_t e = 0; e < 3 * d.numel && rc == 0; e++)
+                if (!isfinite(buf[e]))
+                    rc = wp_errorf(err, "%s/%s: %s%s has a non-finite value (%g) at element %zu: not resuming from it",
+                                   dir, e < d.numel ? "model.safetensors" : "optimizer.safetensors", d.name,
+                                   e < d.numel ? "" : e < 2 * d.numel ? ".exp_avg" : ".exp_avg_sq", (double)buf[e],
+                                   e % d.numel);
+            if (rc)
+                snprintf(msg, sizeof msg, "%s", err->msg);
+        }
+        MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (rc) {
+            MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, MPI_COMM_WORLD);
+            free(buf);
+            wp_safetensors_free(&model);
+            wp_safetensors_free(&opt);
+            return wp_errorf(err, "%s", msg);
         }
         MPI_Bcast(buf, (int)(3 * d.numel), MPI_FLOAT, 0, MPI_COMM_WORLD);
         /* each holder takes its piece (the whole tensor without a mesh): any mesh resumes any */
