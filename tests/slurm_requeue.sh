@@ -38,18 +38,24 @@ rm -rf "$work" && mkdir -p "$work"
 vcluster_down_on_exit "$vc" "$dir"
 VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=2 vcluster_up "$vc" "$dir" 2 "$(dirname "$WAVEPIPE"):$builddir:$WP_SRCDIR"
 
-cat > "$work/requeue.cfg" <<EOF
+# submit NAME STEPS SAVE_EVERY KEEP TIME WARNING_S: a one-point campaign of
+# gpt-tiny, 1F1B on 2 nodes x 2 ranks, through sweep --submit; sets p (its
+# point directory) and job (its run job)
+submit() {
+    cat > "$work/$1.cfg" <<EOF
 format = "wavepipe-campaign"; version = 1;
-name = "requeue-test"; template = "run-cpu"; model = "$WP_SRCDIR/jobs/models/gpt-tiny.cfg";
-scaling = "strong"; global_batch = 8; steps = $steps; warmup = 1; save_every = 10; keep_checkpoints = 2;
-slurm = { partition = "wp"; time = "00:10:00"; signal_warning_s = 60; };
+name = "$1"; template = "run-cpu"; model = "$WP_SRCDIR/jobs/models/gpt-tiny.cfg";
+scaling = "strong"; global_batch = 8; steps = $2; warmup = 1; save_every = $3; keep_checkpoints = $4;
+slurm = { partition = "wp"; time = "$5"; signal_warning_s = $6; };
 axes = { schedule = ["1f1b"]; nodes = [2]; ranks_per_node = [2]; };
 EOF
-"$WAVEPIPE" sweep "$work/requeue.cfg" --submit --results "$work/results" --templates "$WP_SRCDIR/templates" \
-    --wavepipe "$WAVEPIPE" > "$work/sweep.log" 2>&1
-expect_status 0 $? "wavepipe sweep --submit (one point, 4 ranks on 2 nodes)"
-p=$(find "$work/results/requeue-test" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-job=$(awk '$1 == "run" { print $2 }' "$p/jobids" 2>/dev/null)
+    "$WAVEPIPE" sweep "$work/$1.cfg" --submit --results "$work/results" --templates "$WP_SRCDIR/templates" \
+        --wavepipe "$WAVEPIPE" > "$work/sweep-$1.log" 2>&1
+    expect_status 0 $? "wavepipe sweep --submit $1 (one point, 4 ranks on 2 nodes, time limit $5)"
+    p=$(find "$work/results/$1" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+    job=$(awk '$1 == "run" { print $2 }' "$p/jobids" 2>/dev/null)
+}
+submit requeue-test $steps 10 2 00:10:00 60
 expect_contains "$p/job.sbatch" "#SBATCH --signal=B:USR1@60" "the job asks for the warning 60 s before its limit"
 
 rows() { awk 'END { print NR - 1 }' "$p/results.csv" 2>/dev/null || echo 0; }
@@ -122,18 +128,7 @@ expect_status "$((steps - 1)) 0" "${n:-none}" "harvest counts each of the $((ste
 # it from its periodic check, up to about 30 s late); 250 steps need more
 # than a minute, so the job is stopped by the warning and requeued (as
 # often as it takes) and ends DONE with every iteration once
-cat > "$work/limit.cfg" <<EOF
-format = "wavepipe-campaign"; version = 1;
-name = "limit-test"; template = "run-cpu"; model = "$WP_SRCDIR/jobs/models/gpt-tiny.cfg";
-scaling = "strong"; global_batch = 8; steps = 250; warmup = 1; save_every = 100; keep_checkpoints = 1;
-slurm = { partition = "wp"; time = "00:01:00"; signal_warning_s = 55; };
-axes = { schedule = ["1f1b"]; nodes = [2]; ranks_per_node = [2]; };
-EOF
-"$WAVEPIPE" sweep "$work/limit.cfg" --submit --results "$work/results" --templates "$WP_SRCDIR/templates" \
-    --wavepipe "$WAVEPIPE" > "$work/sweep-limit.log" 2>&1
-expect_status 0 $? "a point with a 1-minute time limit submitted"
-p=$(find "$work/results/limit-test" -mindepth 1 -maxdepth 1 -type d | head -n 1)
-job=$(awk '$1 == "run" { print $2 }' "$p/jobids" 2>/dev/null)
+submit limit-test 250 100 1 00:01:00 55
 deadline=$(($(date +%s) + 300))
 while [ ! -f "$p/DONE" ] && [ ! -f "$p/FAILED" ] && [ "$(date +%s)" -lt "$deadline" ]; do
     scontrol update jobid="$job" starttime=now > /dev/null 2>&1

@@ -24,18 +24,26 @@ static void write_text(const char *path, const char *text)
     }
 }
 
-/* One save as the runtime makes it: begin, the files (their text is the step), commit */
+/* The checkpoint's files in dir (made if missing), each holding the step as text */
+static void write_files(const char *dir, long steps)
+{
+    char path[4500], text[32];
+    mkdir(dir, 0755);
+    snprintf(text, sizeof text, "%ld", steps);
+    for (int i = 0; i < WP_CHECKPOINT_FILES; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, wp_checkpoint_files[i]);
+        write_text(path, text);
+    }
+}
+
+/* One save as the runtime makes it: begin, the files, commit */
 static int save(const char *dir, long steps, int keep)
 {
-    char partial[4400], path[4500], text[32];
+    char partial[4400];
     struct wp_err err = {0};
     if (wp_checkpoint_dir_begin(dir, steps, partial, sizeof partial, &err))
         return -1;
-    snprintf(text, sizeof text, "%ld", steps);
-    for (int i = 0; i < WP_CHECKPOINT_FILES; i++) {
-        snprintf(path, sizeof path, "%s/%s", partial, wp_checkpoint_files[i]);
-        write_text(path, text);
-    }
+    write_files(partial, steps);
     return wp_checkpoint_dir_commit(dir, steps, keep, &err);
 }
 
@@ -123,11 +131,7 @@ int main(void)
 
     /* a crash between the rename and the swap: step 7 whole, latest still 6 */
     snprintf(path, sizeof path, "%s/step-00000007", dir);
-    mkdir(path, 0755);
-    for (int i = 0; i < WP_CHECKPOINT_FILES; i++) {
-        snprintf(path, sizeof path, "%s/step-00000007/%s", dir, wp_checkpoint_files[i]);
-        write_text(path, "7");
-    }
+    write_files(path, 7);
     is_int(resolved_step(dir, note, sizeof note), 6, "a step directory published before the swap: latest (6) is loaded");
 
     /* latest dangling (its directory deleted by hand): the newest complete one, said */
@@ -148,11 +152,7 @@ int main(void)
 
     /* a directory written before this layout: plain files, loaded as it is, superseded by the next save */
     snprintf(dir, sizeof dir, "%s/old", root);
-    mkdir(dir, 0755);
-    for (int i = 0; i < WP_CHECKPOINT_FILES; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, wp_checkpoint_files[i]);
-        write_text(path, "3");
-    }
+    write_files(dir, 3);
     is_int(resolved_step(dir, note, sizeof note), 3, "a single-checkpoint directory is loaded as it is");
     is_int(save(dir, 8, 0), 0, "a save into it");
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
