@@ -1,5 +1,8 @@
 /* CUDA kernels against the CPU ones (the tested reference): every op of the
- * table on the same random inputs, outputs and gradients compared. */
+ * table on the same random inputs and several shapes, outputs and gradients
+ * compared. Built twice: tests/test_kernels_cuda on a real GPU (skipped
+ * without one) and tests/test_kernels_cuda_host, with WP_CUDA_HOST_TEST, on
+ * the host emulation of tests/cuda_host, in every build. */
 #include <config.h>
 
 #include <stdint.h>
@@ -22,7 +25,17 @@
  * term is an absolute floor: an element that is a sum with cancellation
  * (near zero next to terms of size 1) carries the terms' absolute error, not
  * a small relative one. */
+#ifndef WP_CUDA_HOST_TEST
 #define RTOL 1e-4
+#else
+/* On the host emulation the kernels use the CPU's libm and no FMA
+ * contraction, and cuBLAS is the CPU's CBLAS: every difference left is the
+ * summation order of a warp or block reduction or of the encoder's
+ * atomicAdds, a few float rounding steps (the worst seen is 4.6e-7, the
+ * layernorm mean over C = 768); most ops agree bit for bit. 1e-5 is a margin
+ * of 20 over that, 10 times tighter than on a GPU. */
+#define RTOL 1e-5
+#endif
 
 static const struct wp_kernel_ops *const CPU = &wp_kernels_cpu;
 static const struct wp_kernel_ops *const GPU = &wp_kernels_cuda;
@@ -167,52 +180,75 @@ static void test_memory(void)
 }
 
 /* ---- the kernels ---------------------------------------------------------------- */
-static void test_encoder(uint64_t *s)
+static void test_encoder_case(uint64_t *s, int B, int T, int C, int V, int maxT)
 {
-    const int B = 3, T = 17, C = 40, V = 11, maxT = 20; /* few tokens: rows collide in dwte */
+    char what[128];
     const size_t BT = (size_t)B * T;
     struct twin inp = twin_tokens(s, BT, V);
     struct twin wte = twin_rand(s, (size_t)V * C, -1, 1), wpe = twin_rand(s, (size_t)maxT * C, -1, 1);
     struct twin out = twin_rand(s, BT * C, -9, 9); /* garbage: must be overwritten */
     CPU->encoder_forward(F(out), FI(inp), F(wte), F(wpe), B, T, C);
     GPU->encoder_forward(G(out), GI(inp), G(wte), G(wpe), B, T, C);
-    check("encoder_forward out", &out);
+    snprintf(what, sizeof what, "encoder_forward B=%d T=%d C=%d out", B, T, C);
+    check(what, &out);
 
     struct twin dout = twin_rand(s, BT * C, -1, 1);
     struct twin dwte = twin_rand(s, (size_t)V * C, -1, 1), dwpe = twin_rand(s, (size_t)maxT * C, -1, 1); /* += */
     CPU->encoder_backward(F(dwte), F(dwpe), F(dout), FI(inp), B, T, C);
     GPU->encoder_backward(G(dwte), G(dwpe), G(dout), GI(inp), B, T, C);
-    check("encoder_backward dwte", &dwte);
-    check("encoder_backward dwpe", &dwpe);
+    snprintf(what, sizeof what, "encoder_backward B=%d T=%d C=%d dwte", B, T, C);
+    check(what, &dwte);
+    snprintf(what, sizeof what, "encoder_backward B=%d T=%d C=%d dwpe", B, T, C);
+    check(what, &dwpe);
     struct twin *all[] = {&inp, &wte, &wpe, &out, &dout, &dwte, &dwpe};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         twin_free(all[i]);
 }
 
-static void test_layernorm(uint64_t *s)
+static void test_encoder(uint64_t *s)
 {
-    const int N = 29, C = 53;
+    test_encoder_case(s, 3, 17, 40, 11, 20); /* few tokens: rows collide in dwte */
+    test_encoder_case(s, 1, 3, 5, 4, 3);     /* fewer elements than a block */
+}
+
+static void test_layernorm_case(uint64_t *s, int N, int C)
+{
+    char what[128];
     const size_t NC = (size_t)N * C;
     struct twin inp = twin_rand(s, NC, -2, 3);
     struct twin weight = twin_rand(s, C, 0.5f, 1.5f), bias = twin_rand(s, C, -0.5f, 0.5f);
     struct twin out = twin_rand(s, NC, -9, 9), mean = twin_rand(s, N, -9, 9), rstd = twin_rand(s, N, -9, 9);
     CPU->layernorm_forward(F(out), F(mean), F(rstd), F(inp), F(weight), F(bias), N, C);
     GPU->layernorm_forward(G(out), G(mean), G(rstd), G(inp), G(weight), G(bias), N, C);
-    check("layernorm_forward out", &out);
-    check("layernorm_forward mean", &mean);
-    check("layernorm_forward rstd", &rstd);
+    snprintf(what, sizeof what, "layernorm_forward N=%d C=%d out", N, C);
+    check(what, &out);
+    snprintf(what, sizeof what, "layernorm_forward N=%d C=%d mean", N, C);
+    check(what, &mean);
+    snprintf(what, sizeof what, "layernorm_forward N=%d C=%d rstd", N, C);
+    check(what, &rstd);
 
     /* each side's backward uses its own saved mean and rstd */
     struct twin dout = twin_rand(s, NC, -1, 1);
     struct twin dinp = twin_rand(s, NC, -1, 1), dweight = twin_rand(s, C, -1, 1), dbias = twin_rand(s, C, -1, 1);
     CPU->layernorm_backward(F(dinp), F(dweight), F(dbias), F(dout), F(inp), F(weight), F(mean), F(rstd), N, C);
     GPU->layernorm_backward(G(dinp), G(dweight), G(dbias), G(dout), G(inp), G(weight), G(mean), G(rstd), N, C);
-    check("layernorm_backward dinp", &dinp);
-    check("layernorm_backward dweight", &dweight);
-    check("layernorm_backward dbias", &dbias);
+    snprintf(what, sizeof what, "layernorm_backward N=%d C=%d dinp", N, C);
+    check(what, &dinp);
+    snprintf(what, sizeof what, "layernorm_backward N=%d C=%d dweight", N, C);
+    check(what, &dweight);
+    snprintf(what, sizeof what, "layernorm_backward N=%d C=%d dbias", N, C);
+    check(what, &dbias);
     struct twin *all[] = {&inp, &weight, &bias, &out, &mean, &rstd, &dout, &dinp, &dweight, &dbias};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         twin_free(all[i]);
+}
+
+static void test_layernorm(uint64_t *s)
+{
+    test_layernorm_case(s, 29, 53); /* rows: a partial last block; columns: a partial last lane round */
+    test_layernorm_case(s, 3, 7);   /* fewer columns than lanes, fewer rows than warps in a block */
+    test_layernorm_case(s, 16, 768); /* GPT-2's C; whole blocks of rows */
+    test_layernorm_case(s, 2, 300); /* dweight, dbias over two blocks of columns */
 }
 
 static void test_matmul_case(uint64_t *s, int N, int C, int OC, enum wp_weight_layout layout, int with_bias)
@@ -258,6 +294,10 @@ static void test_matmul(uint64_t *s)
             test_matmul_case(s, 37, 53, 71, (enum wp_weight_layout)layout, with_bias);
     test_matmul_case(s, 128, 320, 200, WP_WEIGHT_IN_OUT, 1);
     test_matmul_case(s, 128, 320, 200, WP_WEIGHT_OUT_IN, 0);
+    for (int layout = 0; layout < 2; layout++) {
+        test_matmul_case(s, 1, 7, 3, (enum wp_weight_layout)layout, 1);   /* one row */
+        test_matmul_case(s, 5, 33, 300, (enum wp_weight_layout)layout, 1); /* dbias over two blocks */
+    }
 }
 
 static void test_attention_case(uint64_t *s, int B, int T, int C, int NH)
@@ -292,31 +332,46 @@ static void test_attention(uint64_t *s)
 {
     test_attention_case(s, 2, 13, 48, 4);
     test_attention_case(s, 2, 64, 64, 2);
+    test_attention_case(s, 1, 1, 8, 2);  /* one position */
+    test_attention_case(s, 3, 5, 12, 1); /* one head */
+    test_attention_case(s, 1, 70, 16, 4); /* more softmax rows (NH T = 280) than a block */
 }
 
-static void test_gelu_residual(uint64_t *s)
+static void test_gelu_residual_case(uint64_t *s, size_t n)
 {
-    const size_t n = 1000;
+    char what[128];
     struct twin inp = twin_rand(s, n, -5, 5), out = twin_rand(s, n, -9, 9);
     CPU->gelu_forward(F(out), F(inp), n);
     GPU->gelu_forward(G(out), G(inp), n);
-    check("gelu_forward out", &out);
+    snprintf(what, sizeof what, "gelu_forward n=%zu out", n);
+    check(what, &out);
     struct twin dout = twin_rand(s, n, -1, 1), dinp = twin_rand(s, n, -1, 1);
     CPU->gelu_backward(F(dinp), F(inp), F(dout), n);
     GPU->gelu_backward(G(dinp), G(inp), G(dout), n);
-    check("gelu_backward dinp", &dinp);
+    snprintf(what, sizeof what, "gelu_backward n=%zu dinp", n);
+    check(what, &dinp);
 
     struct twin a = twin_rand(s, n, -1, 1), b = twin_rand(s, n, -1, 1);
     CPU->residual_forward(F(out), F(a), F(b), n);
     GPU->residual_forward(G(out), G(a), G(b), n);
-    check("residual_forward out", &out);
+    snprintf(what, sizeof what, "residual_forward n=%zu out", n);
+    check(what, &out);
     CPU->residual_backward(F(a), F(b), F(dout), n);
     GPU->residual_backward(G(a), G(b), G(dout), n);
-    check("residual_backward da", &a);
-    check("residual_backward db", &b);
+    snprintf(what, sizeof what, "residual_backward n=%zu da", n);
+    check(what, &a);
+    snprintf(what, sizeof what, "residual_backward n=%zu db", n);
+    check(what, &b);
     struct twin *all[] = {&inp, &out, &dout, &dinp, &a, &b};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         twin_free(all[i]);
+}
+
+static void test_gelu_residual(uint64_t *s)
+{
+    const size_t sizes[] = {1, 257, 1000};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+        test_gelu_residual_case(s, sizes[k]);
 }
 
 static void test_crossentropy_case(uint64_t *s, int N, int V)
@@ -346,11 +401,13 @@ static void test_crossentropy(uint64_t *s)
 {
     test_crossentropy_case(s, 7, 1000);
     test_crossentropy_case(s, 3, 50257); /* GPT-2's vocabulary */
+    test_crossentropy_case(s, 1, 5);     /* fewer classes than a warp: most threads idle */
+    test_crossentropy_case(s, 4, 300);   /* a partial second round of the block */
 }
 
-static void test_adamw(uint64_t *s)
+static void test_adamw_case(uint64_t *s, size_t n)
 {
-    const size_t n = 1000;
+    char what[128];
     struct twin params = twin_rand(s, n, -1, 1), m = twin_rand(s, n, -0.1f, 0.1f), v = twin_rand(s, n, 0, 0.01f);
     for (int t = 3; t <= 4; t++) { /* two steps: the second starts from each side's own moments */
         struct twin grads = twin_rand(s, n, -1, 1);
@@ -358,35 +415,62 @@ static void test_adamw(uint64_t *s)
         GPU->adamw_update(G(params), G(grads), G(m), G(v), n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, t);
         twin_free(&grads);
     }
-    check("adamw_update params (2 steps)", &params);
-    check("adamw_update m", &m);
-    check("adamw_update v", &v);
+    snprintf(what, sizeof what, "adamw_update n=%zu params (2 steps)", n);
+    check(what, &params);
+    snprintf(what, sizeof what, "adamw_update n=%zu m", n);
+    check(what, &m);
+    snprintf(what, sizeof what, "adamw_update n=%zu v", n);
+    check(what, &v);
     twin_free(&params);
     twin_free(&m);
     twin_free(&v);
 }
 
-static void test_vector(uint64_t *s)
+static void test_adamw(uint64_t *s)
 {
-    const size_t n = 100003;
-    struct twin dst = twin_rand(s, n, -1, 1), src = twin_rand(s, n, -1, 1);
-    CPU->accumulate(F(dst), F(src), n);
-    GPU->accumulate(G(dst), G(src), n);
-    check("accumulate dst", &dst);
-    CPU->scale(F(dst), 0.37f, n);
-    GPU->scale(G(dst), 0.37f, n);
-    check("scale x", &dst);
-    twin_free(&dst);
-    twin_free(&src);
+    test_adamw_case(s, 1);
+    test_adamw_case(s, 1000);
+}
 
-    /* a column block between matrices of other widths (tensor parallelism's
-     * slices and gathers): a copy, so exact */
-    struct twin whole = twin_rand(s, 37 * 96, -1, 1), piece = twin_rand(s, 37 * 40, -1, 1);
-    CPU->copy_block(F(piece), 40, F(whole) + 24, 96, 37, 24);
-    GPU->copy_block(G(piece), 40, G(whole) + 24, 96, 37, 24);
-    check("copy_block piece", &piece);
+/* rows x cols from whole (row stride whole_ld, from column first) into piece
+ * (row stride piece_ld): a copy, so exact */
+static void test_copy_block_case(uint64_t *s, size_t rows, size_t cols, size_t whole_ld, size_t first,
+                                 size_t piece_ld)
+{
+    char what[128];
+    struct twin whole = twin_rand(s, rows * whole_ld, -1, 1), piece = twin_rand(s, rows * piece_ld, -1, 1);
+    CPU->copy_block(F(piece), piece_ld, F(whole) + first, whole_ld, rows, cols);
+    GPU->copy_block(G(piece), piece_ld, G(whole) + first, whole_ld, rows, cols);
+    snprintf(what, sizeof what, "copy_block %zu x %zu from ld %zu into ld %zu", rows, cols, whole_ld, piece_ld);
+    check(what, &piece);
     twin_free(&whole);
     twin_free(&piece);
+}
+
+static void test_vector(uint64_t *s)
+{
+    const size_t lengths[] = {1, 100003};
+    for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
+        char what[64];
+        const size_t n = lengths[k];
+        struct twin dst = twin_rand(s, n, -1, 1), src = twin_rand(s, n, -1, 1);
+        CPU->accumulate(F(dst), F(src), n);
+        GPU->accumulate(G(dst), G(src), n);
+        snprintf(what, sizeof what, "accumulate n=%zu dst", n);
+        check(what, &dst);
+        CPU->scale(F(dst), 0.37f, n);
+        GPU->scale(G(dst), 0.37f, n);
+        snprintf(what, sizeof what, "scale n=%zu x", n);
+        check(what, &dst);
+        twin_free(&dst);
+        twin_free(&src);
+    }
+
+    /* a column block between matrices of other widths (tensor parallelism's
+     * slices and gathers), the last columns of a row, whole rows */
+    test_copy_block_case(s, 37, 24, 96, 24, 40);
+    test_copy_block_case(s, 5, 7, 21, 14, 7);
+    test_copy_block_case(s, 3, 33, 33, 0, 33);
 
     /* Every square is exact in double and every term positive: both sums are
      * within n * 1.1e-16 = 1.1e-10 (relative) of the exact sum whatever the
@@ -410,7 +494,11 @@ int main(void)
         printf("1..0 # SKIP no CUDA device: %s\n", why);
         return 0;
     }
-    printf("# %s against %s: %s\n", GPU->name, CPU->name, why);
+#ifdef WP_CUDA_HOST_TEST
+    printf("# %s against %s on the host emulation of tests/cuda_host (RTOL %g)\n", GPU->name, CPU->name, RTOL);
+#else
+    printf("# %s against %s: %s (RTOL %g)\n", GPU->name, CPU->name, why, RTOL);
+#endif
     uint64_t seed = 0x9E3779B97F4A7C15ULL;
     test_memory();
     test_encoder(&seed);

@@ -26,7 +26,7 @@ extern "C" void wp_cuda_adamw_update(float *params, const float *grads, float *m
         return;
     const float bc1 = 1.0f - powf(beta1, (float)t);
     const float bc2 = 1.0f - powf(beta2, (float)t);
-    adamw_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(params, grads, m, v, n, lr, beta1, beta2, bc1,
-                                                                    bc2, eps, weight_decay);
+    WP_LAUNCH(adamw_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, params, grads, m, v, n, lr, beta1, beta2,
+              bc1, bc2, eps, weight_decay);
     WP_CUDA_CHECK(cudaGetLastError());
 }

@@ -69,7 +69,7 @@ extern "C" void wp_cuda_attention_forward(float *out, float *preatt, float *att,
         WP_CUDA_CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_T, CUBLAS_OP_N, T, T, hs, &scale, k, C3, hs, q, C3,
                                                 hs, &zero, pre, T, TT, NH));
         const int rows = NH * T;
-        softmax_rows_kernel<<<wp_cuda_grid((size_t)rows, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(pre, a, rows, T);
+        WP_LAUNCH(softmax_rows_kernel, wp_cuda_grid((size_t)rows, WP_CUDA_BLOCK), WP_CUDA_BLOCK, pre, a, rows, T);
         WP_CUDA_CHECK(cudaGetLastError());
         /* out (T,hs), row stride C = att (T,T) v (T,hs) */
         WP_CUDA_CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, hs, T, T, &one, v, C3, hs, a, T, TT,
@@ -96,7 +96,8 @@ extern "C" void wp_cuda_attention_backward(float *dinp, float *dpreatt, float *d
         WP_CUDA_CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_T, hs, T, T, &one, dout_b, C, hs, a, T,
                                                 TT, &one, dv, C3, hs, NH));
         const int rows = NH * T;
-        softmax_backward_rows_kernel<<<wp_cuda_grid((size_t)rows, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(dp, da, a, rows, T);
+        WP_LAUNCH(softmax_backward_rows_kernel, wp_cuda_grid((size_t)rows, WP_CUDA_BLOCK), WP_CUDA_BLOCK, dp, da, a,
+                  rows, T);
         WP_CUDA_CHECK(cudaGetLastError());
         /* dq (T,hs) += scale dpreatt k; dk (T,hs) += scale dpreatt^T q */
         WP_CUDA_CHECK(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, hs, T, T, &scale, k, C3, hs, dp, T,

@@ -89,7 +89,7 @@ extern "C" void wp_cuda_crossentropy_forward(float *losses, float *probs, const 
 {
     if (N <= 0 || V <= 0)
         return;
-    crossentropy_forward_kernel<<<(unsigned int)N, WP_CUDA_BLOCK>>>(losses, probs, logits, targets, V);
+    WP_LAUNCH(crossentropy_forward_kernel, (unsigned int)N, WP_CUDA_BLOCK, losses, probs, logits, targets, V);
     WP_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -99,7 +99,7 @@ extern "C" void wp_cuda_crossentropy_backward(float *dlogits, const float *probs
     const size_t n = (size_t)(N > 0 ? N : 0) * (size_t)(V > 0 ? V : 0);
     if (n == 0)
         return;
-    crossentropy_backward_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(dlogits, probs, targets, dloss,
-                                                                                     V, n);
+    WP_LAUNCH(crossentropy_backward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, dlogits, probs, targets,
+              dloss, V, n);
     WP_CUDA_CHECK(cudaGetLastError());
 }

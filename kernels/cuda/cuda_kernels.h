@@ -3,8 +3,10 @@
 #ifndef WP_KERNELS_CUDA_CUDA_KERNELS_H
 #define WP_KERNELS_CUDA_CUDA_KERNELS_H
 
-/* The part above #ifdef __CUDACC__ is plain C (tests/test_kernels_cuda.c
- * includes it without the CUDA headers); the part below is for the .cu files. */
+/* The part above the #if is plain C (tests/test_kernels_cuda.c includes it
+ * without the CUDA headers); the part below is for the .cu files, compiled by
+ * nvcc or, with WP_CUDA_HOST_EMULATION, by a C++ compiler against the host
+ * emulation's cuda_runtime.h and cublas_v2.h (tests/cuda_host). */
 #include <stddef.h>
 
 #include "kernels/kernels.h"
@@ -12,6 +14,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* backend.cu: the table of this backend (kernels/kernels.h declares it too,
+ * in the CUDA build only; the host emulation's test links it in every build) */
+extern const struct wp_kernel_ops wp_kernels_cuda;
 
 /* backend.cu: 1 when a CUDA device can be used; else 0 with the reason in why[len] */
 int wp_cuda_device_usable(char *why, size_t len);
@@ -74,7 +80,7 @@ void wp_cuda_copy_block(float *dst, size_t dst_ld, const float *src, size_t src_
 }
 #endif
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(WP_CUDA_HOST_EMULATION)
 /* ---- shared by the .cu files only ---------------------------------------- */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -102,6 +108,16 @@ static inline void wp_cuda_check_(cublasStatus_t rc, const char *what, const cha
 
 /* backend.cu: the process's cuBLAS handle, created on first use (see there) */
 cublasHandle_t wp_cuda_cublas(void);
+
+/* Every kernel launch: WP_LAUNCH(kernel, blocks, threads, arguments...) is
+ * kernel<<<blocks, threads>>>(arguments...) under nvcc; the host emulation,
+ * whose C++ compiler cannot parse <<<>>>, runs the same grid on the host
+ * (wp_host_launch, tests/cuda_host/cuda_runtime.h). */
+#ifdef WP_CUDA_HOST_EMULATION
+#define WP_LAUNCH(kernel, blocks, threads, ...) wp_host_launch(#kernel, (blocks), (threads), kernel, __VA_ARGS__)
+#else
+#define WP_LAUNCH(kernel, blocks, threads, ...) kernel<<<(blocks), (threads)>>>(__VA_ARGS__)
+#endif
 
 /* Threads per block of the elementwise and per-row kernels. */
 #define WP_CUDA_BLOCK 256

@@ -39,7 +39,7 @@ extern "C" void wp_cuda_encoder_forward(float *out, const int *inp, const float 
     const size_t n = (size_t)B * T * C;
     if (n == 0)
         return;
-    encoder_forward_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(out, inp, wte, wpe, T, C, n);
+    WP_LAUNCH(encoder_forward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, out, inp, wte, wpe, T, C, n);
     WP_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -49,6 +49,6 @@ extern "C" void wp_cuda_encoder_backward(float *dwte, float *dwpe, const float *
     const size_t n = (size_t)B * T * C;
     if (n == 0)
         return;
-    encoder_backward_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(dwte, dwpe, dout, inp, T, C, n);
+    WP_LAUNCH(encoder_backward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, dwte, dwpe, dout, inp, T, C, n);
     WP_CUDA_CHECK(cudaGetLastError());
 }

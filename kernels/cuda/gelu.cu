@@ -23,7 +23,7 @@ extern "C" void wp_cuda_gelu_forward(float *out, const float *inp, size_t n)
 {
     if (n == 0)
         return;
-    gelu_forward_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(out, inp, n);
+    WP_LAUNCH(gelu_forward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, out, inp, n);
     WP_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -31,6 +31,6 @@ extern "C" void wp_cuda_gelu_backward(float *dinp, const float *inp, const float
 {
     if (n == 0)
         return;
-    gelu_backward_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(dinp, inp, dout, n);
+    WP_LAUNCH(gelu_backward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, dinp, inp, dout, n);
     WP_CUDA_CHECK(cudaGetLastError());
 }

@@ -91,7 +91,7 @@ extern "C" void wp_cuda_layernorm_forward(float *out, float *mean, float *rstd, 
     if (N <= 0 || C <= 0)
         return;
     const unsigned int blocks = (unsigned int)((N + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK);
-    layernorm_forward_kernel<<<blocks, WP_CUDA_BLOCK>>>(out, mean, rstd, inp, weight, bias, N, C);
+    WP_LAUNCH(layernorm_forward_kernel, blocks, WP_CUDA_BLOCK, out, mean, rstd, inp, weight, bias, N, C);
     WP_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -104,13 +104,14 @@ extern "C" void wp_cuda_layernorm_backward(float *dinp, float *dweight, float *d
     /* either half may be skipped (NULL), as on the CPU: the B and W passes */
     if (dinp) {
         const unsigned int row_blocks = (unsigned int)((N + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK);
-        layernorm_backward_dinp_kernel<<<row_blocks, WP_CUDA_BLOCK>>>(dinp, dout, inp, weight, mean, rstd, N, C);
+        WP_LAUNCH(layernorm_backward_dinp_kernel, row_blocks, WP_CUDA_BLOCK, dinp, dout, inp, weight, mean, rstd, N,
+                  C);
         WP_CUDA_CHECK(cudaGetLastError());
     }
     if (dweight && dbias) {
         const unsigned int col_blocks = (unsigned int)((C + WP_CUDA_BLOCK - 1) / WP_CUDA_BLOCK);
-        layernorm_backward_params_kernel<<<col_blocks, WP_CUDA_BLOCK>>>(dweight, dbias, dout, inp, mean, rstd, N,
-                                                                        C);
+        WP_LAUNCH(layernorm_backward_params_kernel, col_blocks, WP_CUDA_BLOCK, dweight, dbias, dout, inp, mean, rstd,
+                  N, C);
         WP_CUDA_CHECK(cudaGetLastError());
     }
 }

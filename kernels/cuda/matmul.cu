@@ -51,7 +51,7 @@ extern "C" void wp_cuda_matmul_forward(float *out, const float *inp, const float
     float beta = 0.0f;
     if (bias) {
         const size_t n = (size_t)N * OC;
-        bias_fill_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(out, bias, OC, n);
+        WP_LAUNCH(bias_fill_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, out, bias, OC, n);
         WP_CUDA_CHECK(cudaGetLastError());
         beta = 1.0f;
     }
@@ -95,7 +95,7 @@ extern "C" void wp_cuda_matmul_backward(float *dinp, float *dweight, float *dbia
     }
     if (dbias) {
         const unsigned int blocks = (unsigned int)((OC + WP_CUDA_BLOCK - 1) / WP_CUDA_BLOCK);
-        dbias_kernel<<<blocks, WP_CUDA_BLOCK>>>(dbias, dout, N, OC);
+        WP_LAUNCH(dbias_kernel, blocks, WP_CUDA_BLOCK, dbias, dout, N, OC);
         WP_CUDA_CHECK(cudaGetLastError());
     }
 }

@@ -24,7 +24,7 @@ extern "C" void wp_cuda_residual_forward(float *out, const float *a, const float
 {
     if (n == 0)
         return;
-    residual_forward_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(out, a, b, n);
+    WP_LAUNCH(residual_forward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, out, a, b, n);
     WP_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -32,6 +32,6 @@ extern "C" void wp_cuda_residual_backward(float *da, float *db, const float *dou
 {
     if (n == 0)
         return;
-    residual_backward_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(da, db, dout, n);
+    WP_LAUNCH(residual_backward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, da, db, dout, n);
     WP_CUDA_CHECK(cudaGetLastError());
 }

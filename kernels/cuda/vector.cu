@@ -45,7 +45,7 @@ extern "C" void wp_cuda_accumulate(float *dst, const float *src, size_t n)
 {
     if (n == 0)
         return;
-    accumulate_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(dst, src, n);
+    WP_LAUNCH(accumulate_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, dst, src, n);
     WP_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -53,7 +53,7 @@ extern "C" void wp_cuda_scale(float *x, float s, size_t n)
 {
     if (n == 0)
         return;
-    scale_kernel<<<wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK>>>(x, s, n);
+    WP_LAUNCH(scale_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, x, s, n);
     WP_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -70,7 +70,7 @@ extern "C" void wp_cuda_sum_squares(double *host_out, const float *x, size_t n)
         blocks = SS_MAX_BLOCKS;
     double *partial = NULL;
     WP_CUDA_CHECK(cudaMalloc(&partial, blocks * sizeof(double)));
-    sum_squares_kernel<<<blocks, WP_CUDA_BLOCK>>>(partial, x, n);
+    WP_LAUNCH(sum_squares_kernel, blocks, WP_CUDA_BLOCK, partial, x, n);
     WP_CUDA_CHECK(cudaGetLastError());
     double host_partial[SS_MAX_BLOCKS];
     WP_CUDA_CHECK(cudaMemcpy(host_partial, partial, blocks * sizeof(double), cudaMemcpyDeviceToHost));
