@@ -119,6 +119,7 @@ cublasStatus_t gemm(const char *call, cublasHandle_t handle, cublasOperation_t t
         !disjoint_from_output(call, "A", A, a_span, C, c_span) || !disjoint_from_output(call, "B", B, b_span, C, c_span))
         return CUBLAS_STATUS_INVALID_VALUE;
 
+    wp_host_default_stream_drain(); /* the handle's stream is the default stream */
     const CBLAS_TRANSPOSE ta = transa == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
     const CBLAS_TRANSPOSE tb = transb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
     for (int i = 0; i < batchCount; i++) {
@@ -161,10 +162,6 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
     return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t)
-{
-    return handle ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
-}
 
 cublasStatus_t cublasGetProperty(libraryPropertyType type, int *value)
 {

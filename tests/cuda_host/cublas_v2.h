@@ -27,10 +27,13 @@ typedef enum { MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL } libraryPropertyType;
 
 typedef struct wp_host_cublas *cublasHandle_t;
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 cublasStatus_t cublasCreate(cublasHandle_t *handle);
 cublasStatus_t cublasDestroy(cublasHandle_t handle);
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode);
-cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream);
 cublasStatus_t cublasGetProperty(libraryPropertyType type, int *value);
 const char *cublasGetStatusString(cublasStatus_t status);
 
@@ -41,5 +44,9 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          int m, int n, int k, const float *alpha, const float *A, int lda,
                                          long long strideA, const float *B, int ldb, long long strideB,
                                          const float *beta, float *C, int ldc, long long strideC, int batchCount);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

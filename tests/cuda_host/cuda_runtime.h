@@ -1,18 +1,18 @@
-/* The host emulation's CUDA runtime header (tests only): what the kernels/cuda .cu files
- * use of CUDA, so that a C++ compiler builds those files unchanged
- * (-DWP_CUDA_HOST_EMULATION, this directory first on the include path) and
- * their kernels run on the host, each block's threads as fibers
- * (launch.cc), device memory as checked host buffers (device_memory.cc). */
+/* The host emulation's CUDA runtime header (tests only): what the
+ * kernels/cuda .cu files and src/run/comm_nccl.c use of CUDA, so that they
+ * build unchanged against it (this directory first on the include path; the
+ * .cu files as C++ with -DWP_CUDA_HOST_EMULATION) and run on the host: each
+ * block's threads as fibers (launch.cc), device memory as checked host
+ * buffers (device_memory.cc), streams as queues of MPI work (streams.cc).
+ * The API is C (comm_nccl.c is C); builtins, shuffles and launches C++. */
 #ifndef WP_CUDA_HOST_CUDA_RUNTIME_H
 #define WP_CUDA_HOST_CUDA_RUNTIME_H
 
-#ifndef __cplusplus
-#error "the CUDA host emulation is C++: compile the .cu files with -x c++"
-#endif
-
-#include <cstddef>
-#include <cstring>
 #include <math.h> /* nvcc's cuda_runtime.h declares the math functions (sqrtf, expf, ...) too */
+#include <stddef.h>
+
+#ifdef __cplusplus
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -26,15 +26,21 @@
  * per block because the emulation runs a grid's blocks one after another. */
 #define __shared__ static
 
-/* ---- types ------------------------------------------------------------------- */
-struct uint3 {
-    unsigned int x, y, z;
-};
-
 struct dim3 {
     unsigned int x, y, z;
     constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
 };
+
+extern "C" {
+#define WP_HOST_DEFAULT_STREAM = 0
+#else
+#define WP_HOST_DEFAULT_STREAM
+#endif
+
+/* ---- types ------------------------------------------------------------------- */
+typedef struct uint3 {
+    unsigned int x, y, z;
+} uint3;
 
 /* the values of the real runtime's enum cudaError, for the codes used here */
 enum cudaError {
@@ -46,36 +52,38 @@ enum cudaError {
     cudaErrorInvalidDevicePointer = 17,
     cudaErrorInvalidMemcpyDirection = 21,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorNotReady = 600,
     cudaErrorLaunchFailure = 719
 };
 typedef enum cudaError cudaError_t;
 
-enum cudaMemcpyKind {
+typedef enum cudaMemcpyKind {
     cudaMemcpyHostToHost = 0,
     cudaMemcpyHostToDevice = 1,
     cudaMemcpyDeviceToHost = 2,
     cudaMemcpyDeviceToDevice = 3,
     cudaMemcpyDefault = 4
-};
+} cudaMemcpyKind;
 
-/* Streams and events exist for their handles only: the emulation runs every
- * operation when it is issued, so each stream is always complete. */
+/* Kernels, copies and cuBLAS run when issued (after the work queued on the
+ * default stream); streams queue only NCCL's work (streams.cc). */
 typedef struct wp_host_stream *cudaStream_t;
 typedef struct wp_host_event *cudaEvent_t;
+#define cudaStreamDefault 0x0u
+#define cudaStreamNonBlocking 0x1u
+#define cudaEventDefault 0x0u
+#define cudaEventDisableTiming 0x2u
 
 /* ---- runtime calls (device_memory.cc, launch.cc) ------------------------------ */
 cudaError_t cudaMalloc(void **ptr, size_t bytes);
-template <typename T> static inline cudaError_t cudaMalloc(T **ptr, size_t bytes)
-{
-    return cudaMalloc(reinterpret_cast<void **>(ptr), bytes);
-}
 cudaError_t cudaFree(void *ptr);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream = 0);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream WP_HOST_DEFAULT_STREAM);
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind);
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                              cudaMemcpyKind kind, cudaStream_t stream = 0);
+                              cudaMemcpyKind kind, cudaStream_t stream WP_HOST_DEFAULT_STREAM);
 cudaError_t cudaMemset(void *ptr, int value, size_t bytes);
 
 cudaError_t cudaGetLastError(void);
@@ -83,6 +91,26 @@ cudaError_t cudaPeekAtLastError(void);
 const char *cudaGetErrorString(cudaError_t error);
 cudaError_t cudaGetDeviceCount(int *count);
 cudaError_t cudaDeviceSynchronize(void);
+
+cudaError_t cudaStreamCreate(cudaStream_t *stream);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
+cudaError_t cudaEventCreate(cudaEvent_t *event);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream WP_HOST_DEFAULT_STREAM);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+template <typename T> static inline cudaError_t cudaMalloc(T **ptr, size_t bytes)
+{
+    return cudaMalloc(reinterpret_cast<void **>(ptr), bytes);
+}
 
 /* ---- the builtins of the running thread (set by launch.cc's scheduler) ------- */
 struct wp_host_thread_builtins {
@@ -187,5 +215,6 @@ static void wp_host_launch(const char *kernel_name, dim3 grid, dim3 block, void 
         },
         &launch);
 }
+#endif /* __cplusplus */
 
 #endif

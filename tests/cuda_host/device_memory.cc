@@ -72,7 +72,7 @@ size_t span_2d(size_t pitch, size_t width, size_t height)
 }
 
 cudaError_t copy_2d(const char *call, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                    size_t height, cudaMemcpyKind kind)
+                    size_t height, cudaMemcpyKind kind, cudaStream_t stream)
 {
     if (kind > cudaMemcpyDefault)
         return cudaErrorInvalidMemcpyDirection;
@@ -82,6 +82,11 @@ cudaError_t copy_2d(const char *call, void *dst, size_t dpitch, const void *src,
         return cudaSuccess;
     if (!dst || !src)
         return cudaErrorInvalidValue;
+    /* the copy runs now, after the work queued before it on its stream */
+    if (stream)
+        cudaStreamSynchronize(stream);
+    else
+        wp_host_default_stream_drain();
     const size_t dst_span = span_2d(dpitch, width, height), src_span = span_2d(spitch, width, height);
     if (kind == cudaMemcpyDefault) { /* unified addressing: the pointers say where they are */
         if (wp_host_find_allocation(dst))
@@ -184,24 +189,24 @@ cudaError_t cudaFree(void *ptr)
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
-    return copy_2d("cudaMemcpy", dst, bytes, src, bytes, bytes, 1, kind);
+    return copy_2d("cudaMemcpy", dst, bytes, src, bytes, bytes, 1, kind, 0);
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t)
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream)
 {
-    return copy_2d("cudaMemcpyAsync", dst, bytes, src, bytes, bytes, 1, kind);
+    return copy_2d("cudaMemcpyAsync", dst, bytes, src, bytes, bytes, 1, kind, stream);
 }
 
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind)
 {
-    return copy_2d("cudaMemcpy2D", dst, dpitch, src, spitch, width, height, kind);
+    return copy_2d("cudaMemcpy2D", dst, dpitch, src, spitch, width, height, kind, 0);
 }
 
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                              cudaMemcpyKind kind, cudaStream_t)
+                              cudaMemcpyKind kind, cudaStream_t stream)
 {
-    return copy_2d("cudaMemcpy2DAsync", dst, dpitch, src, spitch, width, height, kind);
+    return copy_2d("cudaMemcpy2DAsync", dst, dpitch, src, spitch, width, height, kind, stream);
 }
 
 cudaError_t cudaMemset(void *ptr, int value, size_t bytes)
@@ -211,6 +216,7 @@ cudaError_t cudaMemset(void *ptr, int value, size_t bytes)
     char why[160];
     if (!wp_host_device_range(ptr, bytes, why, sizeof why))
         wp_host_fail("cudaMemset %p (%zu bytes): %s", ptr, bytes, why);
+    wp_host_default_stream_drain();
     std::memset(ptr, value, bytes);
     return cudaSuccess;
 }

@@ -28,6 +28,24 @@ int wp_host_device_range(const void *ptr, size_t bytes, char *why, size_t len);
  * of any live allocation (the guard bytes around each have changed). */
 void wp_host_check_guards(const char *after);
 
+/* ---- streams (streams.cc) ---------------------------------------------------- */
+/* Work a stream queues (the emulated NCCL's operations): started when it
+ * reaches the head of its stream, then polled until done. */
+struct wp_host_async_work {
+    virtual ~wp_host_async_work() = default;
+    virtual void start() = 0;
+    virtual int done() = 0; /* polls; 1 when complete */
+};
+
+/* Queues work on stream (0: the default stream) and starts it if the stream
+ * is idle; the stream owns it from then on. */
+void wp_host_stream_enqueue(cudaStream_t stream, wp_host_async_work *work);
+
+/* Waits until the default stream (and the blocking streams it waits for)
+ * has done its queued work: kernels, copies and cuBLAS, which run when
+ * issued, call it first. */
+void wp_host_default_stream_drain(void);
+
 /* The error the next cudaGetLastError returns (the first since the last
  * such call, as in CUDA). */
 void wp_host_record_error(cudaError_t error);

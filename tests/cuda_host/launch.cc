@@ -273,6 +273,7 @@ void wp_host_run_grid(const char *kernel_name, dim3 grid, dim3 block, void (*bod
         wp_host_record_error(cudaErrorInvalidConfiguration);
         return;
     }
+    wp_host_default_stream_drain(); /* a kernel on the default stream runs after its queued work */
     block_run run;
     run.kernel_name = kernel_name;
     run.body = body;
@@ -351,6 +352,8 @@ const char *cudaGetErrorString(cudaError_t error)
         return "invalid copy direction for memcpy";
     case cudaErrorInvalidResourceHandle:
         return "invalid resource handle";
+    case cudaErrorNotReady:
+        return "device not ready";
     case cudaErrorLaunchFailure:
         return "unspecified launch failure";
     }
@@ -363,11 +366,5 @@ cudaError_t cudaGetDeviceCount(int *count)
     if (!count)
         return cudaErrorInvalidValue;
     *count = 1;
-    return cudaSuccess;
-}
-
-/* every launch and copy has finished when its call returns */
-cudaError_t cudaDeviceSynchronize(void)
-{
     return cudaSuccess;
 }
