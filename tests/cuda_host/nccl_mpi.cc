@@ -342,8 +342,9 @@ extern "C" ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size
         return ncclInvalidArgument;
     const size_t total = bytes * (size_t)comm->nranks;
     const int in_place = sendbuff == static_cast<const char *>(recvbuff) + bytes * (size_t)comm->rank;
-    if (!device_buffer(call, "sendbuff", sendbuff, bytes) || !device_buffer(call, "recvbuff", recvbuff, total) ||
-        (!in_place && overlap(sendbuff, bytes, recvbuff, total))) {
+    if (!device_buffer(call, "sendbuff", sendbuff, bytes) || !device_buffer(call, "recvbuff", recvbuff, total))
+        return ncclInvalidArgument;
+    if (!in_place && overlap(sendbuff, bytes, recvbuff, total)) {
         fprintf(stderr, "%s: buffers overlap other than in place\n", call);
         return ncclInvalidArgument;
     }
@@ -369,8 +370,9 @@ extern "C" ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, 
         return ncclInvalidArgument;
     const size_t total = bytes * (size_t)comm->nranks;
     const int in_place = recvbuff == static_cast<const char *>(sendbuff) + bytes * (size_t)comm->rank;
-    if (!device_buffer(call, "sendbuff", sendbuff, total) || !device_buffer(call, "recvbuff", recvbuff, bytes) ||
-        (!in_place && overlap(sendbuff, total, recvbuff, bytes))) {
+    if (!device_buffer(call, "sendbuff", sendbuff, total) || !device_buffer(call, "recvbuff", recvbuff, bytes))
+        return ncclInvalidArgument;
+    if (!in_place && overlap(sendbuff, total, recvbuff, bytes)) {
         fprintf(stderr, "%s: buffers overlap other than in place\n", call);
         return ncclInvalidArgument;
     }

@@ -2,11 +2,13 @@
  * asynchronous work (the emulated NCCL's messages and collectives), run in
  * order, each item started when it reaches the head; events mark a point of
  * a stream. The legacy default stream and the blocking streams wait for
- * each other as in CUDA. Every wait polls all streams and fails the run
- * after WAIT_LIMIT_S without progress: a deadlock between ranks ends the
- * test instead of hanging it. */
+ * each other as in CUDA. Every wait and query polls all streams, and when
+ * queued work has not moved for 120 s (WP_CUDA_HOST_STALL_S) the run fails: a deadlock
+ * between ranks (or a program polling for it forever) ends the test
+ * instead of hanging it. */
 #include "host_emulation.h"
 
+#include <cstdlib>
 #include <ctime>
 #include <deque>
 #include <map>
@@ -28,7 +30,15 @@ struct wp_host_event {
 
 namespace {
 
-constexpr double WAIT_LIMIT_S = 120.0;
+/* STALL_LIMIT_S, or WP_CUDA_HOST_STALL_S seconds from the environment */
+double stall_limit_s(void)
+{
+    static const double limit = [] {
+        const char *e = getenv("WP_CUDA_HOST_STALL_S");
+        return e && atof(e) > 0 ? atof(e) : 120.0;
+    }();
+    return limit;
+}
 
 /* the live streams by id; the default stream is id 0 (test-process state) */
 std::map<unsigned long long, wp_host_stream *> &streams()
@@ -51,11 +61,22 @@ int event_done(const wp_host_event *e)
     return it == streams().end() || it->second->completed >= e->seq;
 }
 
-/* Starts and completes what it can on every stream, until nothing moves. */
+double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Starts and completes what it can on every stream, until nothing moves;
+ * fails the run when queued work has not moved for stall_limit_s(). */
 void progress(void)
 {
+    static double last_move = seconds_now();
+    int pending = 0, moved_at_all = 0;
     for (int moved = 1; moved;) {
         moved = 0;
+        pending = 0;
         for (auto &entry : streams()) {
             wp_host_stream *s = entry.second;
             while (!s->queue.empty()) {
@@ -71,27 +92,23 @@ void progress(void)
                 s->completed++;
                 moved = 1;
             }
+            pending += !s->queue.empty();
         }
+        moved_at_all |= moved;
     }
+    const double now = seconds_now();
+    if (moved_at_all || !pending)
+        last_move = now;
+    else if (now - last_move > stall_limit_s())
+        wp_host_fail("queued stream work has not moved for %.0f s: a send without its receive (NCCL's are not "
+                     "buffered), or collectives in different orders on the ranks",
+                     stall_limit_s());
 }
 
-double seconds_now(void)
+template <typename Done> void wait_until(Done done)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-template <typename Done> void wait_until(const char *what, Done done)
-{
-    const double start = seconds_now();
-    for (progress(); !done(); progress()) {
-        if (seconds_now() - start > WAIT_LIMIT_S)
-            wp_host_fail("%s: no progress for %.0f s (a send without its receive, or collectives in different "
-                         "orders on the ranks)",
-                         what, WAIT_LIMIT_S);
+    for (progress(); !done(); progress())
         sched_yield();
-    }
 }
 
 /* waits for an event, as queued work */
@@ -138,7 +155,7 @@ void wp_host_stream_enqueue(cudaStream_t stream, wp_host_async_work *work)
 
 void wp_host_default_stream_drain(void)
 {
-    wait_until("the default stream", [] {
+    wait_until([] {
         for (auto &entry : streams())
             if ((entry.first == 0 || !(entry.second->flags & cudaStreamNonBlocking)) && !stream_idle(entry.second))
                 return false;
@@ -168,7 +185,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
     if (!stream || !streams().count(stream->id))
         return cudaErrorInvalidResourceHandle;
-    wait_until("cudaStreamDestroy", [stream] { return stream_idle(stream); });
+    wait_until([stream] { return stream_idle(stream); });
     streams().erase(stream->id);
     delete stream;
     return cudaSuccess;
@@ -182,13 +199,13 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
     }
     if (!streams().count(stream->id))
         return cudaErrorInvalidResourceHandle;
-    wait_until("cudaStreamSynchronize", [stream] { return stream_idle(stream); });
+    wait_until([stream] { return stream_idle(stream); });
     return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSynchronize(void)
 {
-    wait_until("cudaDeviceSynchronize", [] {
+    wait_until([] {
         for (auto &entry : streams())
             if (!stream_idle(entry.second))
                 return false;
@@ -252,6 +269,6 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     if (!event)
         return cudaErrorInvalidResourceHandle;
-    wait_until("cudaEventSynchronize", [event] { return event_done(event); });
+    wait_until([event] { return event_done(event); });
     return cudaSuccess;
 }
