@@ -5,6 +5,7 @@
  * the host emulation of tests/cuda_host, in every build. */
 #include <config.h>
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -142,6 +143,18 @@ static void check(const char *what, const struct twin *t)
     free(got);
 }
 
+/* check() of t under the name fmt, ... formats */
+static void checkf(const struct twin *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void checkf(const struct twin *t, const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    check(what, t);
+}
+
 /* ---- memory ------------------------------------------------------------------- */
 static void test_memory(void)
 {
@@ -182,24 +195,20 @@ static void test_memory(void)
 /* ---- the kernels ---------------------------------------------------------------- */
 static void test_encoder_case(uint64_t *s, int B, int T, int C, int V, int maxT)
 {
-    char what[128];
     const size_t BT = (size_t)B * T;
     struct twin inp = twin_tokens(s, BT, V);
     struct twin wte = twin_rand(s, (size_t)V * C, -1, 1), wpe = twin_rand(s, (size_t)maxT * C, -1, 1);
     struct twin out = twin_rand(s, BT * C, -9, 9); /* garbage: must be overwritten */
     CPU->encoder_forward(F(out), FI(inp), F(wte), F(wpe), B, T, C);
     GPU->encoder_forward(G(out), GI(inp), G(wte), G(wpe), B, T, C);
-    snprintf(what, sizeof what, "encoder_forward B=%d T=%d C=%d out", B, T, C);
-    check(what, &out);
+    checkf(&out, "encoder_forward B=%d T=%d C=%d out", B, T, C);
 
     struct twin dout = twin_rand(s, BT * C, -1, 1);
     struct twin dwte = twin_rand(s, (size_t)V * C, -1, 1), dwpe = twin_rand(s, (size_t)maxT * C, -1, 1); /* += */
     CPU->encoder_backward(F(dwte), F(dwpe), F(dout), FI(inp), B, T, C);
     GPU->encoder_backward(G(dwte), G(dwpe), G(dout), GI(inp), B, T, C);
-    snprintf(what, sizeof what, "encoder_backward B=%d T=%d C=%d dwte", B, T, C);
-    check(what, &dwte);
-    snprintf(what, sizeof what, "encoder_backward B=%d T=%d C=%d dwpe", B, T, C);
-    check(what, &dwpe);
+    checkf(&dwte, "encoder_backward B=%d T=%d C=%d dwte", B, T, C);
+    checkf(&dwpe, "encoder_backward B=%d T=%d C=%d dwpe", B, T, C);
     struct twin *all[] = {&inp, &wte, &wpe, &out, &dout, &dwte, &dwpe};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         twin_free(all[i]);
@@ -213,31 +222,24 @@ static void test_encoder(uint64_t *s)
 
 static void test_layernorm_case(uint64_t *s, int N, int C)
 {
-    char what[128];
     const size_t NC = (size_t)N * C;
     struct twin inp = twin_rand(s, NC, -2, 3);
     struct twin weight = twin_rand(s, C, 0.5f, 1.5f), bias = twin_rand(s, C, -0.5f, 0.5f);
     struct twin out = twin_rand(s, NC, -9, 9), mean = twin_rand(s, N, -9, 9), rstd = twin_rand(s, N, -9, 9);
     CPU->layernorm_forward(F(out), F(mean), F(rstd), F(inp), F(weight), F(bias), N, C);
     GPU->layernorm_forward(G(out), G(mean), G(rstd), G(inp), G(weight), G(bias), N, C);
-    snprintf(what, sizeof what, "layernorm_forward N=%d C=%d out", N, C);
-    check(what, &out);
-    snprintf(what, sizeof what, "layernorm_forward N=%d C=%d mean", N, C);
-    check(what, &mean);
-    snprintf(what, sizeof what, "layernorm_forward N=%d C=%d rstd", N, C);
-    check(what, &rstd);
+    checkf(&out, "layernorm_forward N=%d C=%d out", N, C);
+    checkf(&mean, "layernorm_forward N=%d C=%d mean", N, C);
+    checkf(&rstd, "layernorm_forward N=%d C=%d rstd", N, C);
 
     /* each side's backward uses its own saved mean and rstd */
     struct twin dout = twin_rand(s, NC, -1, 1);
     struct twin dinp = twin_rand(s, NC, -1, 1), dweight = twin_rand(s, C, -1, 1), dbias = twin_rand(s, C, -1, 1);
     CPU->layernorm_backward(F(dinp), F(dweight), F(dbias), F(dout), F(inp), F(weight), F(mean), F(rstd), N, C);
     GPU->layernorm_backward(G(dinp), G(dweight), G(dbias), G(dout), G(inp), G(weight), G(mean), G(rstd), N, C);
-    snprintf(what, sizeof what, "layernorm_backward N=%d C=%d dinp", N, C);
-    check(what, &dinp);
-    snprintf(what, sizeof what, "layernorm_backward N=%d C=%d dweight", N, C);
-    check(what, &dweight);
-    snprintf(what, sizeof what, "layernorm_backward N=%d C=%d dbias", N, C);
-    check(what, &dbias);
+    checkf(&dinp, "layernorm_backward N=%d C=%d dinp", N, C);
+    checkf(&dweight, "layernorm_backward N=%d C=%d dweight", N, C);
+    checkf(&dbias, "layernorm_backward N=%d C=%d dbias", N, C);
     struct twin *all[] = {&inp, &weight, &bias, &out, &mean, &rstd, &dout, &dinp, &dweight, &dbias};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         twin_free(all[i]);
@@ -253,16 +255,13 @@ static void test_layernorm(uint64_t *s)
 
 static void test_matmul_case(uint64_t *s, int N, int C, int OC, enum wp_weight_layout layout, int with_bias)
 {
-    char what[128];
     const char *lay = layout == WP_WEIGHT_IN_OUT ? "in-out" : "out-in";
     struct twin inp = twin_rand(s, (size_t)N * C, -1, 1), weight = twin_rand(s, (size_t)C * OC, -1, 1);
     struct twin bias = twin_rand(s, (size_t)OC, -1, 1);
     struct twin out = twin_rand(s, (size_t)N * OC, -9, 9);
     CPU->matmul_forward(F(out), F(inp), F(weight), with_bias ? F(bias) : NULL, N, C, OC, layout);
     GPU->matmul_forward(G(out), G(inp), G(weight), with_bias ? G(bias) : NULL, N, C, OC, layout);
-    snprintf(what, sizeof what, "matmul_forward %s%s N=%d C=%d OC=%d out", lay, with_bias ? "" : " no bias", N, C,
-             OC);
-    check(what, &out);
+    checkf(&out, "matmul_forward %s%s N=%d C=%d OC=%d out", lay, with_bias ? "" : " no bias", N, C, OC);
 
     struct twin dout = twin_rand(s, (size_t)N * OC, -1, 1);
     struct twin dinp = twin_rand(s, (size_t)N * C, -1, 1), dweight = twin_rand(s, (size_t)C * OC, -1, 1);
@@ -271,16 +270,10 @@ static void test_matmul_case(uint64_t *s, int N, int C, int OC, enum wp_weight_l
                          layout);
     GPU->matmul_backward(G(dinp), G(dweight), with_bias ? G(dbias) : NULL, G(dout), G(inp), G(weight), N, C, OC,
                          layout);
-    snprintf(what, sizeof what, "matmul_backward %s%s N=%d C=%d OC=%d dinp", lay, with_bias ? "" : " no bias", N, C,
-             OC);
-    check(what, &dinp);
-    snprintf(what, sizeof what, "matmul_backward %s%s N=%d C=%d OC=%d dweight", lay, with_bias ? "" : " no bias", N,
-             C, OC);
-    check(what, &dweight);
+    checkf(&dinp, "matmul_backward %s%s N=%d C=%d OC=%d dinp", lay, with_bias ? "" : " no bias", N, C, OC);
+    checkf(&dweight, "matmul_backward %s%s N=%d C=%d OC=%d dweight", lay, with_bias ? "" : " no bias", N, C, OC);
     /* without a bias dbias must stay as it was on both sides */
-    snprintf(what, sizeof what, "matmul_backward %s%s N=%d C=%d OC=%d dbias", lay, with_bias ? "" : " no bias", N, C,
-             OC);
-    check(what, &dbias);
+    checkf(&dbias, "matmul_backward %s%s N=%d C=%d OC=%d dbias", lay, with_bias ? "" : " no bias", N, C, OC);
     struct twin *all[] = {&inp, &weight, &bias, &out, &dout, &dinp, &dweight, &dbias};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         twin_free(all[i]);
@@ -302,27 +295,22 @@ static void test_matmul(uint64_t *s)
 
 static void test_attention_case(uint64_t *s, int B, int T, int C, int NH)
 {
-    char what[128];
     const size_t BT = (size_t)B * T, BNTT = (size_t)B * NH * T * T;
     struct twin inp = twin_rand(s, BT * 3 * C, -1, 1);
     struct twin out = twin_rand(s, BT * C, -9, 9);
     struct twin preatt = twin_rand(s, BNTT, -9, 9), att = twin_rand(s, BNTT, -9, 9);
     CPU->attention_forward(F(out), F(preatt), F(att), F(inp), B, T, C, NH);
     GPU->attention_forward(G(out), G(preatt), G(att), G(inp), B, T, C, NH);
-    snprintf(what, sizeof what, "attention_forward B=%d T=%d C=%d NH=%d out", B, T, C, NH);
-    check(what, &out);
-    snprintf(what, sizeof what, "attention_forward B=%d T=%d C=%d NH=%d preatt", B, T, C, NH);
-    check(what, &preatt);
-    snprintf(what, sizeof what, "attention_forward B=%d T=%d C=%d NH=%d att", B, T, C, NH);
-    check(what, &att);
+    checkf(&out, "attention_forward B=%d T=%d C=%d NH=%d out", B, T, C, NH);
+    checkf(&preatt, "attention_forward B=%d T=%d C=%d NH=%d preatt", B, T, C, NH);
+    checkf(&att, "attention_forward B=%d T=%d C=%d NH=%d att", B, T, C, NH);
 
     /* dpreatt, datt are scratch: garbage in, contents not compared */
     struct twin dout = twin_rand(s, BT * C, -1, 1), dinp = twin_rand(s, BT * 3 * C, -1, 1);
     struct twin dpreatt = twin_rand(s, BNTT, -9, 9), datt = twin_rand(s, BNTT, -9, 9);
     CPU->attention_backward(F(dinp), F(dpreatt), F(datt), F(dout), F(inp), F(att), B, T, C, NH);
     GPU->attention_backward(G(dinp), G(dpreatt), G(datt), G(dout), G(inp), G(att), B, T, C, NH);
-    snprintf(what, sizeof what, "attention_backward B=%d T=%d C=%d NH=%d dinp", B, T, C, NH);
-    check(what, &dinp);
+    checkf(&dinp, "attention_backward B=%d T=%d C=%d NH=%d dinp", B, T, C, NH);
     struct twin *all[] = {&inp, &out, &preatt, &att, &dout, &dinp, &dpreatt, &datt};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         twin_free(all[i]);
@@ -339,29 +327,23 @@ static void test_attention(uint64_t *s)
 
 static void test_gelu_residual_case(uint64_t *s, size_t n)
 {
-    char what[128];
     struct twin inp = twin_rand(s, n, -5, 5), out = twin_rand(s, n, -9, 9);
     CPU->gelu_forward(F(out), F(inp), n);
     GPU->gelu_forward(G(out), G(inp), n);
-    snprintf(what, sizeof what, "gelu_forward n=%zu out", n);
-    check(what, &out);
+    checkf(&out, "gelu_forward n=%zu out", n);
     struct twin dout = twin_rand(s, n, -1, 1), dinp = twin_rand(s, n, -1, 1);
     CPU->gelu_backward(F(dinp), F(inp), F(dout), n);
     GPU->gelu_backward(G(dinp), G(inp), G(dout), n);
-    snprintf(what, sizeof what, "gelu_backward n=%zu dinp", n);
-    check(what, &dinp);
+    checkf(&dinp, "gelu_backward n=%zu dinp", n);
 
     struct twin a = twin_rand(s, n, -1, 1), b = twin_rand(s, n, -1, 1);
     CPU->residual_forward(F(out), F(a), F(b), n);
     GPU->residual_forward(G(out), G(a), G(b), n);
-    snprintf(what, sizeof what, "residual_forward n=%zu out", n);
-    check(what, &out);
+    checkf(&out, "residual_forward n=%zu out", n);
     CPU->residual_backward(F(a), F(b), F(dout), n);
     GPU->residual_backward(G(a), G(b), G(dout), n);
-    snprintf(what, sizeof what, "residual_backward n=%zu da", n);
-    check(what, &a);
-    snprintf(what, sizeof what, "residual_backward n=%zu db", n);
-    check(what, &b);
+    checkf(&a, "residual_backward n=%zu da", n);
+    checkf(&b, "residual_backward n=%zu db", n);
     struct twin *all[] = {&inp, &out, &dout, &dinp, &a, &b};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         twin_free(all[i]);
@@ -376,22 +358,18 @@ static void test_gelu_residual(uint64_t *s)
 
 static void test_crossentropy_case(uint64_t *s, int N, int V)
 {
-    char what[128];
     const size_t NV = (size_t)N * V;
     struct twin logits = twin_rand(s, NV, -4, 4), targets = twin_tokens(s, (size_t)N, V);
     struct twin losses = twin_rand(s, (size_t)N, -9, 9), probs = twin_rand(s, NV, -9, 9);
     CPU->crossentropy_forward(F(losses), F(probs), F(logits), FI(targets), N, V);
     GPU->crossentropy_forward(G(losses), G(probs), G(logits), GI(targets), N, V);
-    snprintf(what, sizeof what, "crossentropy_forward N=%d V=%d losses", N, V);
-    check(what, &losses);
-    snprintf(what, sizeof what, "crossentropy_forward N=%d V=%d probs", N, V);
-    check(what, &probs);
+    checkf(&losses, "crossentropy_forward N=%d V=%d losses", N, V);
+    checkf(&probs, "crossentropy_forward N=%d V=%d probs", N, V);
 
     struct twin dlogits = twin_rand(s, NV, -1e-3f, 1e-3f);
     CPU->crossentropy_backward(F(dlogits), F(probs), FI(targets), 1.0f / N, N, V);
     GPU->crossentropy_backward(G(dlogits), G(probs), GI(targets), 1.0f / N, N, V);
-    snprintf(what, sizeof what, "crossentropy_backward N=%d V=%d dlogits", N, V);
-    check(what, &dlogits);
+    checkf(&dlogits, "crossentropy_backward N=%d V=%d dlogits", N, V);
     struct twin *all[] = {&logits, &targets, &losses, &probs, &dlogits};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         twin_free(all[i]);
@@ -407,7 +385,6 @@ static void test_crossentropy(uint64_t *s)
 
 static void test_adamw_case(uint64_t *s, size_t n)
 {
-    char what[128];
     struct twin params = twin_rand(s, n, -1, 1), m = twin_rand(s, n, -0.1f, 0.1f), v = twin_rand(s, n, 0, 0.01f);
     for (int t = 3; t <= 4; t++) { /* two steps: the second starts from each side's own moments */
         struct twin grads = twin_rand(s, n, -1, 1);
@@ -415,12 +392,9 @@ static void test_adamw_case(uint64_t *s, size_t n)
         GPU->adamw_update(G(params), G(grads), G(m), G(v), n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, t);
         twin_free(&grads);
     }
-    snprintf(what, sizeof what, "adamw_update n=%zu params (2 steps)", n);
-    check(what, &params);
-    snprintf(what, sizeof what, "adamw_update n=%zu m", n);
-    check(what, &m);
-    snprintf(what, sizeof what, "adamw_update n=%zu v", n);
-    check(what, &v);
+    checkf(&params, "adamw_update n=%zu params (2 steps)", n);
+    checkf(&m, "adamw_update n=%zu m", n);
+    checkf(&v, "adamw_update n=%zu v", n);
     twin_free(&params);
     twin_free(&m);
     twin_free(&v);
@@ -437,12 +411,10 @@ static void test_adamw(uint64_t *s)
 static void test_copy_block_case(uint64_t *s, size_t rows, size_t cols, size_t whole_ld, size_t first,
                                  size_t piece_ld)
 {
-    char what[128];
     struct twin whole = twin_rand(s, rows * whole_ld, -1, 1), piece = twin_rand(s, rows * piece_ld, -1, 1);
     CPU->copy_block(F(piece), piece_ld, F(whole) + first, whole_ld, rows, cols);
     GPU->copy_block(G(piece), piece_ld, G(whole) + first, whole_ld, rows, cols);
-    snprintf(what, sizeof what, "copy_block %zu x %zu from ld %zu into ld %zu", rows, cols, whole_ld, piece_ld);
-    check(what, &piece);
+    checkf(&piece, "copy_block %zu x %zu from ld %zu into ld %zu", rows, cols, whole_ld, piece_ld);
     twin_free(&whole);
     twin_free(&piece);
 }
@@ -451,17 +423,14 @@ static void test_vector(uint64_t *s)
 {
     const size_t lengths[] = {1, 100003};
     for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
-        char what[64];
         const size_t n = lengths[k];
         struct twin dst = twin_rand(s, n, -1, 1), src = twin_rand(s, n, -1, 1);
         CPU->accumulate(F(dst), F(src), n);
         GPU->accumulate(G(dst), G(src), n);
-        snprintf(what, sizeof what, "accumulate n=%zu dst", n);
-        check(what, &dst);
+        checkf(&dst, "accumulate n=%zu dst", n);
         CPU->scale(F(dst), 0.37f, n);
         GPU->scale(G(dst), 0.37f, n);
-        snprintf(what, sizeof what, "scale n=%zu x", n);
-        check(what, &dst);
+        checkf(&dst, "scale n=%zu x", n);
         twin_free(&dst);
         twin_free(&src);
     }
