@@ -49,11 +49,21 @@ block_run *running;
 cudaError_t last_error = cudaSuccess;
 unsigned long long launches;
 
-/* The fibers' stacks, allocated once for the largest block seen. */
+/* The fibers' stacks, allocated once for the largest block seen and freed
+ * at exit. */
+struct stack_pool {
+    std::vector<char *> stacks;
+    ~stack_pool()
+    {
+        for (char *s : stacks)
+            std::free(s);
+    }
+};
+
 std::vector<char *> &fiber_stacks()
 {
-    static std::vector<char *> stacks;
-    return stacks;
+    static stack_pool pool;
+    return pool.stacks;
 }
 
 void fiber_entry()
