@@ -12,6 +12,17 @@
 #include <utility>
 #include <vector>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define WP_HOST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WP_HOST_ASAN 1
+#endif
+#endif
+#ifdef WP_HOST_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 wp_host_thread_builtins wp_host_builtins;
 
 namespace {
@@ -41,6 +52,8 @@ struct block_run {
     void (*body)(void *);
     void *closure;
     ucontext_t scheduler;
+    const void *scheduler_stack; /* its bottom and size, for AddressSanitizer */
+    size_t scheduler_stack_bytes;
     std::vector<fiber> fibers;
     unsigned int current;
 };
@@ -66,10 +79,33 @@ std::vector<char *> &fiber_stacks()
     return pool.stacks;
 }
 
+/* AddressSanitizer must be told of every switch between the scheduler's
+ * stack and a fiber's: before it (fake_stack NULL when the fiber switching
+ * away ends) and after it (where the switch came from). */
+void switching_to(void **fake_stack, const void *bottom, size_t bytes)
+{
+#ifdef WP_HOST_ASAN
+    __sanitizer_start_switch_fiber(fake_stack, bottom, bytes);
+#else
+    (void)fake_stack, (void)bottom, (void)bytes;
+#endif
+}
+
+void switched(void *fake_stack, const void **from_bottom, size_t *from_bytes)
+{
+#ifdef WP_HOST_ASAN
+    __sanitizer_finish_switch_fiber(fake_stack, from_bottom, from_bytes);
+#else
+    (void)fake_stack, (void)from_bottom, (void)from_bytes;
+#endif
+}
+
 void fiber_entry()
 {
+    switched(nullptr, &running->scheduler_stack, &running->scheduler_stack_bytes);
     running->body(running->closure);
     running->fibers[running->current].state = EXITED;
+    switching_to(nullptr, running->scheduler_stack, running->scheduler_stack_bytes);
     /* returning resumes uc_link: the scheduler */
 }
 
@@ -84,7 +120,10 @@ fiber &current_fiber(const char *what)
 void wait_in(fiber &f, fiber_state state)
 {
     f.state = state;
+    void *fake_stack = nullptr;
+    switching_to(&fake_stack, running->scheduler_stack, running->scheduler_stack_bytes);
     swapcontext(&f.context, &running->scheduler);
+    switched(fake_stack, &running->scheduler_stack, &running->scheduler_stack_bytes);
 }
 
 const char *kind_name(wp_host_shuffle_kind kind)
@@ -210,7 +249,10 @@ void run_block(block_run &run, dim3 block, unsigned long long seed)
                 continue;
             run.current = t;
             wp_host_builtins.thread_idx = run.fibers[t].thread_idx;
+            void *fake_stack = nullptr;
+            switching_to(&fake_stack, stacks[t], FIBER_STACK_BYTES);
             swapcontext(&run.scheduler, &run.fibers[t].context);
+            switched(fake_stack, nullptr, nullptr);
         }
         unsigned int exited = 0, at_barrier = 0, at_shuffle = 0;
         for (const fiber &f : run.fibers) {
