@@ -279,6 +279,45 @@ static void test_matmul_case(uint64_t *s, int N, int C, int OC, enum wp_weight_l
         twin_free(all[i]);
 }
 
+/* The B and W halves of a split backward (zero-bubble schedules): each
+ * gradient computed alone, the others' pointers NULL, as the CPU does. */
+static void test_split_backward(uint64_t *s)
+{
+    const int N = 19, C = 45, OC = 33;
+    struct twin inp = twin_rand(s, (size_t)N * C, -1, 1), weight = twin_rand(s, (size_t)C * OC, -1, 1);
+    struct twin dout = twin_rand(s, (size_t)N * OC, -1, 1);
+    struct twin dinp = twin_rand(s, (size_t)N * C, -1, 1), dweight = twin_rand(s, (size_t)C * OC, -1, 1);
+    struct twin dbias = twin_rand(s, (size_t)OC, -1, 1);
+    for (int layout = 0; layout < 2; layout++) {
+        const enum wp_weight_layout l = (enum wp_weight_layout)layout;
+        CPU->matmul_backward(F(dinp), NULL, NULL, F(dout), F(inp), F(weight), N, C, OC, l);
+        GPU->matmul_backward(G(dinp), NULL, NULL, G(dout), G(inp), G(weight), N, C, OC, l);
+        CPU->matmul_backward(NULL, F(dweight), F(dbias), F(dout), F(inp), F(weight), N, C, OC, l);
+        GPU->matmul_backward(NULL, G(dweight), G(dbias), G(dout), G(inp), G(weight), N, C, OC, l);
+    }
+    checkf(&dinp, "matmul_backward B half alone (both layouts) dinp");
+    checkf(&dweight, "matmul_backward W half alone (both layouts) dweight");
+    checkf(&dbias, "matmul_backward W half alone (both layouts) dbias");
+
+    struct twin ln_w = twin_rand(s, C, 0.5f, 1.5f), ln_b = twin_rand(s, C, -0.5f, 0.5f);
+    struct twin out = twin_rand(s, (size_t)N * C, -9, 9), mean = twin_rand(s, N, -9, 9), rstd = twin_rand(s, N, -9, 9);
+    struct twin ln_dout = twin_rand(s, (size_t)N * C, -1, 1), ln_dinp = twin_rand(s, (size_t)N * C, -1, 1);
+    struct twin ln_dw = twin_rand(s, C, -1, 1), ln_db = twin_rand(s, C, -1, 1);
+    CPU->layernorm_forward(F(out), F(mean), F(rstd), F(inp), F(ln_w), F(ln_b), N, C);
+    GPU->layernorm_forward(G(out), G(mean), G(rstd), G(inp), G(ln_w), G(ln_b), N, C);
+    CPU->layernorm_backward(F(ln_dinp), NULL, NULL, F(ln_dout), F(inp), F(ln_w), F(mean), F(rstd), N, C);
+    GPU->layernorm_backward(G(ln_dinp), NULL, NULL, G(ln_dout), G(inp), G(ln_w), G(mean), G(rstd), N, C);
+    CPU->layernorm_backward(NULL, F(ln_dw), F(ln_db), F(ln_dout), F(inp), F(ln_w), F(mean), F(rstd), N, C);
+    GPU->layernorm_backward(NULL, G(ln_dw), G(ln_db), G(ln_dout), G(inp), G(ln_w), G(mean), G(rstd), N, C);
+    checkf(&ln_dinp, "layernorm_backward B half alone dinp");
+    checkf(&ln_dw, "layernorm_backward W half alone dweight");
+    checkf(&ln_db, "layernorm_backward W half alone dbias");
+    struct twin *all[] = {&inp, &weight, &dout, &dinp, &dweight, &dbias, &ln_w, &ln_b, &out, &mean, &rstd,
+                          &ln_dout, &ln_dinp, &ln_dw, &ln_db};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        twin_free(all[i]);
+}
+
 static void test_matmul(uint64_t *s)
 {
     /* distinct odd sizes, so that a swapped dimension or leading dimension fails */
@@ -473,6 +512,7 @@ int main(void)
     test_encoder(&seed);
     test_layernorm(&seed);
     test_matmul(&seed);
+    test_split_backward(&seed);
     test_attention(&seed);
     test_gelu_residual(&seed);
     test_crossentropy(&seed);
