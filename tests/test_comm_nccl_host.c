@@ -3,7 +3,10 @@
  * backend on any number of ranks (tests/mpi_comm_nccl_host.sh runs 2 and 4):
  * the same messages, sums, gathers and scatters of the same data give the
  * same bytes. The data are multiples of 1/64 below 1 in magnitude, so every
- * sum is exact in any order. Every rank checks; rank 0 writes the TAP. */
+ * sum is exact in any order. Then calibrate's NCCL backend
+ * (src/topo/calibrate_nccl.c) runs each of its operations, under the
+ * emulation's checks of every NCCL call. Every rank checks; rank 0 writes
+ * the TAP. */
 #include <config.h>
 
 #include <mpi.h>
@@ -14,6 +17,8 @@
 
 #include "run/comm.h"
 #include "tap.h"
+#include "topo/calibrate_mpi.h"
+#include "topo/collective_cost.h"
 
 extern const struct wp_comm_ops wp_comm_nccl; /* run/comm.h declares it in the CUDA build only */
 
@@ -226,6 +231,28 @@ static void test_double_and_barrier(void)
     agree(1, "%d ranks: barrier returns", size);
 }
 
+/* Every operation of calibrate's sweep at two sizes over all ranks (p2p
+ * between the first two): each NCCL call passes the emulation's checks and
+ * completes. */
+static void test_calibrate_backend(void)
+{
+    const size_t max_bytes = (size_t)4096 * (size_t)size * 4;
+    void *ctx = NULL;
+    int opened = wp_calib_nccl.open(&ctx, MPI_COMM_WORLD, rank, size, max_bytes) == 0;
+    agree(opened, "%d ranks: calibrate's NCCL backend opens a communicator and its buffers", size);
+    if (!opened)
+        return;
+    for (int coll = 0; coll < WP_COLL_COUNT; coll++) {
+        if (coll == WP_COLL_P2P && size < 2)
+            continue;
+        for (size_t bytes = 4096 * (size_t)size; bytes <= max_bytes; bytes *= 4)
+            wp_calib_nccl.run(ctx, (enum wp_collective)coll, bytes);
+        agree(1, "%d ranks: calibrate's NCCL %s at %zu and %zu bytes", size,
+              wp_collective_name((enum wp_collective)coll), 4096 * (size_t)size, max_bytes);
+    }
+    wp_calib_nccl.close(ctx);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -248,6 +275,7 @@ int main(int argc, char **argv)
     test_allgather_reduce_scatter();
     test_channels();
     test_double_and_barrier();
+    test_calibrate_backend();
     wp_comm_nccl.destroy(nccl_c);
     wp_comm_mpi.destroy(mpi_c);
     const int rc = rank == 0 ? tap_done() : 0;

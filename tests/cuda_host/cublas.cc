@@ -116,7 +116,8 @@ cublasStatus_t gemm(const char *call, cublasHandle_t handle, cublasOperation_t t
                !operand_in_memory(call, "B", B, b_rows, b_cols, ldb, strideB, batchCount))) ||
         !operand_in_memory(call, "C", C, m, n, ldc, strideC, batchCount) ||
         !batches_disjoint(call, m, n, ldc, strideC, batchCount) ||
-        !disjoint_from_output(call, "A", A, a_span, C, c_span) || !disjoint_from_output(call, "B", B, b_span, C, c_span))
+        !disjoint_from_output(call, "A", A, a_span, C, c_span) ||
+        !disjoint_from_output(call, "B", B, b_span, C, c_span))
         return CUBLAS_STATUS_INVALID_VALUE;
 
     wp_host_default_stream_drain(); /* the handle's stream is the default stream */

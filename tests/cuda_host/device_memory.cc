@@ -94,10 +94,10 @@ cudaError_t copy_2d(const char *call, void *dst, size_t dpitch, const void *src,
         if (wp_host_find_allocation(src))
             check_side(call, "source", src, src_span, 1, kind);
     } else {
-        check_side(call, "destination", dst, dst_span, kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice,
-                   kind);
-        check_side(call, "source", src, src_span, kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice,
-                   kind);
+        const int dst_on_device = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+        const int src_on_device = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+        check_side(call, "destination", dst, dst_span, dst_on_device, kind);
+        check_side(call, "source", src, src_span, src_on_device, kind);
     }
     const char *from = static_cast<const char *>(src);
     char *to = static_cast<char *>(dst);

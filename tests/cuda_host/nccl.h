@@ -1,5 +1,6 @@
 /* The host emulation's NCCL header (tests only): the communicators, point to
- * point and collective calls src/run/comm_nccl.c makes, with NCCL's argument
+ * point, collective and group calls src/run/comm_nccl.c and
+ * src/topo/calibrate_nccl.c make, with NCCL's argument
  * rules, carried out by MPI between the test's ranks (nccl_mpi.cc). C. */
 #ifndef WP_CUDA_HOST_NCCL_H
 #define WP_CUDA_HOST_NCCL_H
@@ -59,6 +60,8 @@ const char *ncclGetErrorString(ncclResult_t result);
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id);
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank);
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
+ncclResult_t ncclGroupStart(void);
+ncclResult_t ncclGroupEnd(void);
 ncclResult_t ncclCommCount(ncclComm_t comm, int *count);
 ncclResult_t ncclCommUserRank(ncclComm_t comm, int *rank);
 

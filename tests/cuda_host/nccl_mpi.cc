@@ -2,9 +2,10 @@
  * communicator of its ranks in NCCL rank order (made at ncclCommInitRank
  * from a unique id that names its creator); sends are synchronous MPI sends
  * (NCCL's are not buffered either), and every operation is queued on its
- * stream and started when it reaches the head. Each call checks NCCL's
- * rules first: device buffers long enough, peers and counts in range, the
- * in-place layouts NCCL allows. */
+ * stream and started when it reaches the head; the operations of one
+ * ncclGroupStart/End start together, one item per stream. Each call checks
+ * NCCL's rules first: device buffers long enough, peers and counts in
+ * range, the in-place layouts NCCL allows. */
 #include "nccl.h"
 
 #include "host_emulation.h"
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <vector>
 
 struct wp_host_nccl_comm {
@@ -134,9 +136,44 @@ ncclResult_t check_comm(const char *call, ncclComm_t comm)
     return ncclSuccess;
 }
 
+/* The operations of one group call on one stream: started together,
+ * done when all are (a group's sends and receives must not wait for each
+ * other, as one after another on the stream they would). */
+struct group_work : wp_host_async_work {
+    std::vector<std::unique_ptr<mpi_work>> parts;
+    void start() override
+    {
+        for (auto &p : parts)
+            p->start();
+    }
+    int done() override
+    {
+        int all = 1;
+        for (auto &p : parts)
+            all &= p->done();
+        return all;
+    }
+};
+
+/* the open group calls: their depth, and their work per stream in order */
+int group_depth;
+std::vector<std::pair<cudaStream_t, group_work *>> grouped;
+
 ncclResult_t enqueue(cudaStream_t stream, mpi_work *work)
 {
-    wp_host_stream_enqueue(stream, work);
+    if (group_depth == 0) {
+        wp_host_stream_enqueue(stream, work);
+        return ncclSuccess;
+    }
+    group_work *g = nullptr;
+    for (auto &entry : grouped)
+        if (entry.first == stream)
+            g = entry.second;
+    if (!g) {
+        g = new group_work;
+        grouped.emplace_back(stream, g);
+    }
+    g->parts.emplace_back(work);
     return ncclSuccess;
 }
 
@@ -271,6 +308,24 @@ extern "C" ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqu
 }
 
 /* after the work queued on every stream (which may use this communicator) */
+extern "C" ncclResult_t ncclGroupStart(void)
+{
+    group_depth++;
+    return ncclSuccess;
+}
+
+extern "C" ncclResult_t ncclGroupEnd(void)
+{
+    if (group_depth == 0)
+        return ncclInvalidUsage;
+    if (--group_depth == 0) {
+        for (auto &entry : grouped)
+            wp_host_stream_enqueue(entry.first, entry.second);
+        grouped.clear();
+    }
+    return ncclSuccess;
+}
+
 extern "C" ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
     if (check_comm("ncclCommDestroy", comm) != ncclSuccess)
