@@ -1,11 +1,13 @@
 /* The CUDA host emulation (tests/cuda_host) tested on its own: the builtins
  * over 3D grids, warp shuffles and block barriers as CUDA defines them,
- * cuBLAS's column-major SGEMM against a plain loop, and every fault it
- * promises to catch (bad launch geometry, GEMM arguments and extents, copies
- * in the wrong direction, writes out of bounds, exited or absent lanes in a
- * shuffle, deadlocked barriers), the fatal ones in a child process. */
+ * cuBLAS's column-major SGEMM against a plain loop, the order of streams and
+ * events, and every fault it promises to catch (bad launch geometry, GEMM
+ * arguments and extents, copies in the wrong direction, writes out of
+ * bounds, exited or absent lanes in a shuffle, deadlocked barriers, stalled
+ * streams), the fatal ones in a child process. */
 #include <config.h>
 
+#include "cuda_host/host_emulation.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "tap.h"
 
@@ -275,6 +277,82 @@ static void test_sgemm(void)
     cublasDestroy(handle);
 }
 
+/* ---- streams and events ------------------------------------------------------------ */
+/* Stream work that completes at its polls_left-th poll (never when -1)
+ * once *released (when given) is set, and says when it did in a sequence
+ * shared with the kernel below. */
+static int sequence;
+
+struct counted_work : wp_host_async_work {
+    int polls_left, *finished_at;
+    const int *released;
+    counted_work(int polls, int *at, const int *release = nullptr)
+        : polls_left(polls), finished_at(at), released(release)
+    {
+    }
+    void start() override {}
+    int done() override
+    {
+        if ((released && !*released) || polls_left < 0 || --polls_left > 0)
+            return 0;
+        if (*finished_at < 0)
+            *finished_at = sequence++;
+        return 1;
+    }
+};
+
+/* *ran_at = the sequence number when the kernel ran */
+static __global__ void mark_kernel(int *ran_at, int at)
+{
+    *ran_at = at;
+}
+
+static int kernel_ran_at(void)
+{
+    int *d = device_array<int>(1), h = -1;
+    WP_LAUNCH(mark_kernel, 1, 1, d, sequence++);
+    cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    return h;
+}
+
+static void test_streams(void)
+{
+    cudaStream_t blocking, non_blocking;
+    cudaEvent_t event;
+    cudaStreamCreate(&blocking);
+    cudaStreamCreateWithFlags(&non_blocking, cudaStreamNonBlocking);
+    cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+
+    int finished = -1, released = 0;
+    wp_host_stream_enqueue(non_blocking, new counted_work(1, &finished, &released));
+    cudaEventRecord(event, non_blocking);
+    const cudaError_t before = cudaEventQuery(event);
+    int ran = kernel_ran_at(); /* would stall (and fail) if it waited for the unreleased work */
+    ok(before == cudaErrorNotReady && finished < 0 && ran >= 0,
+       "a kernel on the default stream does not wait for a non-blocking stream's work");
+    released = 1;
+    cudaStreamSynchronize(non_blocking);
+    ok(finished >= 0 && cudaEventQuery(event) == cudaSuccess,
+       "an event is done once its stream's work before it is, cudaStreamSynchronize waits for that");
+
+    finished = -1;
+    wp_host_stream_enqueue(blocking, new counted_work(5, &finished));
+    ran = kernel_ran_at();
+    ok(finished >= 0 && ran > finished, "a kernel on the default stream runs after a blocking stream's work (legacy)");
+
+    finished = -1;
+    wp_host_stream_enqueue(non_blocking, new counted_work(3, &finished));
+    cudaEventRecord(event, non_blocking);
+    cudaStreamWaitEvent(0, event, 0);
+    ran = kernel_ran_at();
+    ok(finished >= 0 && ran > finished, "cudaStreamWaitEvent orders the default stream after the event");
+
+    cudaEventDestroy(event);
+    cudaStreamDestroy(blocking);
+    cudaStreamDestroy(non_blocking);
+}
+
 static void test_copies(void)
 {
     float *d = device_array<float>(16);
@@ -362,6 +440,15 @@ static void fault_copy_past_end(void)
     cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
 }
 
+static void fault_stalled_stream(void)
+{
+    static int never = -1;
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    wp_host_stream_enqueue(s, new counted_work(-1, &never));
+    cudaStreamSynchronize(s);
+}
+
 static void test_faults(void)
 {
     expect_abort("a kernel writing one element past its buffer is caught", "wrote outside the allocation",
@@ -373,6 +460,9 @@ static void test_faults(void)
     expect_abort("a host pointer passed to a kernel is caught", "is not device memory", fault_host_pointer_argument);
     expect_abort("a copy in the wrong direction is caught", "the direction is wrong", fault_copy_direction);
     expect_abort("a copy past the end of device memory is caught", "past its allocation", fault_copy_past_end);
+    setenv("WP_CUDA_HOST_STALL_S", "1", 1); /* read by the child's first poll */
+    expect_abort("stream work that never completes fails the run after the stall limit", "has not moved",
+                 fault_stalled_stream);
 }
 
 int main(void)
@@ -382,6 +472,7 @@ int main(void)
     test_barriers();
     test_launch_geometry();
     test_sgemm();
+    test_streams();
     test_copies();
     test_faults();
     return tap_done();

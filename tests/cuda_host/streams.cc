@@ -30,14 +30,12 @@ struct wp_host_event {
 
 namespace {
 
-/* STALL_LIMIT_S, or WP_CUDA_HOST_STALL_S seconds from the environment */
+/* 120 s, or WP_CUDA_HOST_STALL_S seconds from the environment (read at each
+ * poll that finds work stalled, so a test may change it) */
 double stall_limit_s(void)
 {
-    static const double limit = [] {
-        const char *e = getenv("WP_CUDA_HOST_STALL_S");
-        return e && atof(e) > 0 ? atof(e) : 120.0;
-    }();
-    return limit;
+    const char *e = getenv("WP_CUDA_HOST_STALL_S");
+    return e && atof(e) > 0 ? atof(e) : 120.0;
 }
 
 /* the live streams by id; the default stream is id 0 (test-process state) */
