@@ -1,8 +1,11 @@
-/* Kernel launches of the CUDA host emulation: the launch geometry checked as
- * CUDA checks it, then each block's threads run as cooperative fibers
- * (ucontext) so that __syncthreads and the warp shuffles meet as on a GPU,
- * with a fault for what a GPU leaves undefined (a shuffle naming an exited
- * or absent lane, a barrier only part of the block reaches). */
+/* Kernel launches of the CUDA host emulation, and its error state: the
+ * launch geometry checked as CUDA checks it (a refusal is what the next
+ * cudaGetLastError returns), then the blocks one at a time, each block's
+ * threads as cooperative fibers (ucontext) in a random order per round, so
+ * that __syncthreads and the warp shuffles meet as on a GPU and a missing
+ * barrier shows; a fault for what a GPU leaves undefined (a shuffle naming
+ * an exited or absent lane, a barrier only part of the block reaches) and,
+ * after the grid, for any write past an allocation. */
 #include "host_emulation.h"
 
 #include <cstdarg>
