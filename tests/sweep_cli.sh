@@ -31,7 +31,8 @@ if grep -q -- "--account\|--qos\|--constraint\|--gpus-per-node" "$p/job.sbatch";
 else
     pass "no account, qos, constraint or gpus lines when not given"
 fi
-expect_contains "$p/job.sbatch" "srun --mpi=pmi2 \"\$wavepipe\" run --config 'model.cfg'" "the MPI step runs under srun --mpi=pmi2"
+expect_contains "$p/job.sbatch" "srun --mpi=pmi2 --kill-on-bad-exit=1 \"\$wavepipe\" run --config 'model.cfg'" \
+    "the MPI step runs under srun --mpi=pmi2, a lost task ending it"
 expect_contains "$p/job.sbatch" "--waves '2'" "hanayo gets --waves, quoted"
 expect_contains "$p/probe.sbatch" "srun --mpi=pmix" "the probe runs under srun --mpi=pmix"
 

@@ -174,8 +174,8 @@ static int placeholder(struct buf *b, const char *name, const struct wp_render_i
     if (strcmp(name, "MPI_LAUNCH") == 0) {
         if (strcmp(c->launcher, "mpiexec") == 0)
             putf(b, "mpiexec -n %d -ppn %d", p->nodes * p->ranks_per_node, p->ranks_per_node);
-        else
-            puts_(b, "srun --mpi=pmi2");
+        else /* a task that dies ends the step at once (mpiexec does so by itself) */
+            puts_(b, "srun --mpi=pmi2 --kill-on-bad-exit=1");
         return 0;
     }
     if (strcmp(name, "RUN_ARGS") == 0) {
