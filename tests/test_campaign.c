@@ -54,7 +54,10 @@ static void failure_reasons(void)
              map);
     is_str(reason_of(log), "rank 2 on wpn2 silent: rank 1 on wpn1 waited 2.1 s on it (watchdog)",
            "watchdog: the rank waited on that reported no stall is the lost one");
-    snprintf(log, sizeof log, "%ssrun: error: wpn2: task 2: Killed\nsrun: error: wpn1: tasks 0-1: Killed\n", map);
+    snprintf(log, sizeof log,
+             "%ssrun: error: wpn1: tasks 0-1: Exited with exit code 69\nsrun: error: wpn2: task 2: Killed\n"
+             "srun: error: wpn1: tasks 0-1: Killed\n",
+             map);
     is_str(reason_of(log), "task 2 on wpn2: Killed (srun)", "srun: its first task line");
     snprintf(log, sizeof log, "%s=   PID 201 RUNNING AT wpn2\n=   EXIT CODE: 9\n", map);
     is_str(reason_of(log), "process 201 on wpn2 (rank 3) ended badly (mpiexec)", "mpiexec: the map gives the rank");

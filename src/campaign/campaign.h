@@ -14,6 +14,8 @@
  *                         the base of weak scaling without layers_per_node)
  *   steps = 4; warmup = 1; repetitions = 1; save_every = 2;
  *   adapt_every = 10;    (optional: run --adapt-every for points of axis adapt)
+ *   watchdog_s = 10;     (optional: run --watchdog-s, the wait that ends a job
+ *                         which lost a rank or node; default: the run's)
  *   adapt_candidates = "2:1,4:1";  (optional: run --adapt-candidates where k is tuned)
  *   compute = "emulated"; layer_table = "TABLE";  (optional: run --compute emulated
  *                         --layers TABLE; model is then optional, template run-emulated)
@@ -85,6 +87,7 @@ struct wp_campaign {
     int default_micro_batches;             /* from the model file, when not swept */
     int steps, warmup, repetitions, save_every;
     int adapt_every; /* run --adapt-every where a point adapts (default 10) */
+    int watchdog_s;  /* run --watchdog-s (0: not given, the run's default) */
     char adapt_candidates[256]; /* run --adapt-candidates where a point tunes k ("": the run's default) */
     char launcher[16]; /* "srun" or "mpiexec" */
     char device[8];    /* "cpu" or "cuda" */

@@ -143,6 +143,8 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
     }
     put_opt_int(b, "--micro-batches", p->micro_batches);
     put_opt_int(b, "--global-batch", p->global_batch);
+    if (c->watchdog_s)
+        put_opt_int(b, "--watchdog-s", c->watchdog_s);
     put_opt_int(b, "--steps", c->steps);
     if (c->data_path[0])
         put_opt(b, "--data", c->data_path);
