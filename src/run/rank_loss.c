@@ -17,7 +17,7 @@
 /* Seconds a stalled rank waits between its message and ending the job: the
  * other stalled ranks say what they wait on too, and the chain of waits
  * points at the lost rank (the one nobody hears from). */
-#define WP_STALL_CHORUS_S 1
+#define WP_STALL_CHORUS_US 500000
 
 static const struct wp_rank_loss *the_job;
 static MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
@@ -65,11 +65,11 @@ static void on_stall(void *ctx, const char *what, int peer_rank, double stalled_
     char peer[WP_HOST_NAME_MAX + 32];
     peer_text(rl, peer_rank, peer, sizeof peer);
     fprintf(stderr,
-            "wavepipe run: rank %d on %s: no progress for %.1f s waiting on %s%s (limit %.1f s, --watchdog-s); "
+            "wavepipe run: rank %d on %s: no progress for %.1f s waiting on %s%s (watchdog limit %.1f s); "
             "ending the job (a rank or its node lost?)\n",
             rl->rank, wp_rank_loss_host(rl, rl->rank), stalled_s, what, peer, wp_watchdog_limit_s());
     fflush(stderr);
-    sleep(WP_STALL_CHORUS_S);
+    usleep(WP_STALL_CHORUS_US);
     end_job();
 }
 

@@ -2,6 +2,7 @@
  * tenth of a second (or a tenth of the limit, when that is shorter) at how
  * long the wait in progress has gone without progress. */
 #include "run/watchdog.h"
+#include "run/stop_signal.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -16,7 +17,7 @@ static struct {
     atomic_llong wait_limit_ns; /* the wait's own (a save), else 0 */
     long long save_since_ns, longest_save_ns; /* the training thread's only */
     long long base_limit_ns;    /* --watchdog-s */
-    double longest_iter_s;      /* written by the training thread only */
+    atomic_llong longest_iter_ns; /* written by the training thread, read by the watchdog's */
     wp_watchdog_expiry expire;
     void *ctx;
     pthread_t thread;
@@ -30,10 +31,26 @@ static long long now_ns(void)
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* After a stop signal the ranks only finish the iteration in flight: a wait
+ * that outlasts 2 iterations (at least WP_WATCHDOG_STOPPING_S) will not end.
+ * srun --kill-on-bad-exit stops a step whose task died with SIGTERM, and
+ * the others would wait for the dead rank until the full limit or SIGKILL. */
+#define WP_WATCHDOG_STOPPING_S 1.0
+static void hurry_when_stopping(void)
+{
+    long long longest = atomic_load(&dog.longest_iter_ns), floor = (long long)(WP_WATCHDOG_STOPPING_S * 1e9);
+    if (!wp_stop_signal() || longest <= 0)
+        return;
+    long long hurried = 2 * longest > floor ? 2 * longest : floor;
+    if (hurried < atomic_load(&dog.limit_ns))
+        atomic_store(&dog.limit_ns, hurried);
+}
+
 static void *watch(void *unused)
 {
     (void)unused;
     while (atomic_load(&dog.running)) {
+        hurry_when_stopping();
         long long limit = atomic_load(&dog.limit_ns), look_ns = limit / 10 < 100000000LL ? limit / 10 : 100000000LL;
         struct timespec ts = {0, look_ns > 1000000 ? look_ns : 1000000};
         nanosleep(&ts, NULL);
@@ -53,7 +70,7 @@ int wp_watchdog_start(double limit_s, wp_watchdog_expiry expire, void *ctx)
         return 0;
     dog.base_limit_ns = (long long)(limit_s * 1e9);
     atomic_store(&dog.limit_ns, WP_WATCHDOG_FIRST_FACTOR * dog.base_limit_ns);
-    dog.longest_iter_s = 0;
+    atomic_store(&dog.longest_iter_ns, 0);
     dog.longest_save_ns = 0;
     dog.expire = expire;
     dog.ctx = ctx;
@@ -93,10 +110,12 @@ void wp_watchdog_iteration_end(double iter_s)
 {
     if (!atomic_load(&dog.running))
         return;
-    if (iter_s > dog.longest_iter_s)
-        dog.longest_iter_s = iter_s;
-    long long scaled = (long long)(2e9 * dog.longest_iter_s);
+    long long iter_ns = (long long)(iter_s * 1e9);
+    if (iter_ns > atomic_load(&dog.longest_iter_ns))
+        atomic_store(&dog.longest_iter_ns, iter_ns);
+    long long scaled = 2 * atomic_load(&dog.longest_iter_ns);
     atomic_store(&dog.limit_ns, scaled > dog.base_limit_ns ? scaled : dog.base_limit_ns);
+    hurry_when_stopping();
 }
 
 void wp_watchdog_save_begin(void)

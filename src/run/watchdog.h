@@ -22,7 +22,9 @@ typedef void (*wp_watchdog_expiry)(void *ctx, const char *what, int peer, double
  * that (setting up, first touches of memory, a first iteration longer than
  * the others); after it, max(limit_s, 2 x the longest iteration so far), so
  * that a legitimately long wait (a pipeline's warm-up on a slow model) never
- * trips it. 0 on success, -1 when the thread cannot start. */
+ * trips it. Once a stop signal has come (stop_signal.h: the ranks only
+ * finish the iteration in flight), max(1 s, 2 x the longest iteration) when
+ * that is shorter. 0 on success, -1 when the thread cannot start. */
 #define WP_WATCHDOG_FIRST_FACTOR 12
 int wp_watchdog_start(double limit_s, wp_watchdog_expiry expire, void *ctx);
 /* Stops the thread (before MPI_Finalize). Safe when never started. */
