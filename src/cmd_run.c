@@ -235,9 +235,11 @@ static void usage(void)
            "                         or a sum has not progressed for S seconds (default 10; 0: never):\n"
            "                         a rank, its node or its link lost. The limit is 12 S until the\n"
            "                         first iteration ends, then max(S, 2 x the longest iteration);\n"
-           "                         compute is never timed. The message names the rank, the peer\n"
-           "                         and their hosts; rank 0 prints the ranks' hosts and process ids\n"
-           "                         at the start (mpiexec and srun name a killed rank's process)\n"
+           "                         a checkpoint save max(S, 60 s, 4 x the longest save); after a\n"
+           "                         stop signal 2 iterations, at least 1 s. Compute is never timed.\n"
+           "                         The message names the rank, the peer and their hosts; rank 0\n"
+           "                         prints the ranks' hosts and process ids at the start (mpiexec\n"
+           "                         and srun name a killed rank's process or task)\n"
            "  -h, --help             this text\n");
 }
 

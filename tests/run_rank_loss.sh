@@ -30,7 +30,7 @@ rows() { [ -f "$1" ] && echo $(( $(wc -l < "$1") - 1 )) || echo 0; }
 lose_a_rank() {
     local d=$out/$1 sig=$2 mpipid t0 deadline
     mkdir -p "$d"
-    rm -f /dev/shm/mpich_shm_* 2>/dev/null
+    ls /dev/shm/ 2>/dev/null | grep '^mpich_shm_' > "$d/shm.before"
     "$MPIEXEC" -n 4 "$WAVEPIPE" run --config "$cfg" --schedule 1f1b --steps 2000 --results "$d/r.csv" \
         --save "$d/ck" --save-every 10 --watchdog-s 3 > "$d/log" 2>&1 < /dev/null &
     mpipid=$!
@@ -59,6 +59,12 @@ lose_a_rank() {
     job_rc=$?
     kill -9 "$victim_pid" 2>/dev/null
     victim_pid=
+    # MPICH's shared memory segments the killed job left, mapped by no process
+    # (not those of other jobs on the machine)
+    local f
+    for f in $(ls /dev/shm/ 2>/dev/null | grep '^mpich_shm_' | grep -vxF -f "$d/shm.before"); do
+        grep -qsF "/dev/shm/$f" /proc/[0-9]*/maps || rm -f "/dev/shm/$f"
+    done
     echo "# $1: SIG$sig to rank $victim_rank -> job ended after $took_ms ms (exit status $job_rc)"
 }
 

@@ -111,6 +111,8 @@ grep -q "^$(basename "$b") *done, skipped" "$work/sweep.again.log" && pass "swee
     { fail "sweep: B done, skipped"; show "$work/sweep.again.log"; }
 grep -q "^$(basename "$a") *failed, rendered again, submitted" "$work/sweep.again.log" &&
     pass "sweep: A failed, submitted again" || { fail "sweep: A resubmitted"; show "$work/sweep.again.log"; }
+grep -Eq "^$(basename "$a") +failed: task 3 on $node: Killed \\(srun\\)" "$work/sweep.again.log" &&
+    pass "sweep: says why A failed" || fail "sweep: says why A failed"
 expect_contains "$work/sweep.again.log" ", 1 submitted now" "sweep: only A submitted"
 
 # --- 2. a node's link down ------------------------------------------------------------
@@ -141,6 +143,8 @@ grep -Eq "failed .*rank [23] on $node silent" "$work/status.link.txt" && pass "s
     { fail "status: A failed naming the silent rank on $node"; show "$work/status.link.txt"; }
 sweep third
 expect_contains "$work/sweep.third.log" ", 1 submitted now" "sweep: A alone submitted again"
+grep -Eq "^$(basename "$a") +failed: rank [23] on $node silent" "$work/sweep.third.log" &&
+    pass "sweep: says which rank went silent" || { fail "sweep: says which rank went silent"; show "$work/sweep.third.log"; }
 
 # --- A finishes from its last checkpoint ---------------------------------------------
 deadline=$(( $(date +%s) + 200 ))
