@@ -54,6 +54,9 @@ static void failure_reasons(void)
              map);
     is_str(reason_of(log), "rank 2 on wpn2 silent: rank 1 on wpn1 waited 2.1 s on it (watchdog)",
            "watchdog: the rank waited on that reported no stall is the lost one");
+    strcat(log, "srun: error: wpn1: task 0: Killed\n");
+    is_str(reason_of(log), "rank 2 on wpn2 silent: rank 1 on wpn1 waited 2.1 s on it (watchdog)",
+           "srun killing a rank after the watchdog spoke: a consequence, not the cause");
     snprintf(log, sizeof log,
              "%ssrun: error: wpn1: tasks 0-1: Exited with exit code 69\nsrun: error: wpn2: task 2: Killed\n"
              "srun: error: wpn1: tasks 0-1: Killed\n",

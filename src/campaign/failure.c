@@ -40,8 +40,10 @@ static void note_line(struct findings *f, const char *line)
             forget(f);
         size_t len = strlen(f->map);
         snprintf(f->map + len, sizeof f->map - len, "%s", line);
-    } else if (!f->srun[0] && strncmp(line, "srun: error: ", 13) == 0 && (at = strstr(line, ": task")) != NULL &&
-               !strstr(line, "Exited with exit code")) { /* a task's own exit: the ranks that ended the job */
+    } else if (!f->srun[0] && !f->nstalls && !f->mpi[0] && strncmp(line, "srun: error: ", 13) == 0 &&
+               (at = strstr(line, ": task")) != NULL && !strstr(line, "Exited with exit code")) {
+        /* before the run said anything: a cause (after, srun kills the ranks that are ending the job;
+         * an exit code is theirs) */
         /* "srun: error: HOST: task R: Killed" */
         snprintf(host, sizeof host, "%.*s", (int)(at - line - 13), line + 13);
         const char *task = at + 2, *colon = strchr(task, ':');

@@ -1,7 +1,8 @@
 /* Why a campaign point's run failed, read from its run.log: the lost rank
  * and its host, as the run and the launcher said it. Lines looked for (the
  * last run in the log counts; a requeued job appends):
- *   srun: error: HOST: task R: Killed            (or "tasks R-S"; a signal, not an exit code)
+ *   srun: error: HOST: task R: Killed            (or "tasks R-S"; a signal, not an exit code,
+ *                                                before any line of the run's below)
  *   wavepipe run: rank R on HOST: no progress for T s waiting on a receive from rank P (on HOST2) ...
  *   wavepipe run: rank R on HOST: MPI failed ...
  *   = PID N RUNNING AT HOST                      (mpiexec; the start's map gives its rank)
