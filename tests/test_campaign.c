@@ -58,6 +58,15 @@ static void failure_reasons(void)
     is_str(reason_of(log), "rank 2 on wpn2 silent: rank 1 on wpn1 waited 2.1 s on it (watchdog)",
            "srun killing a rank after the watchdog spoke: a consequence, not the cause");
     snprintf(log, sizeof log,
+             "%swavepipe run: rank 1 on wpn1: no progress for 2.0 s waiting on an MPI collective or message "
+             "(watchdog limit 2.0 s); ending the job (a rank or its node lost?)\n"
+             "wavepipe run: rank 0 on wpn1: no progress for 2.1 s waiting on a sum over a group of ranks (watchdog "
+             "limit 2.0 s); ending the job (a rank or its node lost?)\n",
+             map);
+    is_str(reason_of(log),
+           "wpn2 silent (ranks 2 3): rank 1 on wpn1 waited 2.0 s on an MPI collective or message (watchdog)",
+           "watchdog on sums: the host none of whose ranks spoke");
+    snprintf(log, sizeof log,
              "%ssrun: error: wpn1: tasks 0-1: Exited with exit code 69\nsrun: error: wpn2: task 2: Killed\n"
              "srun: error: wpn1: tasks 0-1: Killed\n",
              map);

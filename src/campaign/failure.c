@@ -9,7 +9,7 @@
 
 struct stall {
     int rank, peer;
-    char host[64], peer_host[64];
+    char host[64], peer_host[64], what[64];
     double waited_s;
 };
 
@@ -39,7 +39,7 @@ static void note_line(struct findings *f, const char *line)
         if (f->nstalls || f->srun[0] || f->mpi[0] || f->hydra[0]) /* a new run (requeued): its failure counts */
             forget(f);
         size_t len = strlen(f->map);
-        snprintf(f->map + len, sizeof f->map - len, "%s", line);
+        snprintf(f->map + len, sizeof f->map - len, "%s\n", line);
     } else if (!f->srun[0] && !f->nstalls && !f->mpi[0] && strncmp(line, "srun: error: ", 13) == 0 &&
                (at = strstr(line, ": task")) != NULL && !strstr(line, "Exited with exit code")) {
         /* before the run said anything: a cause (after, srun kills the ranks that are ending the job;
@@ -57,6 +57,10 @@ static void note_line(struct findings *f, const char *line)
             s->rank = rank;
             s->waited_s = waited;
             snprintf(s->host, sizeof s->host, "%s", host);
+            const char *r0 = strstr(what, " rank ");
+            snprintf(s->what, sizeof s->what, "%.*s", r0 ? (int)(r0 - what) : (int)strlen(what), what);
+            while (s->what[0] && s->what[strlen(s->what) - 1] == ' ')
+                s->what[strlen(s->what) - 1] = '\0';
             s->peer = -1;
             const char *r = strstr(what, " rank ");
             if (r && sscanf(r, " rank %d", &peer) == 1 && (at = strstr(line, "(on ")) != NULL &&
@@ -107,6 +111,37 @@ static const struct stall *silent_peer(const struct findings *f)
     return NULL;
 }
 
+/* A host of the map none of whose ranks reported a stall (a node cut off:
+ * its ranks' words never reach the log), with its ranks into ranks; NULL
+ * when every host spoke. */
+static const char *silent_host(const struct findings *f, char *host, size_t host_size, char *ranks,
+                               size_t ranks_size)
+{
+    for (const char *line = f->map; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != '\0')) {
+        const char *end = strstr(line, " (rank:pid):");
+        if (strncmp(line, "ranks on ", 9) != 0 || !end)
+            continue;
+        snprintf(host, host_size, "%.*s", (int)(end - line - 9), line + 9);
+        int spoke = 0;
+        for (int i = 0; i < f->nstalls && !spoke; i++)
+            spoke = strcmp(f->stalls[i].host, host) == 0;
+        if (spoke)
+            continue;
+        ranks[0] = '\0';
+        size_t len = strcspn(line, "\n");
+        for (const char *p = end + 12; p < line + len;) {
+            int rank, used = 0;
+            if (sscanf(p, " %d:%*d%n", &rank, &used) != 1 || used == 0)
+                break;
+            size_t at = strlen(ranks);
+            snprintf(ranks + at, ranks_size - at, "%s%d", at ? " " : "", rank);
+            p += used;
+        }
+        return host;
+    }
+    return NULL;
+}
+
 int wp_point_failure_reason(const char *run_log_path, char *buf, size_t size)
 {
     buf[0] = '\0';
@@ -125,14 +160,18 @@ int wp_point_failure_reason(const char *run_log_path, char *buf, size_t size)
     }
     fclose(fp);
     const struct stall *s = silent_peer(f);
+    char host[64], ranks[64];
     if (f->srun[0])
         snprintf(buf, size, "%s", f->srun);
     else if (s)
         snprintf(buf, size, "rank %d on %s silent: rank %d on %s waited %.1f s on it (watchdog)", s->peer,
                  s->peer_host, s->rank, s->host, s->waited_s);
+    else if (f->nstalls && silent_host(f, host, sizeof host, ranks, sizeof ranks))
+        snprintf(buf, size, "%s silent (ranks %s): rank %d on %s waited %.1f s on %s (watchdog)", host, ranks,
+                 f->stalls[0].rank, f->stalls[0].host, f->stalls[0].waited_s, f->stalls[0].what);
     else if (f->nstalls)
-        snprintf(buf, size, "rank %d on %s: no progress for %.1f s (watchdog)", f->stalls[0].rank,
-                 f->stalls[0].host, f->stalls[0].waited_s);
+        snprintf(buf, size, "rank %d on %s: no progress for %.1f s on %s (watchdog)", f->stalls[0].rank,
+                 f->stalls[0].host, f->stalls[0].waited_s, f->stalls[0].what);
     else if (f->mpi[0])
         snprintf(buf, size, "%s", f->mpi);
     else if (f->hydra[0]) {

@@ -7,7 +7,9 @@
  *   wavepipe run: rank R on HOST: MPI failed ...
  *   = PID N RUNNING AT HOST                      (mpiexec; the start's map gives its rank)
  * For the watchdog's lines, the rank waited on that did not itself report a
- * stall is the one lost (the others wait on it, directly or in a chain). */
+ * stall is the one lost (the others wait on it, directly or in a chain);
+ * where they waited on sums (no peer), a host none of whose ranks spoke is
+ * (a node cut off). */
 #ifndef WP_CAMPAIGN_FAILURE_H
 #define WP_CAMPAIGN_FAILURE_H
 
