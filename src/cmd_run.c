@@ -235,8 +235,9 @@ static void usage(void)
            "                         or a sum has not progressed for S seconds (default 10; 0: never):\n"
            "                         a rank, its node or its link lost. The limit is 12 S until the\n"
            "                         first iteration ends, then max(S, 2 x the longest iteration);\n"
-           "                         a checkpoint save max(S, 60 s, 4 x the longest save); after a\n"
-           "                         stop signal 2 iterations, at least 1 s. Compute is never timed.\n"
+           "                         a checkpoint save or a move of layers max(S, 60 s, 4 x the\n"
+           "                         longest such pause); after a stop signal 2 iterations, at\n"
+           "                         least 1 s. Compute is never timed.\n"
            "                         The message names the rank, the peer and their hosts; rank 0\n"
            "                         prints the ranks' hosts and process ids at the start (mpiexec\n"
            "                         and srun name a killed rank's process or task)\n"
@@ -1233,7 +1234,9 @@ static int move_layers(struct wp_interp *in, const struct run_options *o, int *f
         end[st] = new_hi[st] - inclusive;
     }
     double t0 = MPI_Wtime(), bytes = 0;
+    wp_watchdog_pause_begin("a move of layers"); /* large transfers: the watchdog's pause limit */
     int rc = wp_interp_repartition(in, lo, hi, new_lo, new_hi, make, make_ctx, &bytes, err);
+    wp_watchdog_pause_end();
     double took[2] = {MPI_Wtime() - t0, bytes};
     MPI_Allreduce(MPI_IN_PLACE, &took[0], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &took[1], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -1245,13 +1248,13 @@ static int move_layers(struct wp_interp *in, const struct run_options *o, int *f
     return rc;
 }
 
-/* wp_checkpoint_save under the watchdog's limit for saves (watchdog.h) */
+/* wp_checkpoint_save under the watchdog's limit for pauses (watchdog.h) */
 static int watched_checkpoint_save(struct wp_interp *in, const struct wp_tensor_group *tg, const char *dir,
                                    long steps_done, const char *partition, struct wp_err *err)
 {
-    wp_watchdog_save_begin();
+    wp_watchdog_pause_begin("a checkpoint save");
     int rc = wp_checkpoint_save(in, tg, dir, steps_done, partition, err);
-    wp_watchdog_save_end();
+    wp_watchdog_pause_end();
     return rc;
 }
 

@@ -47,10 +47,16 @@ static void limits(void)
     wp_watchdog_iteration_end(0.4);
     wp_watchdog_iteration_end(0.1);
     is_near(wp_watchdog_limit_s(), 0.8, 1e-9, "2 x the longest iteration (0.4 s) when longer");
-    wp_watchdog_save_begin();
-    is_near(wp_watchdog_limit_s(), WP_WATCHDOG_SAVE_FLOOR_S, 1e-9, "a save: at least %d s", WP_WATCHDOG_SAVE_FLOOR_S);
-    wp_watchdog_save_end();
-    is_near(wp_watchdog_limit_s(), 0.8, 1e-9, "after the save, the iteration's limit again");
+    wp_watchdog_pause_begin("a checkpoint save");
+    is_near(wp_watchdog_limit_s(), WP_WATCHDOG_PAUSE_FLOOR_S, 1e-9, "a pause: at least %d s", WP_WATCHDOG_PAUSE_FLOOR_S);
+    wp_watchdog_wait_begin("a receive from", 1);
+    wp_watchdog_wait_end();
+    int peer;
+    is_str(wp_watchdog_waiting_on(&peer), "a checkpoint save", "a wait inside a pause ended: the pause watched on");
+    is_near(wp_watchdog_limit_s(), WP_WATCHDOG_PAUSE_FLOOR_S, 1e-9, "with the pause's limit");
+    wp_watchdog_pause_end();
+    ok(!wp_watchdog_waiting_on(&peer) && peer == -1, "after the pause, no wait");
+    is_near(wp_watchdog_limit_s(), 0.8, 1e-9, "and the iteration's limit again");
 
     sleep_s(1.2); /* compute: no wait in progress, however long */
     ok(!atomic_load(&expired), "1.2 s outside any wait (compute) is never a stall");

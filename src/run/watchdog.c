@@ -14,8 +14,9 @@ static struct {
     atomic_uintptr_t what;      /* const char * of the wait in progress */
     atomic_int peer;
     atomic_llong limit_ns;      /* in force now; 0 while not watching */
-    atomic_llong wait_limit_ns; /* the wait's own (a save), else 0 */
-    long long save_since_ns, longest_save_ns; /* the training thread's only */
+    atomic_llong pause_limit_ns; /* a pause's own (watchdog.h), else 0 */
+    atomic_uintptr_t pause_what; /* the pause in progress, or 0 */
+    long long pause_since_ns, longest_pause_ns; /* the training thread's only */
     long long base_limit_ns;    /* --watchdog-s */
     atomic_llong longest_iter_ns; /* written by the training thread, read by the watchdog's */
     wp_watchdog_expiry expire;
@@ -54,7 +55,7 @@ static void *watch(void *unused)
         long long limit = atomic_load(&dog.limit_ns), look_ns = limit / 10 < 100000000LL ? limit / 10 : 100000000LL;
         struct timespec ts = {0, look_ns > 1000000 ? look_ns : 1000000};
         nanosleep(&ts, NULL);
-        long long since = atomic_load(&dog.wait_since_ns), own = atomic_load(&dog.wait_limit_ns);
+        long long since = atomic_load(&dog.wait_since_ns), own = atomic_load(&dog.pause_limit_ns);
         if (since == 0 || now_ns() - since <= (own ? own : atomic_load(&dog.limit_ns)))
             continue;
         const char *what = (const char *)atomic_load(&dog.what);
@@ -71,7 +72,7 @@ int wp_watchdog_start(double limit_s, wp_watchdog_expiry expire, void *ctx)
     dog.base_limit_ns = (long long)(limit_s * 1e9);
     atomic_store(&dog.limit_ns, WP_WATCHDOG_FIRST_FACTOR * dog.base_limit_ns);
     atomic_store(&dog.longest_iter_ns, 0);
-    dog.longest_save_ns = 0;
+    dog.longest_pause_ns = 0;
     dog.expire = expire;
     dog.ctx = ctx;
     atomic_store(&dog.running, 1);
@@ -101,9 +102,10 @@ void wp_watchdog_wait_begin(const char *what, int peer)
 
 void wp_watchdog_wait_end(void)
 {
-    atomic_store(&dog.wait_since_ns, 0);
-    atomic_store(&dog.wait_limit_ns, 0);
-    atomic_store(&dog.what, (uintptr_t)0);
+    uintptr_t pause = atomic_load(&dog.pause_what);
+    atomic_store(&dog.what, pause); /* inside a pause: its progress, and the pause watched on */
+    atomic_store(&dog.peer, -1);
+    atomic_store(&dog.wait_since_ns, pause ? now_ns() : 0);
 }
 
 void wp_watchdog_iteration_end(double iter_s)
@@ -118,32 +120,36 @@ void wp_watchdog_iteration_end(double iter_s)
     hurry_when_stopping();
 }
 
-void wp_watchdog_save_begin(void)
+void wp_watchdog_pause_begin(const char *what)
 {
     if (!atomic_load(&dog.running))
         return;
-    long long limit = atomic_load(&dog.limit_ns), floor = WP_WATCHDOG_SAVE_FLOOR_S * 1000000000LL;
+    long long limit = atomic_load(&dog.limit_ns), floor = WP_WATCHDOG_PAUSE_FLOOR_S * 1000000000LL;
     if (limit < floor)
         limit = floor;
-    if (limit < 4 * dog.longest_save_ns)
-        limit = 4 * dog.longest_save_ns;
-    dog.save_since_ns = now_ns();
-    atomic_store(&dog.wait_limit_ns, limit);
-    wp_watchdog_wait_begin("a checkpoint save", -1);
+    if (limit < 4 * dog.longest_pause_ns)
+        limit = 4 * dog.longest_pause_ns;
+    dog.pause_since_ns = now_ns();
+    atomic_store(&dog.pause_limit_ns, limit);
+    atomic_store(&dog.pause_what, (uintptr_t)what);
+    wp_watchdog_wait_begin(what, -1);
 }
 
-void wp_watchdog_save_end(void)
+void wp_watchdog_pause_end(void)
 {
     if (!atomic_load(&dog.running))
         return;
-    if (now_ns() - dog.save_since_ns > dog.longest_save_ns)
-        dog.longest_save_ns = now_ns() - dog.save_since_ns;
-    wp_watchdog_wait_end();
+    if (now_ns() - dog.pause_since_ns > dog.longest_pause_ns)
+        dog.longest_pause_ns = now_ns() - dog.pause_since_ns;
+    atomic_store(&dog.pause_what, (uintptr_t)0);
+    atomic_store(&dog.wait_since_ns, 0);
+    atomic_store(&dog.what, (uintptr_t)0);
+    atomic_store(&dog.pause_limit_ns, 0);
 }
 
 double wp_watchdog_limit_s(void)
 {
-    long long own = atomic_load(&dog.wait_limit_ns);
+    long long own = atomic_load(&dog.pause_limit_ns);
     return 1e-9 * (double)(own ? own : atomic_load(&dog.limit_ns));
 }
 

@@ -36,14 +36,15 @@ void wp_watchdog_wait_begin(const char *what, int peer);
 void wp_watchdog_wait_end(void);
 /* An iteration of iter_s seconds has ended on this rank. */
 void wp_watchdog_iteration_end(double iter_s);
-/* A checkpoint save begins and ends: one rank writes files while the others
- * wait on it, longer than any wait of an iteration. Watched as one wait
- * (what: "a checkpoint save") with a limit of its own: the larger of the
- * limit in force, WP_WATCHDOG_SAVE_FLOOR_S and 4 x the longest save so far.
- * A wait inside it ends the watching of the rest of the save. */
-#define WP_WATCHDOG_SAVE_FLOOR_S 60
-void wp_watchdog_save_begin(void);
-void wp_watchdog_save_end(void);
+/* A pause of the training begins and ends (what: "a checkpoint save", "a
+ * move of layers"): ranks wait on one rank's files or on large transfers,
+ * longer than any wait of an iteration. Watched as one wait with a limit of
+ * its own, the larger of the limit in force, WP_WATCHDOG_PAUSE_FLOOR_S and 4
+ * x the longest pause so far; a wait inside it is watched with that limit,
+ * and its end is progress of the pause. */
+#define WP_WATCHDOG_PAUSE_FLOOR_S 60
+void wp_watchdog_pause_begin(const char *what);
+void wp_watchdog_pause_end(void);
 
 /* The limit in force now, in seconds (0: not watching). */
 double wp_watchdog_limit_s(void);
