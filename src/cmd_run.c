@@ -48,7 +48,7 @@
 #define CMD "run"
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
-       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_TENSOR, OPT_MESH, OPT_PLAN,
+       OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_KEEP, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_TENSOR, OPT_MESH, OPT_PLAN,
        OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_CHANGES, OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_WATCHDOG, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
        OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN,
        OPT_ADAPT_HORIZON, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_RECOMPUTE };
@@ -59,7 +59,7 @@ static void usage(void)
            "         [--chunks V] [--policy A|B] [--replicas r0,r1,...] [--micro-batches M]\n"
            "         [--global-batch G] [--steps N] [--seed N] [--data FILE] [--synthetic-data]\n"
            "         [--partition n0,n1,...] [--results FILE.csv] [--trace FILE.json]\n"
-           "         [--save DIR [--save-every N]] [--resume DIR]\n"
+           "         [--save DIR [--save-every N] [--keep N]] [--resume DIR]\n"
            "         [--adapt k|partition|both [--adapt-every N] [--adapt-log FILE.csv]]\n"
            "       mpiexec -n P wavepipe run --config FILE --plan PLAN.cfg [--steps N] [...]\n"
            "       mpiexec -n P wavepipe run --config FILE --schedule-file SCHEDULE.csv [...]\n"
@@ -225,12 +225,17 @@ static void usage(void)
            "  --adapt-replay FILE.csv\n"
            "                         make the switches of a decision log after the same iterations\n"
            "                         instead of tuning (to reproduce an adaptive run exactly)\n"
-           "  --save DIR             checkpoint at the end (and every N steps with --save-every N):\n"
-           "                         DIR/model.safetensors with Hugging Face GPT-2 names, config.json,\n"
-           "                         optimizer.safetensors (AdamW moments); --steps 0 saves the initial\n"
-           "                         weights\n"
-           "  --resume DIR           continue from a checkpoint: --steps is the total, rows continue\n"
-           "                         the iteration numbers, the losses are those of an uninterrupted run\n"
+           "  --save DIR             checkpoint at the end (and every N steps with --save-every N, and\n"
+           "                         when a stop signal ends the run early) into DIR/step-<steps>/:\n"
+           "                         model.safetensors with Hugging Face GPT-2 names, config.json,\n"
+           "                         optimizer.safetensors (AdamW moments); DIR/latest links to the newest\n"
+           "                         whole one (swapped in one rename: a crash or a full disk mid-save\n"
+           "                         leaves the previous one) and DIR/<file> to latest/<file>; --steps 0\n"
+           "                         saves the initial weights\n"
+           "  --keep N               keep the newest N step directories under DIR (default 0: all)\n"
+           "  --resume DIR           continue from a checkpoint (DIR's latest, or one step directory):\n"
+           "                         --steps is the total, rows continue the iteration numbers, the\n"
+           "                         losses are those of an uninterrupted run\n"
            "  --watchdog-s S         end the job (MPI_Abort, exit status 69) when a wait for a message\n"
            "                         or a sum has not progressed for S seconds (default 10; 0: never):\n"
            "                         a rank, its node or its link lost. The limit is 12 S until the\n"
@@ -260,7 +265,7 @@ struct run_options {
     struct wp_plan plan;
     char plan_partition[4096];
     char resumed_partition[256];
-    int global_batch, steps, synthetic, kind_given, save_every, stages;
+    int global_batch, steps, synthetic, kind_given, save_every, keep, stages;
     int mesh[3]; /* --mesh P0xP1xP2 (--tensor P1xP2: 1 x P1 x P2): each stage's mesh (1 x 1 x 1: none) */
     long long seed;
 };
@@ -286,6 +291,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"plan", required_argument, NULL, OPT_PLAN},
         {"save", required_argument, NULL, OPT_SAVE},
         {"save-every", required_argument, NULL, OPT_SAVE_EVERY},
+        {"keep", required_argument, NULL, OPT_KEEP},
         {"resume", required_argument, NULL, OPT_RESUME},
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"layers", required_argument, NULL, OPT_LAYERS},
@@ -498,6 +504,10 @@ static int parse(int argc, char **argv, struct run_options *o)
             if (wp_parse_int_option(CMD, "--save-every", optarg, 1, 1 << 30, &o->save_every))
                 return 2;
             break;
+        case OPT_KEEP:
+            if (wp_parse_int_option(CMD, "--keep", optarg, 0, 1 << 20, &o->keep))
+                return 2;
+            break;
         default:
             if (wp_sched_cli_option(CMD, opt, optarg, &o->sched) == 2)
                 return 2;
@@ -524,6 +534,8 @@ static int parse(int argc, char **argv, struct run_options *o)
         return wp_usage_error(CMD, "--changes-hook goes with --changes FILE");
     if (o->save_every && !o->save)
         return wp_usage_error(CMD, "--save-every needs --save DIR");
+    if (o->keep && !o->save)
+        return wp_usage_error(CMD, "--keep needs --save DIR");
     if (!o->adapt.k && !o->adapt.partition && (o->adapt.log_path || o->adapt.replay_path))
         return wp_usage_error(CMD, "--adapt-log and --adapt-replay go with --adapt k, partition or both");
     if (o->adapt.k && o->sched.schedule_file)
@@ -1250,10 +1262,10 @@ static int move_layers(struct wp_interp *in, const struct run_options *o, int *f
 
 /* wp_checkpoint_save under the watchdog's limit for pauses (watchdog.h) */
 static int watched_checkpoint_save(struct wp_interp *in, const struct wp_tensor_group *tg, const char *dir,
-                                   long steps_done, const char *partition, struct wp_err *err)
+                                   long steps_done, const char *partition, int keep, struct wp_err *err)
 {
     wp_watchdog_pause_begin("a checkpoint save");
-    int rc = wp_checkpoint_save(in, tg, dir, steps_done, partition, err);
+    int rc = wp_checkpoint_save(in, tg, dir, steps_done, partition, keep, err);
     wp_watchdog_pause_end();
     return rc;
 }
@@ -1779,15 +1791,16 @@ int wp_cmd_run(int argc, char **argv)
             break;
         }
         if (status == 0 && o.save && o.save_every && (step + 1) % o.save_every == 0 && step + 1 < cfg.train.steps)
-            status = watched_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, step + 1, partition_text(unit_count, s.nstages, o.emulated,
-                                                                               ptext, sizeof ptext),
+            status = watched_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, step + 1,
+                                        partition_text(unit_count, s.nstages, o.emulated, ptext, sizeof ptext), o.keep,
                                         &err);
     }
     if (status == 0 && o.save) {
         status = watched_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, done_steps,
-                                    partition_text(unit_count, s.nstages, o.emulated, ptext, sizeof ptext), &err);
+                                    partition_text(unit_count, s.nstages, o.emulated, ptext, sizeof ptext), o.keep,
+                                    &err);
         if (status == 0 && rank == 0)
-            printf("saved %s\n", o.save);
+            printf("saved %s/step-%08ld (%s/latest)\n", o.save, done_steps, o.save);
     }
     if (status == 0 && cfg.train.steps > first_step)
     {

@@ -37,7 +37,8 @@ if head -c 20000 "$out/a/model.safetensors" | grep -aq '"transformer.h.0.attn.c_
 else
     fail "c_attn.weight has Hugging Face's shape [C, 3C]"
 fi
-if ls "$out/a" | grep -q tmp; then fail "no temporary files left"; else pass "no temporary files left"; fi
+if ls -a "$out/a" "$out/a/latest/" | grep -q 'tmp\|partial'; then fail "no temporary files left"; else pass "no temporary files left"; fi
+expect_status "step-00000004" "$(readlink "$out/a/latest")" "a/latest links to the step directory of the save"
 
 run 2 --schedule 1f1b --steps 2 --results "$out/b.csv" --save "$out/b"
 expect_status 0 $? "2 steps, saved"
@@ -63,7 +64,7 @@ cp -r "$out/b" "$out/trunc"
 truncate -s 100000 "$out/trunc/model.safetensors"
 run 2 --steps 3 --resume "$out/trunc"
 expect_status 1 $? "a truncated checkpoint is refused"
-expect_contains "$out/last.log" "trunc/model.safetensors" "the truncated file is named"
+expect_contains "$out/last.log" "trunc/step-00000002/model.safetensors" "the truncated file is named"
 cp -r "$out/b" "$out/torn"
 cp "$out/a/optimizer.safetensors" "$out/torn/optimizer.safetensors"
 run 2 --steps 3 --resume "$out/torn"
@@ -72,6 +73,43 @@ expect_contains "$out/last.log" "torn checkpoint" "and called torn"
 run 2 --steps 3 --resume "$out/nonexistent"
 expect_status 1 $? "a missing checkpoint is refused"
 expect_contains "$out/last.log" "nonexistent/model.safetensors" "and named"
+# one directory per save, the newest --keep N kept; a full disk during a
+# save (a tmpfs of 15 MB: one checkpoint is 9.9 MB) fails the run with a
+# message and leaves the previous checkpoint the latest, whole: resuming
+# from it gives the uninterrupted run's losses
+run 2 --schedule 1f1b --steps 4 --save-every 1 --keep 2 --save "$out/kept"
+expect_status 0 $? "4 steps saved every step with --keep 2"
+expect_status "latest model.safetensors step-00000003 step-00000004" \
+    "$(ls "$out/kept" | grep -v 'json\|optim' | tr '\n' ' ' | sed 's/ $//')" "the newest 2 step directories and latest"
+run 1 --steps 1 --keep 2
+expect_status 2 $? "--keep without --save is a usage error"
+if unshare -m true 2>/dev/null; then
+    mkdir -p "$out/full"
+    unshare -m bash -c "mount -t tmpfs -o size=15m tmpfs '$out/full' || { echo 77 > '$out/full.rc'; exit; }
+        '$MPIEXEC' -n 2 '$WAVEPIPE' run --config '$cfg' --schedule 1f1b --steps 4 --save-every 2 --save '$out/full/ck' \
+            > '$out/full.log' 2>&1
+        echo \$? > '$out/full.rc'
+        cp -a '$out/full/ck' '$out/full-ck'"
+    rc=$(cat "$out/full.rc" 2>/dev/null || echo 77)
+    if [ "$rc" = 77 ]; then
+        echo "NOTE: no tmpfs could be mounted here: the full-disk case is not run"
+    else
+        expect_status 1 "$rc" "a full disk during the second save fails the run"
+        expect_contains "$out/full.log" "No space left on device" "naming the cause"
+        expect_contains "$out/full.log" "the save was dropped: $out/full/ck/latest is still the previous checkpoint" \
+            "and saying the previous checkpoint stays"
+        expect_status "latest:step-00000002 partial:0" \
+            "latest:$(readlink "$out/full-ck/latest") partial:$(ls "$out/full-ck" | grep -c partial)" \
+            "latest is still step 2 and no partial directory is left"
+        run 2 --schedule 1f1b --steps 4 --resume "$out/full-ck" --results "$out/full.csv"
+        expect_status 0 $? "the run resumes from the checkpoint before the full disk"
+        if [ "$(losses "$out/a.csv" | tail -n 2)" = "$(losses "$out/full.csv")" ]; then
+            pass "iterations 2-3 resumed from it have the uninterrupted run's losses"
+        else
+            fail "losses after the full disk differ"; losses "$out/full.csv"
+        fi
+    fi
+fi
 # a scenario resumed: the changes up to the checkpoint's step are made again
 # before the first iteration (a slowed rank stays slowed), the later ones
 # at their boundary, and the hook sees the resumed iteration numbers

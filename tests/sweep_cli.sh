@@ -151,6 +151,60 @@ PATH="$out/bin:$PATH" bash "$p/job.sbatch" > /dev/null 2>&1
 expect_contains "$p/run.log" "resuming from ckpt" "a requeued job resumes from its checkpoint"
 [ -f "$p/DONE" ] && pass "and writes DONE again" || fail "no DONE after resume"
 
+# the time-limit warning: #SBATCH --signal=B:USR1@S and --requeue from the
+# campaign; the job script passes the USR1 that reaches its shell on to the
+# run, which checkpoints after its iteration and exits 75; the script then
+# requeues the job (stand-in scontrol) without DONE or FAILED, and the job
+# run again resumes: every iteration once, the losses of an uninterrupted run
+expect_contains "$p/job.sbatch" "#SBATCH --signal=B:USR1@120" "the run job asks for the time-limit warning (default 120 s)"
+expect_contains "$p/job.sbatch" "#SBATCH --requeue" "and to be requeueable"
+expect_contains "$p/job.sbatch" "--keep '2'" "it keeps the newest 2 checkpoints (default keep_checkpoints)"
+cat > "$out/signal.cfg" <<EOF
+format = "wavepipe-campaign"; version = 1;
+name = "signal-test"; template = "run-cpu"; model = "$WP_SRCDIR/jobs/models/gpt-tiny.cfg";
+scaling = "strong"; global_batch = 8; steps = 60; warmup = 1; save_every = 25; keep_checkpoints = 1;
+slurm = { partition = "wp"; time = "00:10:00"; signal_warning_s = 300; };
+axes = { schedule = ["1f1b"]; ranks_per_node = [1]; };
+EOF
+"$WAVEPIPE" sweep "$out/signal.cfg" --dry-run --results "$out/sig" --templates "$tpl" > /dev/null 2>&1
+sp=$(ls -d "$out"/sig/signal-test/p000*)
+expect_contains "$sp/job.sbatch" "#SBATCH --signal=B:USR1@300" "slurm.signal_warning_s sets the warning"
+printf '#!/bin/bash\necho "$*" >> "%s/scontrol.log"\n' "$out" > "$out/bin/scontrol"
+chmod +x "$out/bin/scontrol"
+(cd "$sp" && SLURM_JOB_ID=777 PATH="$out/bin:$PATH" exec bash job.sbatch > /dev/null 2>&1) &
+jpid=$!
+for _ in $(seq 200); do [ "$(grep -c '^step' "$sp/run.log" 2>/dev/null)" -ge 5 ] && break; sleep 0.05; done
+kill -USR1 "$jpid"
+wait "$jpid"
+expect_status 0 $? "the job script ends with 0 after requeueing"
+expect_status "requeue 777" "$(cat "$out/scontrol.log" 2>/dev/null)" "it ran scontrol requeue on its own job"
+if [ ! -e "$sp/DONE" ] && [ ! -e "$sp/FAILED" ] && [ -L "$sp/ckpt/latest" ]; then
+    pass "no DONE, no FAILED, a checkpoint ($(readlink "$sp/ckpt/latest"))"
+else
+    fail "after the warning: $(ls "$sp" | tr '\n' ' ') ckpt: $(ls "$sp/ckpt" 2>&1 | tr '\n' ' ')"
+fi
+expect_contains "$sp/run.log" "stopped by signal 10 after" "the run says it stopped on the signal"
+(cd "$sp" && SLURM_JOB_ID=777 SLURM_RESTART_COUNT=1 PATH="$out/bin:$PATH" bash job.sbatch > /dev/null 2>&1)
+expect_status 0 $? "the requeued job runs to the end"
+[ -f "$sp/DONE" ] && pass "and writes DONE" || fail "no DONE after the requeue"
+expect_status "1" "$(ls "$sp/ckpt" | grep -c '^step-')" "keep_checkpoints = 1: one step directory left"
+"$MPIEXEC" -n 1 "$WAVEPIPE" run --config "$sp/model.cfg" --schedule 1f1b --global-batch 8 --steps 60 \
+    --results "$out/sig-ref.csv" > /dev/null 2>&1
+if [ "$(awk -F, 'NR > 1 { print $13, $19 }' "$out/sig-ref.csv")" = \
+     "$(awk -F, 'NR > 1 { print $13, $19 }' "$sp/results.csv")" ]; then
+    pass "stopped, requeued, resumed: each of the 60 iterations once, with the uninterrupted run's losses"
+else
+    fail "the requeued point's rows differ from an uninterrupted run's"
+fi
+sed 's/signal_warning_s = 300;/signal_warning_s = 0; requeue = false;/' "$out/signal.cfg" > "$out/nosignal.cfg"
+"$WAVEPIPE" sweep "$out/nosignal.cfg" --dry-run --results "$out/nosig" --templates "$tpl" > /dev/null 2>&1
+if grep -q -- "^#SBATCH --signal" "$out"/nosig/signal-test/p000*/job.sbatch; then
+    fail "signal_warning_s = 0 still asks for a signal"
+else
+    pass "signal_warning_s = 0: no --signal line"
+fi
+expect_contains "$(ls "$out"/nosig/signal-test/p000*/job.sbatch)" "#SBATCH --no-requeue" "requeue = false: --no-requeue"
+
 # axis adapt: run --adapt (and the campaign's adapt_every) where not none, the
 # value in the point's id; a run it refuses is an error before anything is
 # written; two points run end to end (mpiexec, 2 ranks) and harvest keeps

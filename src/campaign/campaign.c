@@ -33,6 +33,8 @@ static const struct wp_cfg_key slurm_keys[] = {
     WP_KEY_RANGE("cpus_per_task", WP_CFG_INT, 0, 1, 1024),
     WP_KEY_RANGE("gpus_per_node", WP_CFG_INT, 0, 0, 64),
     WP_KEY("extra", WP_CFG_STRING_ARRAY, 0),
+    WP_KEY_RANGE("signal_warning_s", WP_CFG_INT, 0, 0, 65535),
+    WP_KEY("requeue", WP_CFG_BOOL, 0),
     WP_KEY_END};
 
 static const struct wp_cfg_key axes_keys[] = {
@@ -67,6 +69,7 @@ static const struct wp_cfg_key campaign_keys[] = {
     WP_KEY_RANGE("warmup", WP_CFG_INT, 0, 0, 1000000),
     WP_KEY_RANGE("repetitions", WP_CFG_INT, 0, 1, 1000),
     WP_KEY_RANGE("save_every", WP_CFG_INT, 0, 1, 1000000),
+    WP_KEY_RANGE("keep_checkpoints", WP_CFG_INT, 0, 0, 1000000),
     WP_KEY_RANGE("adapt_every", WP_CFG_INT, 0, 1, 1000000),
     WP_KEY_RANGE("watchdog_s", WP_CFG_INT, 0, 1, 86400),
     WP_KEY("adapt_candidates", WP_CFG_STRING, 0),
@@ -348,8 +351,12 @@ static int read_slurm(const config_setting_t *sl, struct wp_campaign *c, struct 
     struct wp_campaign_slurm *s = &c->slurm;
     wp_strlcpy(s->time, "01:00:00", sizeof s->time);
     s->cpus_per_task = 1;
+    s->signal_warning_s = 120;
+    s->requeue = 1;
     if (!sl)
         return 0;
+    s->signal_warning_s = wp_cfg_int(sl, "signal_warning_s", 120);
+    s->requeue = wp_cfg_bool(sl, "requeue", 1);
     static const char *const names[] = {"partition", "account", "qos"};
     char *dsts[] = {s->partition, s->account, s->qos};
     for (int i = 0; i < 3; i++) {
@@ -528,6 +535,7 @@ static int campaign_from_cfg(config_t *cfg, const char *path, struct wp_campaign
                              "warmup (%d) must be below steps (%d), or no iteration is measured", c->warmup, c->steps);
     c->repetitions = wp_cfg_int(root, "repetitions", 1);
     c->save_every = wp_cfg_int(root, "save_every", 50);
+    c->keep_checkpoints = wp_cfg_int(root, "keep_checkpoints", 2);
     c->adapt_every = wp_cfg_int(root, "adapt_every", 10);
     c->watchdog_s = wp_cfg_int(root, "watchdog_s", 0);
     m = config_setting_get_member(root, "adapt_candidates");

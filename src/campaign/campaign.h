@@ -13,6 +13,7 @@
  *   layers = 128;        (optional: the model's layer count for every point, or
  *                         the base of weak scaling without layers_per_node)
  *   steps = 4; warmup = 1; repetitions = 1; save_every = 2;
+ *   keep_checkpoints = 2;  (optional: run --keep, step directories kept; 0: all)
  *   adapt_every = 10;    (optional: run --adapt-every for points of axis adapt)
  *   watchdog_s = 10;     (optional: run --watchdog-s, the wait that ends a job
  *                         which lost a rank or node; default: the run's)
@@ -23,6 +24,8 @@
  *                        (optional: timed changes, axis scenario; scenarios.h)
  *   launcher = "srun" | "mpiexec"; device = "cpu" | "cuda";
  *   slurm = { partition = "wp"; time = "00:10:00"; cpus_per_task = 1; ... };
+ *                        (signal_warning_s = 120: run jobs' --signal=B:USR1@120,
+ *                         0 none; requeue = true: --requeue, false --no-requeue)
  *   axes = { schedule = ["1f1b", "kfkb"]; k = [2]; nodes = [1, 2, 3]; adapt = ["none", "k"]; scenario = ["none", "NAME"]; ... };
  *   zip = ( ["nodes", "ranks_per_node"] );
  *   exclude = ( { schedule = "!kfkb"; k = "!1"; } );
@@ -69,6 +72,8 @@ struct wp_campaign_slurm {
     char time[32];
     int cpus_per_task;
     int gpus_per_node; /* 0: ranks_per_node when device is cuda, else none */
+    int signal_warning_s; /* run jobs: --signal=B:USR1@this before the time limit (0: none) */
+    int requeue;          /* run jobs: --requeue, and a stopped run requeues itself */
     int nextra;
     char extra[WP_CAMPAIGN_MAX_EXTRA][256];
 };
@@ -86,6 +91,7 @@ struct wp_campaign {
     int layers_fixed;                      /* the campaign gave 'layers' */
     int default_micro_batches;             /* from the model file, when not swept */
     int steps, warmup, repetitions, save_every;
+    int keep_checkpoints; /* run --keep: step directories kept in ckpt/ (0: all) */
     int adapt_every; /* run --adapt-every where a point adapts (default 10) */
     int watchdog_s;  /* run --watchdog-s (0: not given, the run's default) */
     char adapt_candidates[256]; /* run --adapt-candidates where a point tunes k ("": the run's default) */

@@ -115,6 +115,12 @@ static void sbatch_lines(struct buf *b, const struct wp_render_input *in)
         putf(b, "#SBATCH --qos=%s\n", s->qos);
     if (s->constraint[0])
         putf(b, "#SBATCH --constraint=%s\n", s->constraint);
+    if (strcmp(in->step, "run") == 0) {
+        /* the warning before the time limit reaches the batch shell, which passes it on (templates/README.md) */
+        if (s->signal_warning_s > 0)
+            putf(b, "#SBATCH --signal=B:USR1@%d\n", s->signal_warning_s);
+        puts_(b, s->requeue ? "#SBATCH --requeue\n" : "#SBATCH --no-requeue\n");
+    }
     for (int i = 0; i < s->nextra; i++)
         putf(b, "#SBATCH %s\n", s->extra[i]);
 }
@@ -161,6 +167,26 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
     }
 }
 
+static int render(const char *text, const char *name, const struct wp_render_input *in, const char *include_dir,
+                  struct buf *b, struct wp_err *err);
+static int read_whole(const char *path, struct buf *b, struct wp_err *err);
+
+/* @RUN_STEP@: templates/run-step.sh from the template's own directory,
+ * rendered in place (one copy of the launch, signal and exit handling for
+ * every run template; the job script stays self-contained) */
+static int include_run_step(struct buf *b, const struct wp_render_input *in, const char *include_dir,
+                            struct wp_err *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/run-step.sh", include_dir);
+    struct buf text = {0};
+    int rc = read_whole(path, &text, err);
+    if (rc == 0)
+        rc = render(text.s ? text.s : "", path, in, NULL, b, err);
+    free(text.s);
+    return rc;
+}
+
 static int placeholder(struct buf *b, const char *name, const struct wp_render_input *in, int alone_on_line)
 {
     const struct wp_campaign *c = in->campaign;
@@ -199,6 +225,8 @@ static int placeholder(struct buf *b, const char *name, const struct wp_render_i
         else if (strcmp(name, "NTASKS") == 0) iv = p->nodes * p->ranks_per_node;
         else if (strcmp(name, "STEPS") == 0) iv = c->steps;
         else if (strcmp(name, "SAVE_EVERY") == 0) iv = c->save_every;
+        else if (strcmp(name, "KEEP") == 0) iv = c->keep_checkpoints;
+        else if (strcmp(name, "REQUEUE") == 0) iv = c->slurm.requeue;
         else if (strcmp(name, "REPETITION") == 0) iv = p->point.repetition;
         else return -1;
         snprintf(v, sizeof v, "%d", iv);
@@ -213,22 +241,16 @@ static int path_ok_for_sbatch(const char *s)
     return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/+-") == strlen(s);
 }
 
-int wp_render_text(const char *text, const char *name, const struct wp_render_input *in, char **script,
-                   struct wp_err *err)
+/* Appends text with its placeholders replaced to *b; include_dir: where
+ * @RUN_STEP@ comes from (NULL: not here) */
+static int render(const char *text, const char *name, const struct wp_render_input *in, const char *include_dir,
+                  struct buf *b, struct wp_err *err)
 {
-    *script = NULL;
-    if (!path_ok_for_sbatch(in->point_dir))
-        return wp_errorf(err, "the point directory %s has characters #SBATCH --output cannot take "
-                         "(use letters, digits and . _ / + -)", in->point_dir);
-    for (const char *q = in->wavepipe; *q; q++)
-        if ((unsigned char)*q < 32 || *q == 127)
-            return wp_errorf(err, "the program path %s has control characters", in->wavepipe);
-    struct buf b = {0};
     int line = 1;
     const char *line_start = text;
     for (const char *p = text; *p;) {
         if (*p == '@' && p[1] == '@') {
-            puts_(&b, "@");
+            puts_(b, "@");
             p += 2;
             continue;
         }
@@ -239,18 +261,20 @@ int wp_render_text(const char *text, const char *name, const struct wp_render_in
                 memcpy(key, p + 1, n - 1);
                 key[n - 1] = '\0';
                 int alone = p == line_start && (p[n + 1] == '\n' || p[n + 1] == '\0');
-                int rc = placeholder(&b, key, in, alone);
-                if (rc == -1) {
-                    free(b.s);
+                int included = strcmp(key, "RUN_STEP") == 0;
+                int rc = !included ? placeholder(b, key, in, alone) : !alone ? -2 : !include_dir ? -3 : 0;
+                if (rc == -1)
                     return wp_errorf(err, "%s:%d: unknown placeholder @%s@ (see templates/README.md)", name, line,
                                      key);
-                }
-                if (rc == -2) {
-                    free(b.s);
+                if (rc == -2)
                     return wp_errorf(err, "%s:%d: @%s@ must stand alone on its line", name, line, key);
-                }
+                if (rc == -3)
+                    return wp_errorf(err, "%s:%d: @%s@ is not allowed here (only in a template file)", name, line,
+                                     key);
+                if (included && include_run_step(b, in, include_dir, err))
+                    return -1;
                 p += n + 1;
-                if (alone && strcmp(key, "SBATCH") == 0 && *p == '\n') {
+                if (alone && (strcmp(key, "SBATCH") == 0 || included) && *p == '\n') {
                     p++; /* the generated lines end with their own newlines */
                     line++;
                     line_start = p;
@@ -258,39 +282,73 @@ int wp_render_text(const char *text, const char *name, const struct wp_render_in
                 continue;
             }
         }
-        put(&b, p, 1);
+        put(b, p, 1);
         if (*p == '\n') {
             line++;
             line_start = p + 1;
         }
         p++;
     }
-    if (b.oom) {
+    return b->oom ? wp_errorf(err, "out of memory rendering %s", name) : 0;
+}
+
+static int render_script(const char *text, const char *name, const struct wp_render_input *in,
+                         const char *include_dir, char **script, struct wp_err *err)
+{
+    *script = NULL;
+    if (!path_ok_for_sbatch(in->point_dir))
+        return wp_errorf(err, "the point directory %s has characters #SBATCH --output cannot take "
+                         "(use letters, digits and . _ / + -)", in->point_dir);
+    for (const char *q = in->wavepipe; *q; q++)
+        if ((unsigned char)*q < 32 || *q == 127)
+            return wp_errorf(err, "the program path %s has control characters", in->wavepipe);
+    struct buf b = {0};
+    if (render(text, name, in, include_dir, &b, err)) {
         free(b.s);
-        return wp_errorf(err, "out of memory rendering %s", name);
+        return -1;
     }
     *script = b.s ? b.s : strdup("");
+    return *script ? 0 : wp_errorf(err, "out of memory rendering %s", name);
+}
+
+int wp_render_text(const char *text, const char *name, const struct wp_render_input *in, char **script,
+                   struct wp_err *err)
+{
+    return render_script(text, name, in, NULL, script, err);
+}
+
+static int read_whole(const char *path, struct buf *b, struct wp_err *err)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return wp_errorf(err, "cannot read template %s: %s", path, strerror(errno));
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+        put(b, chunk, n);
+    int bad = ferror(fp);
+    fclose(fp);
+    if (bad || b->oom) {
+        free(b->s);
+        b->s = NULL;
+        return wp_errorf(err, "cannot read template %s", path);
+    }
     return 0;
 }
 
 int wp_render_file(const char *template_path, const struct wp_render_input *in, char **script,
                    struct wp_err *err)
 {
-    FILE *fp = fopen(template_path, "r");
-    if (!fp)
-        return wp_errorf(err, "cannot read template %s: %s", template_path, strerror(errno));
     struct buf b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
-        put(&b, chunk, n);
-    int bad = ferror(fp);
-    fclose(fp);
-    if (bad || b.oom) {
-        free(b.s);
-        return wp_errorf(err, "cannot read template %s", template_path);
-    }
-    int rc = wp_render_text(b.s ? b.s : "", template_path, in, script, err);
+    if (read_whole(template_path, &b, err))
+        return -1;
+    char dir[4200];
+    const char *slash = strrchr(template_path, '/');
+    if (slash)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - template_path), template_path);
+    else
+        snprintf(dir, sizeof dir, ".");
+    int rc = render_script(b.s ? b.s : "", template_path, in, dir, script, err);
     free(b.s);
     return rc;
 }

@@ -7,7 +7,9 @@
  *   @SBATCH@          the #SBATCH lines (alone on its line): job name, nodes,
  *                     ntasks-per-node, cpus-per-task, gpus-per-node (when
  *                     > 0), time, output, error; partition, account, qos,
- *                     constraint and extra lines only when the campaign gives them
+ *                     constraint and extra lines only when the campaign gives them;
+ *                     for the run step --signal=B:USR1@<slurm.signal_warning_s>
+ *                     (when > 0) and --requeue or --no-requeue (slurm.requeue)
  *   @MPI_LAUNCH@      `srun --mpi=pmi2`, or `mpiexec -n N -ppn R` when the
  *                     campaign says launcher = "mpiexec" (words, not one value)
  *   @RUN_ARGS@        the point's `wavepipe run` options, each value quoted:
@@ -15,8 +17,9 @@
  *                     (interleaved), --policy (when swept), --micro-batches,
  *                     --global-batch, --steps, --data (when given)
  *   @WAVEPIPE@ @POINT_DIR@ @CAMPAIGN@ @POINT@ @STEP@ @NODES@ @RANKS_PER_NODE@
- *   @NTASKS@ @STEPS@ @SAVE_EVERY@ @SCHEDULE@ @DEVICE@ @MODEL@ (model.cfg,
- *   the point's own copy) @REPETITION@       single values, quoted */
+ *   @NTASKS@ @STEPS@ @SAVE_EVERY@ @KEEP@ (keep_checkpoints) @REQUEUE@ (1 or
+ *   0) @SCHEDULE@ @DEVICE@ @MODEL@ (model.cfg, the point's own copy)
+ *   @REPETITION@       single values, quoted */
 #ifndef WP_CAMPAIGN_RENDER_H
 #define WP_CAMPAIGN_RENDER_H
 

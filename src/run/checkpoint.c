@@ -2,12 +2,14 @@
 #include "run/checkpoint.h"
 
 #include <errno.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "run/checkpoint_dir.h"
 #include "run/safetensors.h"
 #include "run/stage_gpt2.h"
 #include "run/tensor_group.h"
@@ -91,7 +93,7 @@ static int piece_holders(const struct wp_gpt2_config *g, int i, int owner, const
 }
 
 int wp_checkpoint_save(struct wp_interp *in, const struct wp_tensor_group *tg, const char *dir, long steps_done,
-                       const char *partition, struct wp_err *err)
+                       const char *partition, int keep, struct wp_err *err)
 {
     const struct wp_gpt2_config *g = &in->cfg->model;
     int rank, n = wp_gpt2_tensor_count(g->layers), rc = 0;
@@ -99,12 +101,13 @@ int wp_checkpoint_save(struct wp_interp *in, const struct wp_tensor_group *tg, c
     int *bstage = block_stages(in);
     if (!bstage)
         return wp_errorf(err, "out of memory");
-    if (rank == 0 && mkdir(dir, 0755) != 0 && errno != EEXIST)
-        rc = wp_errorf(err, "cannot create checkpoint directory %s: %s", dir, strerror(errno));
+    char partial[4400] = "";
+    if (rank == 0)
+        rc = wp_checkpoint_dir_begin(dir, steps_done, partial, sizeof partial, err);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (rc) {
         free(bstage);
-        return rank == 0 ? -1 : wp_errorf(err, "rank 0 cannot create %s", dir);
+        return rank == 0 ? -1 : wp_errorf(err, "rank 0 cannot create a checkpoint directory in %s", dir);
     }
     struct wp_st_tensor *model = NULL, *opt = NULL;
     float **values = NULL;
@@ -185,15 +188,23 @@ int wp_checkpoint_save(struct wp_interp *in, const struct wp_tensor_group *tg, c
             snprintf(meta.value[3], 256, "%s", partition);
             meta.n = 4;
         }
-        char path[4200];
-        snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
+        char path[4500];
+        snprintf(path, sizeof path, "%s/optimizer.safetensors", partial);
         rc = wp_safetensors_write(path, opt, 2 * n, &meta, err);
-        snprintf(path, sizeof path, "%s/model.safetensors", dir);
+        snprintf(path, sizeof path, "%s/model.safetensors", partial);
         if (rc == 0)
             rc = wp_safetensors_write(path, model, n, &meta, err);
-        snprintf(path, sizeof path, "%s/config.json", dir);
+        snprintf(path, sizeof path, "%s/config.json", partial);
         if (rc == 0)
             rc = write_config_json(path, g, err);
+        if (rc == 0)
+            rc = wp_checkpoint_dir_commit(dir, steps_done, keep, err);
+    }
+    if (rank == 0 && rc && *partial) {
+        char why[WP_ERR_MAX];
+        snprintf(why, sizeof why, "%s", err->msg);
+        wp_checkpoint_dir_abort(partial);
+        wp_errorf(err, "%s (the save was dropped: %s/latest is still the previous checkpoint)", why, dir);
     }
     for (int i = 0; values && i < n; i++)
         free(values[i]);
@@ -218,11 +229,16 @@ int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, 
     memset(&model, 0, sizeof model);
     memset(&opt, 0, sizeof opt);
     long steps = 0;
-    char msg[WP_ERR_MAX] = "";
+    char msg[WP_ERR_MAX] = "", from[4400];
     if (rank == 0) {
-        char path[4200];
+        char note[WP_ERR_MAX], path[4500];
+        rc = wp_checkpoint_dir_resolve(dir, from, sizeof from, note, sizeof note, err);
+        if (rc == 0 && *note)
+            fprintf(stderr, "wavepipe run: warning: %s\n", note);
+        dir = from;
         snprintf(path, sizeof path, "%s/model.safetensors", dir);
-        rc = wp_safetensors_read(path, &model, err);
+        if (rc == 0)
+            rc = wp_safetensors_read(path, &model, err);
         snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
         if (rc == 0)
             rc = wp_safetensors_read(path, &opt, err);
@@ -268,6 +284,23 @@ int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, 
             wp_safetensors_values(&opt, wp_safetensors_find(&opt, name), buf + d.numel);
             snprintf(name, sizeof name, "%s.exp_avg_sq", d.name);
             wp_safetensors_values(&opt, wp_safetensors_find(&opt, name), buf + 2 * d.numel);
+            /* a diverged run's checkpoint: training from it would only carry the NaN on */
+            for (size_t e = 0; e < 3 * d.numel && rc == 0; e++)
+                if (!isfinite(buf[e]))
+                    rc = wp_errorf(err, "%s/%s: %s%s has a non-finite value (%g) at element %zu: not resuming from it",
+                                   dir, e < d.numel ? "model.safetensors" : "optimizer.safetensors", d.name,
+                                   e < d.numel ? "" : e < 2 * d.numel ? ".exp_avg" : ".exp_avg_sq", (double)buf[e],
+                                   e % d.numel);
+            if (rc)
+                snprintf(msg, sizeof msg, "%s", err->msg);
+        }
+        MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (rc) {
+            MPI_Bcast(msg, sizeof msg, MPI_CHAR, 0, MPI_COMM_WORLD);
+            free(buf);
+            wp_safetensors_free(&model);
+            wp_safetensors_free(&opt);
+            return wp_errorf(err, "%s", msg);
         }
         MPI_Bcast(buf, (int)(3 * d.numel), MPI_FLOAT, 0, MPI_COMM_WORLD);
         /* each holder takes its piece (the whole tensor without a mesh): any mesh resumes any */
@@ -302,9 +335,11 @@ int wp_checkpoint_partition(const char *dir, char *buf, size_t size, struct wp_e
     if (rank == 0) {
         struct wp_st_file model;
         memset(&model, 0, sizeof model);
-        char path[4200];
-        snprintf(path, sizeof path, "%s/model.safetensors", dir);
-        rc = wp_safetensors_read(path, &model, err);
+        char from[4400], note[WP_ERR_MAX], path[4500];
+        rc = wp_checkpoint_dir_resolve(dir, from, sizeof from, note, sizeof note, err);
+        snprintf(path, sizeof path, "%s/model.safetensors", from);
+        if (rc == 0)
+            rc = wp_safetensors_read(path, &model, err);
         const char *p = rc == 0 ? wp_safetensors_meta(&model, "wavepipe_partition") : NULL;
         snprintf(text, sizeof text, "%s", p ? p : "");
         wp_safetensors_free(&model);

@@ -186,7 +186,7 @@ int wp_safetensors_read(const char *path, struct wp_st_file *f, struct wp_err *e
         hlen |= (unsigned long long)f->bytes[b] << (8 * b);
     if (f->size < 8 || hlen > f->size - 8) {
         wp_safetensors_free(f);
-        return wp_errorf(err, "%s: truncated (header of %llu bytes in a file of %zu)", path, hlen, f->size);
+        return wp_errorf(err, "%s: truncated (header of %llu bytes in a file of %zu)", path, hlen, size);
     }
     f->data_start = 8 + (size_t)hlen;
     struct cursor c = {(const char *)f->bytes + 8, (const char *)f->bytes + 8 + hlen};
