@@ -198,8 +198,15 @@ int main(void)
             has_substr(s, "srun --mpi=pmi2 --kill-on-bad-exit=1 x  --schedule 'kfkb' --k '2'",
                        "launcher (a lost task ends the step) and quoted run options");
             has_substr(s, "me@host a@b", "@@ and a lone @ stay literal");
+            ok(!strstr(s, "--watchdog-s"), "no --watchdog-s without watchdog_s (the run's default)");
         }
         free(s);
+        c.watchdog_s = 5;
+        rc = wp_render_text("@RUN_ARGS@\n", "w.sbatch", &in, &s, &err);
+        if (rc == 0)
+            has_substr(s, "--watchdog-s '5'", "watchdog_s: run --watchdog-s");
+        free(s);
+        c.watchdog_s = 0;
         err.msg[0] = '\0';
         rc = wp_render_text("#!/bin/bash\n\necho @NOPE@\n", "bad.sbatch", &in, &s, &err);
         ok(rc != 0 && strstr(err.msg, "bad.sbatch:3: unknown placeholder @NOPE@"), "unknown placeholder: %s", err.msg);
