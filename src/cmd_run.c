@@ -24,7 +24,10 @@
 #include "run/changes.h"
 #include "run/checkpoint.h"
 #include "run/comm_lanes.h"
+#include "run/comm_mpi.h"
+#include "run/rank_loss.h"
 #include "run/stop_signal.h"
+#include "run/watchdog.h"
 #include "run/tensor_group.h"
 #include "run/interpreter.h"
 #include "run/measure.h"
@@ -46,7 +49,7 @@
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
        OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_KEEP, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_TENSOR, OPT_MESH, OPT_PLAN,
-       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_CHANGES, OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
+       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_CHANGES, OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_WATCHDOG, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
        OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN,
        OPT_ADAPT_HORIZON, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_RECOMPUTE };
 
@@ -233,6 +236,16 @@ static void usage(void)
            "  --resume DIR           continue from a checkpoint (DIR's latest, or one step directory):\n"
            "                         --steps is the total, rows continue the iteration numbers, the\n"
            "                         losses are those of an uninterrupted run\n"
+           "  --watchdog-s S         end the job (MPI_Abort, exit status 69) when a wait for a message\n"
+           "                         or a sum has not progressed for S seconds (default 10; 0: never):\n"
+           "                         a rank, its node or its link lost. The limit is 12 S until the\n"
+           "                         first iteration ends, then max(S, 2 x the longest iteration);\n"
+           "                         a checkpoint save or a move of layers max(S, 60 s, 4 x the\n"
+           "                         longest such pause); after a stop signal 2 iterations, at\n"
+           "                         least 1 s. Compute is never timed.\n"
+           "                         The message names the rank, the peer and their hosts; rank 0\n"
+           "                         prints the ranks' hosts and process ids at the start (mpiexec\n"
+           "                         and srun name a killed rank's process or task)\n"
            "  -h, --help             this text\n");
 }
 
@@ -244,6 +257,7 @@ struct run_options {
     struct wp_adapt_options adapt;
     int adapt_given[2 * 64];
     int emulated, progress_us;
+    int watchdog_s;           /* --watchdog-s (run/watchdog.h) */
     int grad_overlap;         /* --grad-overlap on (1) or off */
     int recompute;            /* --recompute: every stage */
     double grad_bucket_bytes; /* --grad-bucket-mb */
@@ -285,6 +299,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"changes", required_argument, NULL, OPT_CHANGES},
         {"changes-hook", required_argument, NULL, OPT_CHANGES_HOOK},
         {"progress-us", required_argument, NULL, OPT_PROGRESS_US},
+        {"watchdog-s", required_argument, NULL, OPT_WATCHDOG},
         {"grad-overlap", required_argument, NULL, OPT_GRAD_OVERLAP},
         {"grad-bucket-mb", required_argument, NULL, OPT_GRAD_BUCKET_MB},
         {"recompute", no_argument, NULL, OPT_RECOMPUTE},
@@ -313,6 +328,7 @@ static int parse(int argc, char **argv, struct run_options *o)
     o->global_batch = o->steps = -1;
     o->seed = -1;
     o->progress_us = 200;
+    o->watchdog_s = 10;
     o->grad_overlap = 1;
     o->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
     o->adapt.every = 10;
@@ -476,6 +492,10 @@ static int parse(int argc, char **argv, struct run_options *o)
             break;
         case OPT_PROGRESS_US:
             if (wp_parse_int_option(CMD, "--progress-us", optarg, 1, 1000000, &o->progress_us))
+                return 2;
+            break;
+        case OPT_WATCHDOG:
+            if (wp_parse_int_option(CMD, "--watchdog-s", optarg, 0, 86400, &o->watchdog_s))
                 return 2;
             break;
         case OPT_SAVE: o->save = optarg; break;
@@ -1226,7 +1246,9 @@ static int move_layers(struct wp_interp *in, const struct run_options *o, int *f
         end[st] = new_hi[st] - inclusive;
     }
     double t0 = MPI_Wtime(), bytes = 0;
+    wp_watchdog_pause_begin("a move of layers"); /* large transfers: the watchdog's pause limit */
     int rc = wp_interp_repartition(in, lo, hi, new_lo, new_hi, make, make_ctx, &bytes, err);
+    wp_watchdog_pause_end();
     double took[2] = {MPI_Wtime() - t0, bytes};
     MPI_Allreduce(MPI_IN_PLACE, &took[0], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &took[1], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -1235,6 +1257,16 @@ static int move_layers(struct wp_interp *in, const struct run_options *o, int *f
         printf("adapt partition: moved %.2f MiB of parameters and AdamW moments between ranks in %.3f s\n",
                took[1] / 1048576, took[0]);
     free(lo);
+    return rc;
+}
+
+/* wp_checkpoint_save under the watchdog's limit for pauses (watchdog.h) */
+static int watched_checkpoint_save(struct wp_interp *in, const struct wp_tensor_group *tg, const char *dir,
+                                   long steps_done, const char *partition, int keep, struct wp_err *err)
+{
+    wp_watchdog_pause_begin("a checkpoint save");
+    int rc = wp_checkpoint_save(in, tg, dir, steps_done, partition, keep, err);
+    wp_watchdog_pause_end();
     return rc;
 }
 
@@ -1249,6 +1281,13 @@ int wp_cmd_run(int argc, char **argv)
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
+    /* a lost rank or node ends the job with a message naming it (rank_loss.h) */
+    struct wp_rank_loss rank_loss;
+    struct wp_err loss_err = {""};
+    if (wp_rank_loss_init(&rank_loss, &loss_err)) {
+        wp_err_print(CMD, &loss_err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     /* with tensor groups the schedule has one rank per group: srank, run by
      * every lane of the group (comm_lanes.h); a plan gives its group */
     struct wp_err plan_err = {""};
@@ -1389,6 +1428,7 @@ int wp_cmd_run(int argc, char **argv)
         free(end);
         free(rank_map);
         free(recompute);
+        wp_rank_loss_destroy(&rank_loss);
         MPI_Finalize();
         return 1;
     }
@@ -1516,6 +1556,7 @@ int wp_cmd_run(int argc, char **argv)
             wp_changes_free(&changes);
             wp_interp_destroy(&in);
             cops->destroy(comm);
+            wp_rank_loss_destroy(&rank_loss);
             MPI_Finalize();
             return 1;
         }
@@ -1549,6 +1590,7 @@ int wp_cmd_run(int argc, char **argv)
             wp_changes_free(&changes);
             wp_interp_destroy(&in);
             cops->destroy(comm);
+            wp_rank_loss_destroy(&rank_loss);
             MPI_Finalize();
             return 1;
         }
@@ -1610,6 +1652,14 @@ int wp_cmd_run(int argc, char **argv)
     double run_start_s = 0; /* rank 0's first iteration's start: the adaptive trace's origin */
     long done_steps = cfg.train.steps > first_step ? cfg.train.steps : first_step; /* less when a signal stops it */
     int stopped_by = 0;
+    if (rank == 0)
+        wp_rank_loss_print_map(&rank_loss, stdout);
+    /* rank 0's --changes-hook runs while the other ranks wait on it */
+    double watch_s = o.watchdog_s && o.changes_hook ? o.watchdog_s + hook_timeout_s : o.watchdog_s;
+    if (wp_rank_loss_watch(&rank_loss, watch_s, &loss_err)) {
+        wp_err_print(CMD, &loss_err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     for (long step = first_step; step < cfg.train.steps && status == 0; step++) {
         double loss_sum = 0;
         /* the units per stage this iteration runs on, before a move after it */
@@ -1623,8 +1673,13 @@ int wp_cmd_run(int argc, char **argv)
         /* a tensor group's lanes run the same list: its lane 0 speaks for the schedule rank */
         double sums[3] = {loss_sum, lane == 0 ? in.timing.busy_s : 0, 0};
         double iter = in.timing.iter_s;
-        MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        MPI_Allreduce(MPI_IN_PLACE, &iter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        /* waited for as messages are, under the watchdog */
+        MPI_Request sums_req, iter_req;
+        wp_comm_mpi_wait(MPI_Iallreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &sums_req),
+                         &sums_req);
+        wp_comm_mpi_wait(MPI_Iallreduce(MPI_IN_PLACE, &iter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &iter_req),
+                         &iter_req);
+        wp_watchdog_iteration_end(iter);
         /* after the ranks met above, so that its time is its own */
         double measure_t0 = MPI_Wtime();
         if (((lane == 0 && wp_measure_messages(&measure, run_s, srank, in.msg_posted_s, in.msg_done_s, in.msg_bytes,
@@ -1722,23 +1777,26 @@ int wp_cmd_run(int argc, char **argv)
             wp_changes_apply(&changes, step, step + 1, rank, rank == 0 ? o.changes_hook : NULL, hook_timeout_s,
                              &slowdown, &err))
             status = -1;
-        MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Request status_req;
+        wp_comm_mpi_wait(MPI_Ibcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD, &status_req), &status_req);
         /* a stop signal on any rank (Slurm's time-limit warning or SIGTERM, ^C): this iteration's row is
          * written; checkpoint below and stop (stop_signal.h) */
         int stop_sig = wp_stop_signal();
-        MPI_Allreduce(MPI_IN_PLACE, &stop_sig, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Request stop_req;
+        wp_comm_mpi_wait(MPI_Iallreduce(MPI_IN_PLACE, &stop_sig, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &stop_req),
+                         &stop_req);
         if (status == 0 && stop_sig && step + 1 < cfg.train.steps) {
             stopped_by = stop_sig;
             done_steps = step + 1;
             break;
         }
         if (status == 0 && o.save && o.save_every && (step + 1) % o.save_every == 0 && step + 1 < cfg.train.steps)
-            status = wp_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, step + 1,
+            status = watched_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, step + 1,
                                         partition_text(unit_count, s.nstages, o.emulated, ptext, sizeof ptext), o.keep,
                                         &err);
     }
     if (status == 0 && o.save) {
-        status = wp_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, done_steps,
+        status = watched_checkpoint_save(&in, tensor > 1 ? &tgroup : NULL, o.save, done_steps,
                                     partition_text(unit_count, s.nstages, o.emulated, ptext, sizeof ptext), o.keep,
                                     &err);
         if (status == 0 && rank == 0)
@@ -1803,6 +1861,7 @@ int wp_cmd_run(int argc, char **argv)
     free(first);
     free(end);
     free(recompute);
+    wp_rank_loss_destroy(&rank_loss);
     MPI_Finalize();
     if (status == 0 && stopped_by) {
         if (rank == 0)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "campaign/campaign.h"
+#include "campaign/failure.h"
 #include "campaign/slurm.h"
 #include "cli.h"
 #include "util/strutil.h"
@@ -21,7 +22,9 @@ static void usage(void)
            "  pending   not submitted yet (rendered or not), or waiting in the queue\n"
            "  running   its job is running\n"
            "  done      the job wrote DONE\n"
-           "  failed    the job wrote FAILED, or left the queue without DONE\n"
+           "  failed    the job wrote FAILED, or left the queue without DONE; the detail\n"
+           "            names a lost rank and its host when run.log does (srun, the\n"
+           "            watchdog of `wavepipe run`, an MPI error, mpiexec)\n"
            "The job states come from squeue, and from sacct for jobs that left the\n"
            "queue when Slurm keeps accounting; without it, from the DONE and FAILED\n"
            "files alone. `wavepipe sweep --submit` resubmits failed points.\n\n"
@@ -76,7 +79,7 @@ int wp_cmd_status(int argc, char **argv)
         char dir[4200], path[4300];
         snprintf(dir, sizeof dir, "%s/%s/%s", results, c->name, points[i].point.id);
         int state = 0;
-        char detail[256] = "";
+        char detail[512] = "";
         snprintf(path, sizeof path, "%s/DONE", dir);
         int done = access(path, F_OK) == 0;
         snprintf(path, sizeof path, "%s/FAILED", dir);
@@ -137,6 +140,12 @@ int wp_cmd_status(int argc, char **argv)
                 snprintf(detail, sizeof detail, "%s%s", words,
                          state == 3 && !have_sacct ? " (no DONE file; no accounting to ask)" : "");
             }
+        }
+        char reason[200];
+        snprintf(path, sizeof path, "%s/run.log", dir);
+        if (state == 3 && wp_point_failure_reason(path, reason, sizeof reason)) {
+            size_t len = strlen(detail);
+            snprintf(detail + len, sizeof detail - len, "%s%s", len ? "; " : "", reason);
         }
         counts[state]++;
         printf("%-40s %-8s %s\n", points[i].point.id, names[state], detail);

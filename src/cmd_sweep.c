@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "campaign/campaign.h"
+#include "campaign/failure.h"
 #include "campaign/point.h"
 #include "campaign/render.h"
 #include "campaign/slurm.h"
@@ -49,8 +50,9 @@ static void usage(void)
            "The chain is probe -> run; `wavepipe calibrate` joins it (probe -> calibrate\n"
            "-> run) when that command exists.\n\n"
            "Re-running skips points that are DONE and renders failed points again\n"
-           "(FAILED removed; results.csv and ckpt/ kept, so the run resumes). Points\n"
-           "submitted and not finished are left alone.\n\n"
+           "(FAILED removed; results.csv and ckpt/ kept, so the run resumes), saying\n"
+           "why each failed when its run.log names a lost rank. Points submitted and\n"
+           "not finished are left alone.\n\n"
            "Options:\n"
            "  --dry-run             render, and print the sbatch commands --submit would run\n"
            "  --submit              render and submit each point that is not DONE and not in\n"
@@ -373,6 +375,10 @@ int wp_cmd_sweep(int argc, char **argv)
         if (r[i].action == ACT_RERENDER_FAILED) {
             snprintf(path, sizeof path, "%s/FAILED", dir);
             unlink(path);
+            char reason[200];
+            snprintf(path, sizeof path, "%s/run.log", dir);
+            if (wp_point_failure_reason(path, reason, sizeof reason))
+                printf("%-40s failed: %s\n", p->point.id, reason);
         }
         snprintf(path, sizeof path, "%s/point.cfg", dir);
         if (wp_point_write(path, &p->point, &err) ||

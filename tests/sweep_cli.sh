@@ -31,7 +31,8 @@ if grep -q -- "--account\|--qos\|--constraint\|--gpus-per-node" "$p/job.sbatch";
 else
     pass "no account, qos, constraint or gpus lines when not given"
 fi
-expect_contains "$p/job.sbatch" "srun --mpi=pmi2 \"\$wavepipe\" run --config 'model.cfg'" "the MPI step runs under srun --mpi=pmi2"
+expect_contains "$p/job.sbatch" "srun --mpi=pmi2 --kill-on-bad-exit=1 \"\$wavepipe\" run --config 'model.cfg'" \
+    "the MPI step runs under srun --mpi=pmi2, a lost task ending it"
 expect_contains "$p/job.sbatch" "--waves '2'" "hanayo gets --waves, quoted"
 expect_contains "$p/probe.sbatch" "srun --mpi=pmix" "the probe runs under srun --mpi=pmix"
 
@@ -43,11 +44,17 @@ expect_contains "$out/status.txt" "9 pending, 0 running, 0 done, 0 failed" "stat
 d0=$out/results/cpu-weak-test/p000-1f1b-k1-w1-n1-r0
 d1=$out/results/cpu-weak-test/p001-1f1b-k1-w1-n2-r0
 echo "exit status 0" > "$d0/DONE"; echo "exit status 1" > "$d1/FAILED"; echo "# stale" > "$d0/job.sbatch"
+printf 'ranks on wpn1 (rank:pid): 0:11\nranks on wpn2 (rank:pid): 1:12\nsrun: error: wpn2: task 1: Killed\n' > "$d1/run.log"
+"$WAVEPIPE" status "$camp" --results "$out/results" --no-slurm > "$out/status1.txt" 2>&1
+expect_contains "$out/status1.txt" "p001-1f1b-k1-w1-n2-r0                    failed   exit status 1; task 1 on wpn2: Killed (srun)" \
+    "status: a failed point with the lost task and its host from run.log"
 "$WAVEPIPE" sweep "$camp" --results "$out/results" --templates "$tpl" > "$out/again.txt" 2>&1
 expect_status 0 $? "sweep again"
 expect_contains "$out/again.txt" "p000-1f1b-k1-w1-n1-r0                    done, skipped" "a DONE point is skipped"
 expect_status "# stale" "$(cat "$d0/job.sbatch")" "and its files are left alone"
 expect_contains "$out/again.txt" "p001-1f1b-k1-w1-n2-r0                    failed, rendered again" "a FAILED point is rendered again"
+expect_contains "$out/again.txt" "p001-1f1b-k1-w1-n2-r0                    failed: task 1 on wpn2: Killed (srun)" \
+    "and why it failed"
 [ ! -e "$d1/FAILED" ] && pass "its FAILED file is gone" || fail "FAILED still there"
 "$WAVEPIPE" status "$camp" --results "$out/results" --no-slurm > "$out/status2.txt" 2>&1
 expect_contains "$out/status2.txt" "8 pending, 0 running, 1 done, 0 failed" "status counts the DONE point"

@@ -1,13 +1,15 @@
 /* Campaign files: expansion counts (cartesian product, zip groups, exclude
  * rules), weak and strong derivation, point ids, rejected values (shell
  * injection attempts, unknown keys) with file:line, and rendering (quoting,
- * #SBATCH lines, unknown placeholders). */
+ * #SBATCH lines, unknown placeholders), and a failed point's reason from
+ * its run.log (the watchdog's chain of waits, srun, mpiexec with the map). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "campaign/campaign.h"
+#include "campaign/failure.h"
 #include "campaign/render.h"
 #include "tap.h"
 
@@ -23,6 +25,57 @@ static const char *write_campaign(const char *name, const char *body)
                 "model = \"%s\";\nsteps = 4;\n%s", model_path, body);
     fclose(fp);
     return path;
+}
+
+/* The failure reason of a run.log holding text. */
+static const char *reason_of(const char *text)
+{
+    static char path[4200], reason[256];
+    snprintf(path, sizeof path, "%s/run.log", dir);
+    FILE *fp = fopen(path, "w");
+    fputs(text, fp);
+    fclose(fp);
+    wp_point_failure_reason(path, reason, sizeof reason);
+    return reason;
+}
+
+static void failure_reasons(void)
+{
+    static const char map[] = "ranks on wpn1 (rank:pid): 0:100 1:101\nranks on wpn2 (rank:pid): 2:200 3:201\n";
+    char log[2048];
+    snprintf(log, sizeof log,
+             "%sstep 3: loss 4.1, 0.1 s, bubble 0.5\n"
+             "wavepipe run: rank 3 on wpn2: no progress for 2.0 s waiting on a sum over a group of ranks (limit 2.0 s, "
+             "--watchdog-s); ending the job (a rank or its node lost?)\n"
+             "wavepipe run: rank 0 on wpn1: no progress for 2.1 s waiting on a receive from rank 1 (on wpn1) (limit "
+             "2.0 s, --watchdog-s); ending the job (a rank or its node lost?)\n"
+             "wavepipe run: rank 1 on wpn1: no progress for 2.1 s waiting on a send to rank 2 (on wpn2) (limit 2.0 "
+             "s, --watchdog-s); ending the job (a rank or its node lost?)\n",
+             map);
+    is_str(reason_of(log), "rank 2 on wpn2 silent: rank 1 on wpn1 waited 2.1 s on it (watchdog)",
+           "watchdog: the rank waited on that reported no stall is the lost one");
+    strcat(log, "srun: error: wpn1: task 0: Killed\n");
+    is_str(reason_of(log), "rank 2 on wpn2 silent: rank 1 on wpn1 waited 2.1 s on it (watchdog)",
+           "srun killing a rank after the watchdog spoke: a consequence, not the cause");
+    snprintf(log, sizeof log,
+             "%swavepipe run: rank 1 on wpn1: no progress for 2.0 s waiting on an MPI collective or message "
+             "(watchdog limit 2.0 s); ending the job (a rank or its node lost?)\n"
+             "wavepipe run: rank 0 on wpn1: no progress for 2.1 s waiting on a sum over a group of ranks (watchdog "
+             "limit 2.0 s); ending the job (a rank or its node lost?)\n",
+             map);
+    is_str(reason_of(log),
+           "wpn2 silent (ranks 2 3): rank 1 on wpn1 waited 2.0 s on an MPI collective or message (watchdog)",
+           "watchdog on sums: the host none of whose ranks spoke");
+    snprintf(log, sizeof log,
+             "%ssrun: error: wpn1: tasks 0-1: Exited with exit code 69\nsrun: error: wpn2: task 2: Killed\n"
+             "srun: error: wpn1: tasks 0-1: Killed\n",
+             map);
+    is_str(reason_of(log), "task 2 on wpn2: Killed (srun)", "srun: its first task line");
+    snprintf(log, sizeof log, "%s=   PID 201 RUNNING AT wpn2\n=   EXIT CODE: 9\n", map);
+    is_str(reason_of(log), "process 201 on wpn2 (rank 3) ended badly (mpiexec)", "mpiexec: the map gives the rank");
+    ok(!wp_point_failure_reason("/nonexistent/run.log", log, sizeof log) && log[0] == '\0', "no log: no reason");
+    snprintf(log, sizeof log, "%ssrun: error: wpn2: task 2: Killed\n%sstep 0: loss 4.1\n", map, map);
+    is_str(reason_of(log), "", "a later run (requeued) without a failure: none from the earlier run");
 }
 
 /* Reads and expands; returns the number of points or -1 (message in err). */
@@ -142,10 +195,18 @@ int main(void)
             has_substr(s, "#SBATCH --account=proj-1\n", "account when given");
             ok(!strstr(s, "--qos") && !strstr(s, "--constraint") && !strstr(s, "--gpus"), "no optional lines not given");
             has_substr(s, "W='/opt/wave pipe/it'\\''s'\n", "values single-quoted with the '\\'' escape");
-            has_substr(s, "srun --mpi=pmi2 x  --schedule 'kfkb' --k '2'", "launcher and quoted run options");
+            has_substr(s, "srun --mpi=pmi2 --kill-on-bad-exit=1 x  --schedule 'kfkb' --k '2'",
+                       "launcher (a lost task ends the step) and quoted run options");
             has_substr(s, "me@host a@b", "@@ and a lone @ stay literal");
+            ok(!strstr(s, "--watchdog-s"), "no --watchdog-s without watchdog_s (the run's default)");
         }
         free(s);
+        c.watchdog_s = 5;
+        rc = wp_render_text("@RUN_ARGS@\n", "w.sbatch", &in, &s, &err);
+        if (rc == 0)
+            has_substr(s, "--watchdog-s '5'", "watchdog_s: run --watchdog-s");
+        free(s);
+        c.watchdog_s = 0;
         err.msg[0] = '\0';
         rc = wp_render_text("#!/bin/bash\n\necho @NOPE@\n", "bad.sbatch", &in, &s, &err);
         ok(rc != 0 && strstr(err.msg, "bad.sbatch:3: unknown placeholder @NOPE@"), "unknown placeholder: %s", err.msg);
@@ -156,6 +217,7 @@ int main(void)
         free(s);
     }
     free(p);
+    failure_reasons();
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         return 1;

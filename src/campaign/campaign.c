@@ -71,6 +71,7 @@ static const struct wp_cfg_key campaign_keys[] = {
     WP_KEY_RANGE("save_every", WP_CFG_INT, 0, 1, 1000000),
     WP_KEY_RANGE("keep_checkpoints", WP_CFG_INT, 0, 0, 1000000),
     WP_KEY_RANGE("adapt_every", WP_CFG_INT, 0, 1, 1000000),
+    WP_KEY_RANGE("watchdog_s", WP_CFG_INT, 0, 1, 86400),
     WP_KEY("adapt_candidates", WP_CFG_STRING, 0),
     WP_KEY_CHOICE("launcher", 0, launchers),
     WP_KEY_CHOICE("device", 0, devices),
@@ -536,6 +537,7 @@ static int campaign_from_cfg(config_t *cfg, const char *path, struct wp_campaign
     c->save_every = wp_cfg_int(root, "save_every", 50);
     c->keep_checkpoints = wp_cfg_int(root, "keep_checkpoints", 2);
     c->adapt_every = wp_cfg_int(root, "adapt_every", 10);
+    c->watchdog_s = wp_cfg_int(root, "watchdog_s", 0);
     m = config_setting_get_member(root, "adapt_candidates");
     if (m) { /* run --adapt-candidates checks the pairs; here only what may reach a script */
         const char *v = config_setting_get_string(m);

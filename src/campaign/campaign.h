@@ -15,6 +15,8 @@
  *   steps = 4; warmup = 1; repetitions = 1; save_every = 2;
  *   keep_checkpoints = 2;  (optional: run --keep, step directories kept; 0: all)
  *   adapt_every = 10;    (optional: run --adapt-every for points of axis adapt)
+ *   watchdog_s = 10;     (optional: run --watchdog-s, the wait that ends a job
+ *                         which lost a rank or node; default: the run's)
  *   adapt_candidates = "2:1,4:1";  (optional: run --adapt-candidates where k is tuned)
  *   compute = "emulated"; layer_table = "TABLE";  (optional: run --compute emulated
  *                         --layers TABLE; model is then optional, template run-emulated)
@@ -91,6 +93,7 @@ struct wp_campaign {
     int steps, warmup, repetitions, save_every;
     int keep_checkpoints; /* run --keep: step directories kept in ckpt/ (0: all) */
     int adapt_every; /* run --adapt-every where a point adapts (default 10) */
+    int watchdog_s;  /* run --watchdog-s (0: not given, the run's default) */
     char adapt_candidates[256]; /* run --adapt-candidates where a point tunes k ("": the run's default) */
     char launcher[16]; /* "srun" or "mpiexec" */
     char device[8];    /* "cpu" or "cuda" */

@@ -149,6 +149,8 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
     }
     put_opt_int(b, "--micro-batches", p->micro_batches);
     put_opt_int(b, "--global-batch", p->global_batch);
+    if (c->watchdog_s)
+        put_opt_int(b, "--watchdog-s", c->watchdog_s);
     put_opt_int(b, "--steps", c->steps);
     if (c->data_path[0])
         put_opt(b, "--data", c->data_path);
@@ -200,8 +202,8 @@ static int placeholder(struct buf *b, const char *name, const struct wp_render_i
     if (strcmp(name, "MPI_LAUNCH") == 0) {
         if (strcmp(c->launcher, "mpiexec") == 0)
             putf(b, "mpiexec -n %d -ppn %d", p->nodes * p->ranks_per_node, p->ranks_per_node);
-        else
-            puts_(b, "srun --mpi=pmi2");
+        else /* a task that dies ends the step at once (mpiexec does so by itself) */
+            puts_(b, "srun --mpi=pmi2 --kill-on-bad-exit=1");
         return 0;
     }
     if (strcmp(name, "RUN_ARGS") == 0) {

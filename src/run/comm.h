@@ -11,6 +11,11 @@
 struct wp_comm;            /* backend state */
 struct wp_comm_request {
     void *impl;            /* backend's request, NULL when none is pending */
+    /* a message's peer and kind, set by isend and irecv ("a send to", "a
+     * receive from"), for the watchdog's message (run/watchdog.h); what is
+     * NULL for a sum */
+    int peer;
+    const char *what;
 };
 
 struct wp_comm_ops {
@@ -58,7 +63,9 @@ extern const struct wp_comm_ops wp_comm_nccl; /* CUDA build: device buffers */
 #endif
 
 /* Waits for a request, polling and sleeping about 20 us between polls so
- * that ranks which outnumber cores leave them to the ranks that compute. */
+ * that ranks which outnumber cores leave them to the ranks that compute.
+ * Both waits are watched (run/watchdog.h): a wait that does not progress
+ * for the watchdog's limit ends the job. */
 int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_comm_request *r);
 /* The same until pending(ctx), which tests what it waits for, returns 0. */
 int wp_comm_wait_until(int (*pending)(void *ctx), void *ctx);

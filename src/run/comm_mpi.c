@@ -22,6 +22,7 @@
  * on every rank). */
 #include "run/comm.h"
 #include "run/comm_mpi.h"
+#include "run/watchdog.h"
 
 #include <mpi.h>
 #include <stdlib.h>
@@ -105,6 +106,8 @@ static int mpi_isend(struct wp_comm *c, const void *buf, size_t bytes, int peer,
         return -1;
     }
     r->impl = req;
+    r->peer = peer;
+    r->what = "a send to";
     return 0;
 }
 
@@ -119,6 +122,8 @@ static int mpi_irecv(struct wp_comm *c, void *buf, size_t bytes, int peer, int t
         return -1;
     }
     r->impl = req;
+    r->peer = peer;
+    r->what = "a receive from";
     return 0;
 }
 
@@ -201,7 +206,7 @@ int wp_comm_mpi_wait(int started, MPI_Request *req)
 {
     if (started != MPI_SUCCESS)
         return -1;
-    struct wp_comm_request r = {malloc(sizeof *req)};
+    struct wp_comm_request r = {malloc(sizeof *req), -1, "an MPI collective or message"};
     if (!r.impl)
         return MPI_Wait(req, MPI_STATUS_IGNORE) == MPI_SUCCESS ? 0 : -1;
     *(MPI_Request *)r.impl = *req;
@@ -294,6 +299,7 @@ static int start_sum(struct wp_comm *c, const struct group_comm *g, float *buf, 
                      struct wp_comm_request *r)
 {
     r->impl = NULL;
+    r->what = NULL;
     if (!g || g->comm == MPI_COMM_NULL)
         return -1;
     if (g->node_aware && count >= (size_t)g->nranks)
@@ -406,13 +412,28 @@ static int one_pending(void *ctx)
     return !o->ops->test(o->c, o->r);
 }
 
+static void poll_until(int (*pending)(void *ctx), void *ctx);
+
 int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_comm_request *r)
 {
+    if (!r->impl)
+        return 0;
     struct one_request one = {ops, c, r};
-    return wp_comm_wait_until(one_pending, &one);
+    wp_watchdog_wait_begin(r->what ? r->what : "a sum over a group of ranks", r->what ? r->peer : -1);
+    poll_until(one_pending, &one);
+    wp_watchdog_wait_end();
+    return 0;
 }
 
 int wp_comm_wait_until(int (*pending)(void *ctx), void *ctx)
+{
+    wp_watchdog_wait_begin("gradient sums over a group of ranks", -1);
+    poll_until(pending, ctx);
+    wp_watchdog_wait_end();
+    return 0;
+}
+
+static void poll_until(int (*pending)(void *ctx), void *ctx)
 {
     /* 20 us at first, doubling to WP_WAIT_MAX_NS: a short wait stays short,
      * and a rank that waits long (a bubble) leaves the cores to the ranks
@@ -430,5 +451,4 @@ int wp_comm_wait_until(int (*pending)(void *ctx), void *ctx)
         if (sleep_ns < WP_WAIT_MAX_NS)
             sleep_ns *= 2;
     }
-    return 0;
 }

@@ -133,6 +133,8 @@ static int message(struct wp_comm *c, void *buf, size_t bytes, int peer, int sen
         return -1;
     int rc = sending ? NCCL_OK(ncclSend(buf, bytes, ncclChar, peer, c->world, s))
                      : NCCL_OK(ncclRecv(buf, bytes, ncclChar, peer, c->world, s));
+    r->peer = peer;
+    r->what = sending ? "a send to" : "a receive from";
     return completion(s, rc, r);
 }
 
@@ -279,6 +281,7 @@ static int nccl_iallreduce_sum(struct wp_comm *c, float *buf, size_t count, cons
                                int channel, struct wp_comm_request *r)
 {
     r->impl = NULL;
+    r->what = NULL;
     if (nranks <= 1 || count == 0)
         return 0;
     struct nccl_group *g = group_on(c, ranks, nranks, channel);

@@ -1,0 +1,186 @@
+/* The reason a point's run failed, from run.log (failure.h). */
+#include "campaign/failure.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_STALLS 64
+
+struct stall {
+    int rank, peer;
+    char host[64], peer_host[64], what[64];
+    double waited_s;
+};
+
+struct findings {
+    char srun[256];   /* srun's first "task(s) R: ..." line of the last run, reworded */
+    char mpi[256];    /* the first "MPI failed" line */
+    char hydra[128];  /* "process N on HOST" */
+    int hydra_pid;
+    struct stall stalls[MAX_STALLS];
+    int nstalls;
+    char map_host[64]; /* the map line of hydra's host, for the pid's rank */
+    char map[2048];
+};
+
+static void forget(struct findings *f)
+{
+    memset(f, 0, sizeof *f);
+}
+
+static void note_line(struct findings *f, const char *line)
+{
+    const char *at;
+    char host[64], what[128];
+    int rank, peer;
+    double waited;
+    if (strncmp(line, "ranks on ", 9) == 0 && strstr(line, "(rank:pid):")) {
+        if (f->nstalls || f->srun[0] || f->mpi[0] || f->hydra[0]) /* a new run (requeued): its failure counts */
+            forget(f);
+        size_t len = strlen(f->map);
+        snprintf(f->map + len, sizeof f->map - len, "%s\n", line);
+    } else if (!f->srun[0] && !f->nstalls && !f->mpi[0] && strncmp(line, "srun: error: ", 13) == 0 &&
+               (at = strstr(line, ": task")) != NULL && !strstr(line, "Exited with exit code")) {
+        /* before the run said anything: a cause (after, srun kills the ranks that are ending the job;
+         * an exit code is theirs) */
+        /* "srun: error: HOST: task R: Killed" */
+        snprintf(host, sizeof host, "%.*s", (int)(at - line - 13), line + 13);
+        const char *task = at + 2, *colon = strchr(task, ':');
+        if (colon)
+            snprintf(f->srun, sizeof f->srun, "%.*s on %.63s:%.120s (srun)", (int)(colon - task), task, host,
+                     colon + 1);
+    } else if (sscanf(line, "wavepipe run: rank %d on %63[^:]: no progress for %lf s waiting on %127[^(]", &rank,
+                      host, &waited, what) == 4) {
+        if (f->nstalls < MAX_STALLS) {
+            struct stall *s = &f->stalls[f->nstalls++];
+            s->rank = rank;
+            s->waited_s = waited;
+            snprintf(s->host, sizeof s->host, "%s", host);
+            const char *r0 = strstr(what, " rank ");
+            snprintf(s->what, sizeof s->what, "%.*s", r0 ? (int)(r0 - what) : (int)strlen(what), what);
+            while (s->what[0] && s->what[strlen(s->what) - 1] == ' ')
+                s->what[strlen(s->what) - 1] = '\0';
+            s->peer = -1;
+            const char *r = strstr(what, " rank ");
+            if (r && sscanf(r, " rank %d", &peer) == 1 && (at = strstr(line, "(on ")) != NULL &&
+                sscanf(at, "(on %63[^)])", s->peer_host) == 1)
+                s->peer = peer;
+        }
+    } else if (!f->mpi[0] && strncmp(line, "wavepipe run: rank ", 19) == 0 && strstr(line, ": MPI failed")) {
+        snprintf(f->mpi, sizeof f->mpi, "%.200s", line + 14);
+    } else if (!f->hydra[0] && (at = strstr(line, "PID ")) != NULL && strstr(line, " RUNNING AT ")) {
+        int pid;
+        if (sscanf(at, "PID %d RUNNING AT %63s", &pid, host) == 2) {
+            f->hydra_pid = pid;
+            snprintf(f->hydra, sizeof f->hydra, "process %d on %s", pid, host);
+            snprintf(f->map_host, sizeof f->map_host, "%s", host);
+        }
+    }
+}
+
+/* The rank the map gives process pid on host, or -1. */
+static int rank_of_pid(const struct findings *f, int pid)
+{
+    char want[32];
+    snprintf(want, sizeof want, ":%d", pid);
+    for (const char *p = strstr(f->map, want); p; p = strstr(p + 1, want)) {
+        char after = p[strlen(want)];
+        if (after != ' ' && after != '\n' && after != '\0')
+            continue;
+        const char *start = p;
+        while (start > f->map && start[-1] != ' ')
+            start--;
+        return atoi(start);
+    }
+    return -1;
+}
+
+/* The stall's peer that reported no stall itself: the lost rank. */
+static const struct stall *silent_peer(const struct findings *f)
+{
+    for (int i = 0; i < f->nstalls; i++) {
+        if (f->stalls[i].peer < 0)
+            continue;
+        int reported = 0;
+        for (int j = 0; j < f->nstalls && !reported; j++)
+            reported = f->stalls[j].rank == f->stalls[i].peer;
+        if (!reported)
+            return &f->stalls[i];
+    }
+    return NULL;
+}
+
+/* A host of the map none of whose ranks reported a stall (a node cut off:
+ * its ranks' words never reach the log), with its ranks into ranks; NULL
+ * when every host spoke. */
+static const char *silent_host(const struct findings *f, char *host, size_t host_size, char *ranks,
+                               size_t ranks_size)
+{
+    for (const char *line = f->map; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != '\0')) {
+        const char *end = strstr(line, " (rank:pid):");
+        if (strncmp(line, "ranks on ", 9) != 0 || !end)
+            continue;
+        snprintf(host, host_size, "%.*s", (int)(end - line - 9), line + 9);
+        int spoke = 0;
+        for (int i = 0; i < f->nstalls && !spoke; i++)
+            spoke = strcmp(f->stalls[i].host, host) == 0;
+        if (spoke)
+            continue;
+        ranks[0] = '\0';
+        size_t len = strcspn(line, "\n");
+        for (const char *p = end + 12; p < line + len;) {
+            int rank, used = 0;
+            if (sscanf(p, " %d:%*d%n", &rank, &used) != 1 || used == 0)
+                break;
+            size_t at = strlen(ranks);
+            snprintf(ranks + at, ranks_size - at, "%s%d", at ? " " : "", rank);
+            p += used;
+        }
+        return host;
+    }
+    return NULL;
+}
+
+int wp_point_failure_reason(const char *run_log_path, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    FILE *fp = fopen(run_log_path, "r");
+    if (!fp)
+        return 0;
+    struct findings *f = calloc(1, sizeof *f);
+    if (!f) {
+        fclose(fp);
+        return 0;
+    }
+    char line[1024];
+    while (fgets(line, sizeof line, fp)) {
+        line[strcspn(line, "\n")] = '\0';
+        note_line(f, line);
+    }
+    fclose(fp);
+    const struct stall *s = silent_peer(f);
+    char host[64], ranks[64];
+    if (f->srun[0])
+        snprintf(buf, size, "%s", f->srun);
+    else if (s)
+        snprintf(buf, size, "rank %d on %s silent: rank %d on %s waited %.1f s on it (watchdog)", s->peer,
+                 s->peer_host, s->rank, s->host, s->waited_s);
+    else if (f->nstalls && silent_host(f, host, sizeof host, ranks, sizeof ranks))
+        snprintf(buf, size, "%s silent (ranks %s): rank %d on %s waited %.1f s on %s (watchdog)", host, ranks,
+                 f->stalls[0].rank, f->stalls[0].host, f->stalls[0].waited_s, f->stalls[0].what);
+    else if (f->nstalls)
+        snprintf(buf, size, "rank %d on %s: no progress for %.1f s on %s (watchdog)", f->stalls[0].rank,
+                 f->stalls[0].host, f->stalls[0].waited_s, f->stalls[0].what);
+    else if (f->mpi[0])
+        snprintf(buf, size, "%s", f->mpi);
+    else if (f->hydra[0]) {
+        int rank = rank_of_pid(f, f->hydra_pid);
+        if (rank >= 0)
+            snprintf(buf, size, "%s (rank %d) ended badly (mpiexec)", f->hydra, rank);
+        else
+            snprintf(buf, size, "%s ended badly (mpiexec)", f->hydra);
+    }
+    free(f);
+    return buf[0] != '\0';
+}

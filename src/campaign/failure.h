@@ -1,0 +1,22 @@
+/* Why a campaign point's run failed, read from its run.log: the lost rank
+ * and its host, as the run and the launcher said it. Lines looked for (the
+ * last run in the log counts; a requeued job appends):
+ *   srun: error: HOST: task R: Killed            (or "tasks R-S"; a signal, not an exit code,
+ *                                                before any line of the run's below)
+ *   wavepipe run: rank R on HOST: no progress for T s waiting on a receive from rank P (on HOST2) ...
+ *   wavepipe run: rank R on HOST: MPI failed ...
+ *   = PID N RUNNING AT HOST                      (mpiexec; the start's map gives its rank)
+ * For the watchdog's lines, the rank waited on that did not itself report a
+ * stall is the one lost (the others wait on it, directly or in a chain);
+ * where they waited on sums (no peer), a host none of whose ranks spoke is
+ * (a node cut off). */
+#ifndef WP_CAMPAIGN_FAILURE_H
+#define WP_CAMPAIGN_FAILURE_H
+
+#include <stddef.h>
+
+/* Writes a one-line reason ("rank 2 on wpn2: Killed (srun)") into buf and
+ * returns 1, or returns 0 (buf "") when the log names no lost rank. */
+int wp_point_failure_reason(const char *run_log_path, char *buf, size_t size);
+
+#endif
