@@ -1736,6 +1736,9 @@ int wp_cmd_run(int argc, char **argv)
         if (iters)
             iters[step - first_step] = iter;
         double bubble = iter > 0 ? 1.0 - sums[1] / (P * iter) : 0;
+        /* rank 0 appends the rows (a shared file system may stall for a while) and runs the
+         * --changes hook while the others wait on the status below: a pause, not a lost rank */
+        wp_watchdog_pause_begin("rank 0 writing the results rows");
         if (rank == 0) {
             time_t now = time(NULL);
             char stamp[32];
@@ -1779,6 +1782,7 @@ int wp_cmd_run(int argc, char **argv)
             status = -1;
         MPI_Request status_req;
         wp_comm_mpi_wait(MPI_Ibcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD, &status_req), &status_req);
+        wp_watchdog_pause_end();
         /* a stop signal on any rank (Slurm's time-limit warning or SIGTERM, ^C): this iteration's row is
          * written; checkpoint below and stop (stop_signal.h) */
         int stop_sig = wp_stop_signal();

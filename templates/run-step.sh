@@ -4,18 +4,35 @@
 # the time limit (#SBATCH --signal=B:USR1@S reaches only this shell) and
 # SIGTERM (time limit, scancel, scontrol requeue). `wavepipe run` then ends
 # the iteration in flight on every rank, appends its CSV row, checkpoints
-# and exits 75. Returns the command's exit status.
+# and exits 75. When a rank says it is ending the job (a lost rank or node:
+# its watchdog or MPI's error), the launcher gets 2 s to end the step and is
+# then killed: srun would otherwise wait KillWait + 2 s more for the tasks of
+# a node it can no longer reach. Returns the command's exit status.
 stop_signal=
 run_step() {
+    local start seen size status ending=0
+    start=$(stat -c %s run.log 2>/dev/null || echo 0) # this run's lines only: earlier runs' stay in run.log
+    seen=$start
     "$@" >> run.log 2>&1 &
-    local pid=$! status
+    local pid=$!
     trap 'stop_signal=USR1; kill -USR1 '"$pid"' 2>/dev/null' USR1
     trap 'stop_signal=${stop_signal:-TERM}; kill -TERM '"$pid"' 2>/dev/null' TERM
-    while :; do
-        wait "$pid"
-        status=$?
-        kill -0 "$pid" 2>/dev/null || break # a trapped signal interrupted the wait: wait again
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 0.5
+        if [ "$ending" -gt 0 ]; then
+            ending=$((ending + 1))
+            [ "$ending" -gt 4 ] && kill -KILL "$pid" 2>/dev/null
+            continue
+        fi
+        size=$(stat -c %s run.log 2>/dev/null || echo 0)
+        [ "$size" -gt "$seen" ] || continue
+        tail -c "+$((seen + 1))" run.log | head -c "$((size - seen))" |
+            grep -q '; ending the job (a rank or its node lost?)$' && ending=1
+        seen=$((size - 300 > start ? size - 300 : start)) # a line cut at the end is read again
     done
+    wait "$pid"
+    status=$?
+    [ "$ending" -gt 4 ] && echo "the launcher did not end 2 s after a rank ended the job: killed" >> run.log
     trap - USR1 TERM
     return "$status"
 }
