@@ -1373,6 +1373,8 @@ int wp_cmd_run(int argc, char **argv)
             wp_err_print(CMD, &err);
         wp_changes_free(&changes);
         wp_schedule_destroy(&s);
+        wp_plan_destroy(&o.plan);
+        wp_layer_table_destroy(&o.table);
         free(first);
         free(end);
         free(rank_map);
@@ -1530,22 +1532,14 @@ int wp_cmd_run(int argc, char **argv)
     char *measure_rows = rank == 0 && o.measure ? malloc(measure_cap) : NULL;
     long first_step = 0;
     if (o.resume) {
+        /* a checkpoint that does not load ends the run below, no step taken, everything freed */
         status = wp_checkpoint_load(&in, o.resume, &first_step, &err);
-        if (status) {
-            if (rank == 0)
-                wp_err_print(CMD, &err);
-            wp_changes_free(&changes);
-            wp_interp_destroy(&in);
-            cops->destroy(comm);
-            MPI_Finalize();
-            return 1;
-        }
-        if (rank == 0)
+        if (status == 0 && rank == 0)
             printf("resumed from %s after %ld steps\n", o.resume, first_step);
     }
     /* --changes: the start's (and, resumed, every earlier one) before the first iteration */
     const double hook_timeout_s = 120;
-    if (changes.n) {
+    if (changes.n && status == 0) {
         if (wp_changes_apply(&changes, -1, first_step, rank, rank == 0 ? o.changes_hook : NULL, hook_timeout_s,
                              &slowdown, &err))
             status = -1; /* rank 0's hook: said at the end */
@@ -1787,6 +1781,7 @@ int wp_cmd_run(int argc, char **argv)
     wp_corpus_destroy(&corpus);
     wp_schedule_destroy(&s);
     wp_plan_destroy(&o.plan);
+    wp_layer_table_destroy(&o.table);
     free(first);
     free(end);
     free(recompute);
