@@ -1501,22 +1501,19 @@ int wp_cmd_run(int argc, char **argv)
             wp_err_print(CMD, &err);
         int any_bad = bad != 0;
         MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (any_bad) { /* every rank ends here: no abort that could swallow the message */
-            wp_adapt_destroy(&adapt);
-            wp_changes_free(&changes);
-            wp_interp_destroy(&in);
-            cops->destroy(comm);
-            MPI_Finalize();
-            return 1;
+        if (any_bad) { /* every rank ends below, no step taken, everything freed: no abort that could
+                        * swallow the message, which is said */
+            status = -1;
+            err.msg[0] = '\0';
         }
-        if (rank == 0 && o.adapt.k) {
+        if (!any_bad && rank == 0 && o.adapt.k) {
             printf("adapt k: every %d iterations, candidates", o.adapt.every);
             for (int i = 0; i < adapt.tune.nplans; i++)
                 printf(" k=%d b=%d (M=%d)%s", adapt.tune.plans[i].k, adapt.tune.plans[i].micro_batch,
                        adapt.tune.plans[i].nmicro, i == adapt.tune.current ? " [start]" : "");
             printf("%s\n", o.adapt.replay_path ? "; switches replayed from the log" : "");
         }
-        if (rank == 0 && o.adapt.partition) {
+        if (!any_bad && rank == 0 && o.adapt.partition) {
             char text[512];
             wp_adapt_partition_text(unit_count, s.nstages, text, sizeof text);
             printf("adapt partition: every %d iterations, %s per stage %s, moves of one boundary (or both of a "
@@ -1531,7 +1528,7 @@ int wp_cmd_run(int argc, char **argv)
     long msg_sent_cap = s.lists[srank].count ? s.lists[srank].count : 1;
     char *measure_rows = rank == 0 && o.measure ? malloc(measure_cap) : NULL;
     long first_step = 0;
-    if (o.resume) {
+    if (o.resume && status == 0) {
         /* a checkpoint that does not load ends the run below, no step taken, everything freed */
         status = wp_checkpoint_load(&in, o.resume, &first_step, &err);
         if (status == 0 && rank == 0)
