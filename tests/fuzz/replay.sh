@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs one fuzz target as a test (make check-fuzz): tests/fuzz/NAME.fuzz
 # names the harness's seeds (globs under the source tree, one a line) and
-# any libFuzzer options (lines starting with '-'). The harness
+# any libFuzzer options (lines starting with '-'); a line "fuzz-seconds N"
+# sets how long this target fuzzes after the replay instead. The harness
 # tests/fuzz/fuzz_NAME first replays every seed, the committed corpus
 # tests/fuzz/corpus/NAME and what earlier runs here found
 # (tests/fuzz/work/NAME), then fuzzes FUZZ_SECONDS (default 10) more. Any
@@ -30,6 +31,7 @@ while IFS= read -r line; do
     case $line in
         '' | '#'*) ;;
         -*) options="$options $line" ;;
+        'fuzz-seconds '*) seconds=${line#fuzz-seconds } ;;
         *)
             for f in "$src"/$line; do
                 [ -f "$f" ] || continue
@@ -53,6 +55,10 @@ echo "replay: $name: $nseeds seeds${committed:+, $committed}, $(ls "$grown" | wc
     echo "replay: $name: the corpus does not replay cleanly"
     exit 1
 }
+if [ "$seconds" -eq 0 ]; then
+    echo "replay: $name: corpus replayed, nothing found (no fuzzing: fuzz-seconds 0 in $spec)"
+    exit 0
+fi
 # shellcheck disable=SC2086
 "$harness" $common $options -max_total_time="$seconds" "$grown" "$seeds" ${committed:+"$committed"} || {
     echo "replay: $name: fuzzing for $seconds s found the failure above"
