@@ -1424,6 +1424,8 @@ int wp_cmd_run(int argc, char **argv)
             wp_err_print(CMD, &err);
         wp_changes_free(&changes);
         wp_schedule_destroy(&s);
+        wp_plan_destroy(&o.plan);
+        wp_layer_table_destroy(&o.table);
         free(first);
         free(end);
         free(rank_map);
@@ -1551,23 +1553,19 @@ int wp_cmd_run(int argc, char **argv)
             wp_err_print(CMD, &err);
         int any_bad = bad != 0;
         MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (any_bad) { /* every rank ends here: no abort that could swallow the message */
-            wp_adapt_destroy(&adapt);
-            wp_changes_free(&changes);
-            wp_interp_destroy(&in);
-            cops->destroy(comm);
-            wp_rank_loss_destroy(&rank_loss);
-            MPI_Finalize();
-            return 1;
+        if (any_bad) { /* every rank ends below, no step taken, everything freed: no abort that could
+                        * swallow the message, which is said */
+            status = -1;
+            err.msg[0] = '\0';
         }
-        if (rank == 0 && o.adapt.k) {
+        if (!any_bad && rank == 0 && o.adapt.k) {
             printf("adapt k: every %d iterations, candidates", o.adapt.every);
             for (int i = 0; i < adapt.tune.nplans; i++)
                 printf(" k=%d b=%d (M=%d)%s", adapt.tune.plans[i].k, adapt.tune.plans[i].micro_batch,
                        adapt.tune.plans[i].nmicro, i == adapt.tune.current ? " [start]" : "");
             printf("%s\n", o.adapt.replay_path ? "; switches replayed from the log" : "");
         }
-        if (rank == 0 && o.adapt.partition) {
+        if (!any_bad && rank == 0 && o.adapt.partition) {
             char text[512];
             wp_adapt_partition_text(unit_count, s.nstages, text, sizeof text);
             printf("adapt partition: every %d iterations, %s per stage %s, moves of one boundary (or both of a "
@@ -1582,24 +1580,15 @@ int wp_cmd_run(int argc, char **argv)
     long msg_sent_cap = s.lists[srank].count ? s.lists[srank].count : 1;
     char *measure_rows = rank == 0 && o.measure ? malloc(measure_cap) : NULL;
     long first_step = 0;
-    if (o.resume) {
+    if (o.resume && status == 0) {
+        /* a checkpoint that does not load ends the run below, no step taken, everything freed */
         status = wp_checkpoint_load(&in, o.resume, &first_step, &err);
-        if (status) {
-            if (rank == 0)
-                wp_err_print(CMD, &err);
-            wp_changes_free(&changes);
-            wp_interp_destroy(&in);
-            cops->destroy(comm);
-            wp_rank_loss_destroy(&rank_loss);
-            MPI_Finalize();
-            return 1;
-        }
-        if (rank == 0)
+        if (status == 0 && rank == 0)
             printf("resumed from %s after %ld steps\n", o.resume, first_step);
     }
     /* --changes: the start's (and, resumed, every earlier one) before the first iteration */
     const double hook_timeout_s = 120;
-    if (changes.n) {
+    if (changes.n && status == 0) {
         if (wp_changes_apply(&changes, -1, first_step, rank, rank == 0 ? o.changes_hook : NULL, hook_timeout_s,
                              &slowdown, &err))
             status = -1; /* rank 0's hook: said at the end */
@@ -1862,6 +1851,7 @@ int wp_cmd_run(int argc, char **argv)
     wp_corpus_destroy(&corpus);
     wp_schedule_destroy(&s);
     wp_plan_destroy(&o.plan);
+    wp_layer_table_destroy(&o.table);
     free(first);
     free(end);
     free(recompute);

@@ -316,7 +316,8 @@ static int cmp_row(const void *a, const void *b)
 /* Sorts by iteration; keeps the last-written row of each iteration. */
 static size_t dedup(struct rows *rs, int *duplicates)
 {
-    qsort(rs->v, rs->n, sizeof *rs->v, cmp_row);
+    if (rs->n > 1) /* no rows: rs->v is NULL, which qsort must not get */
+        qsort(rs->v, rs->n, sizeof *rs->v, cmp_row);
     size_t k = 0;
     for (size_t i = 0; i < rs->n; i++) {
         if (k > 0 && rs->v[k - 1].iteration == rs->v[i].iteration) {
@@ -664,6 +665,7 @@ int wp_harvest_scan(const char *dir, int warmup, FILE *log, struct wp_harvest *h
         } else if (harvest_point(dir, names[i], warmup, log, &h->runs[h->nruns], &h->skipped_rows)) {
             h->nruns++;
         } else {
+            wp_changes_free(&h->runs[h->nruns].scenario); /* read before the point was skipped */
             h->skipped_points++;
         }
         free(names[i]);

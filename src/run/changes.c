@@ -38,10 +38,10 @@ static int parse_line(const char *text, struct wp_change *ch, struct wp_err *err
     char *hash = strchr(line, '#');
     if (hash)
         *hash = '\0';
-    char *words[2 + WP_CHANGE_ARGS_MAX + 1];
+    char *words[2 + WP_CHANGE_ARGS_MAX];
     int n = 0;
     for (char *w = strtok(line, " \t\r"); w; w = strtok(NULL, " \t\r")) {
-        if (n == (int)(sizeof words / sizeof *words))
+        if (n == 2 + WP_CHANGE_ARGS_MAX) /* the action's words and its arguments are full */
             return wp_errorf(err, "at most %d arguments after the action", WP_CHANGE_ARGS_MAX);
         if (strspn(w, WORD_CHARS) != strlen(w) || strlen(w) >= WP_CHANGE_WORD_MAX)
             return wp_errorf(err, "'%s' is not allowed: words of at most %d of [A-Za-z0-9._:*+-]", w,

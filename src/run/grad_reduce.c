@@ -144,7 +144,8 @@ int wp_grad_reducer_finish(struct wp_grad_reducer *r, struct wp_err *err)
     if (!sorted)
         r->failed = 1;
     else {
-        memcpy(sorted, r->buckets, (size_t)told_buckets * sizeof *sorted);
+        if (told_buckets) /* none (--grad-overlap off): r->buckets is NULL, which memcpy must not get */
+            memcpy(sorted, r->buckets, (size_t)told_buckets * sizeof *sorted);
         qsort(sorted, (size_t)told_buckets, sizeof *sorted, by_first);
         size_t at = 0;
         for (int i = 0; i <= told_buckets; i++) {

@@ -394,12 +394,14 @@ static int build(const struct reading *rd, const struct wp_sched_params *costs, 
                  struct wp_err *err)
 {
     int S = 0, M = 0, P = rd->nranks, has_comm = 0, has_w = 0;
+    long ncompute = 0;
     for (long i = 0; i < rd->n; i++) {
         const struct cell *c = &rd->cells[i];
         if (!wp_op_is_compute(c->op)) {
             has_comm = 1;
             continue;
         }
+        ncompute++;
         has_w |= c->op == WP_OP_W || c->letter == 'I';
         if (c->stage + 1 > S)
             S = c->stage + 1;
@@ -408,6 +410,12 @@ static int build(const struct reading *rd, const struct wp_sched_params *costs, 
     }
     if (S == 0)
         return wp_errorf(err, "%s: no compute action (F, B, W) in the file", rd->path);
+    /* every (stage, micro-batch) has its F: fewer actions than that is a stray
+     * index, and the tables below would be that large */
+    if ((long long)S * M > ncompute)
+        return wp_errorf(err, "%s: %d stages and %d micro-batches (the highest indices + 1) need %lld forwards, "
+                         "and the file has %ld compute actions in all: an index out of place?", rd->path, S, M,
+                         (long long)S * M, ncompute);
     char *busy = calloc((size_t)P, 1);
     if (!busy)
         return wp_errorf(err, "out of memory");

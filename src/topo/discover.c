@@ -47,7 +47,7 @@ static const char *osdev_api(hwloc_obj_t os)
 
 static int is_gpu_osdev(hwloc_obj_t os)
 {
-    if (os->type != HWLOC_OBJ_OS_DEVICE)
+    if (os->type != HWLOC_OBJ_OS_DEVICE || !os->name) /* hwloc names every one it finds; a damaged XML may not */
         return 0;
     hwloc_obj_osdev_type_t t = os->attr->osdev.type;
     return t == HWLOC_OBJ_OSDEV_GPU || t == HWLOC_OBJ_OSDEV_COPROC;
@@ -55,7 +55,7 @@ static int is_gpu_osdev(hwloc_obj_t os)
 
 static int is_net_osdev(hwloc_obj_t os)
 {
-    if (os->type != HWLOC_OBJ_OS_DEVICE)
+    if (os->type != HWLOC_OBJ_OS_DEVICE || !os->name) /* hwloc names every one it finds; a damaged XML may not */
         return 0;
     hwloc_obj_osdev_type_t t = os->attr->osdev.type;
     return t == HWLOC_OBJ_OSDEV_NETWORK || t == HWLOC_OBJ_OSDEV_OPENFABRICS;

@@ -7,6 +7,7 @@
  * sits in MPI_Finalize, so every rank's watchdog fires and the job ends. */
 #include "util/mpi_finalize.h"
 
+#include <errno.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,18 +20,39 @@ struct watchdog {
     char message[512];
     double timeout_s;
     int exit_status;
+    int finalized; /* under lock: MPI_Finalize returned */
+    pthread_mutex_t lock;
+    pthread_cond_t returned;
 };
 
+/* Waits for MPI_Finalize to return, and ends the process if it has not
+ * within the timeout. The thread is told, not cancelled: a cancelled
+ * thread's unwound stack keeps AddressSanitizer's poison, which it then
+ * reports as an overflow when the thread exits. */
 static void *watchdog_main(void *arg)
 {
     struct watchdog *w = arg;
-    struct timespec left = {(time_t)w->timeout_s,
-                            (long)((w->timeout_s - (double)(time_t)w->timeout_s) * 1e9)};
-    while (nanosleep(&left, &left) != 0) /* a cancellation point */
-        ;
-    ssize_t written = write(STDERR_FILENO, w->message, strlen(w->message));
-    (void)written;
-    _exit(w->exit_status);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    double whole = (double)(time_t)w->timeout_s;
+    deadline.tv_sec += (time_t)whole;
+    deadline.tv_nsec += (long)((w->timeout_s - whole) * 1e9);
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&w->lock);
+    int rc = 0;
+    while (!w->finalized && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&w->returned, &w->lock, &deadline);
+    int finalized = w->finalized;
+    pthread_mutex_unlock(&w->lock);
+    if (!finalized) {
+        ssize_t written = write(STDERR_FILENO, w->message, strlen(w->message));
+        (void)written;
+        _exit(w->exit_status);
+    }
+    return NULL;
 }
 
 void wp_mpi_finalize_bounded(const char *command, double timeout_s, int exit_status)
@@ -47,14 +69,24 @@ void wp_mpi_finalize_bounded(const char *command, double timeout_s, int exit_sta
              command, timeout_s);
     w->timeout_s = timeout_s;
     w->exit_status = exit_status;
+    w->finalized = 0;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->returned, NULL);
     fflush(NULL);
     if (pthread_create(&thread, NULL, watchdog_main, w) != 0) {
+        pthread_cond_destroy(&w->returned);
+        pthread_mutex_destroy(&w->lock);
         free(w);
         MPI_Finalize();
         return;
     }
     MPI_Finalize();
-    pthread_cancel(thread);
+    pthread_mutex_lock(&w->lock);
+    w->finalized = 1;
+    pthread_cond_signal(&w->returned);
+    pthread_mutex_unlock(&w->lock);
     pthread_join(thread, NULL);
+    pthread_cond_destroy(&w->returned);
+    pthread_mutex_destroy(&w->lock);
     free(w);
 }
