@@ -176,7 +176,7 @@ static int parse_options(int argc, char **argv, struct calibrate_options *o)
 #ifdef WP_HAVE_CUDA
                 o->backend = &wp_calib_nccl;
 #else
-                return wp_usage_error(CMD, "--device cuda: this build has no CUDA (configure --with-cuda)");
+                o->backend = NULL; /* refused after MPI_Init, by rank 0 alone */
 #endif
             } else {
                 return wp_usage_error(CMD, "--device must be cpu or cuda");
@@ -341,6 +341,11 @@ static int calibrate(const struct calibrate_options *o)
         fprintf(stderr, "wavepipe %s: needs at least 2 MPI ranks (mpiexec -n 2 ..., or srun -n 2 "
                         "--mpi=pmi2 ...)\n", CMD);
         return 1;
+    }
+    if (!o->backend) {
+        if (rank == 0)
+            wp_usage_error(CMD, "--device cuda: this build has no CUDA (configure --with-cuda)");
+        return 2;
     }
     struct wp_cluster cluster; /* on rank 0, with --out */
     wp_cluster_init(&cluster);
