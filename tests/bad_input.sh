@@ -250,6 +250,8 @@ export -f topo1
 f=$(truncated "$seed" x-trunc.xml); case_ "hwloc XML" truncated reject "$f" topo1 "$f"
 f=$(damaged "$seed" x-type.xml '0,/os_index="[0-9]*"/s//os_index="many"/'); case_ "hwloc XML" "wrong type" accept "$f" "$W" topo --xml "$f"
 f=$(damaged "$seed" x-huge.xml '0,/local_memory="[0-9]*"/s//local_memory="99999999999999999999999"/'); case_ "hwloc XML" "huge memory" accept "$f" "$W" topo --xml "$f"
+case_ "hwloc XML" "a file hwloc's own import crashes on" reject "$S/tests/fuzz/third-party/hwloc-2.9.0-xml-segv.xml" \
+    topo1 "$S/tests/fuzz/third-party/hwloc-2.9.0-xml-segv.xml"
 f=$(damaged "$seed" x-host.xml "0,/name=\"PCIVendor\" value=\"[^\"]*\"/s//name=\"PCIVendor\" value=\"$(esc "$hostile")\"/"); case_ "hwloc XML" "hostile string" accept "$f" "$W" topo --xml "$f"
 
 # --- harvest's per-point files ------------------------------------------------------------
