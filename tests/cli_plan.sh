@@ -255,4 +255,10 @@ expect_status 0 "$([ -n "$dp_row" ] && [ "$dp_printed" = "$dp_row" ]; echo $?)" 
     --compare-dir "$out/compared" --format csv > "$out/cmpcsv.txt" 2>&1
 expect_status 2 $? "--compare-dir with --format csv is refused"
 expect_contains "$out/cmpcsv.txt" "leave out --format csv" "and says why"
+# tight memory: a table whose times make the DP keep, per state, ways that do not fit 6 MB; its second pass
+# keeps the ways of least memory and finds the 4-stage pipeline that recomputes (5.5 MiB per GPU)
+"$WAVEPIPE" plan --layers "$WP_SRCDIR/tests/config/gpt-tiny-layers-tight.cfg" --global-batch 8 \
+    --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 --memory 6MB --tensor 1x1 --recompute always > "$out/tight.txt" 2>&1
+expect_status 0 $? "6 MB per GPU: a plan that fits is found"
+expect_contains "$out/tight.txt" "plan straight: 4 stages on 4 GPUs" "the 4-stage pipeline"
 finish

@@ -37,7 +37,7 @@ if head -c 20000 "$out/a/model.safetensors" | grep -aq '"transformer.h.0.attn.c_
 else
     fail "c_attn.weight has Hugging Face's shape [C, 3C]"
 fi
-if ls -a "$out/a" "$out/a/latest/" | grep -q 'tmp\|partial'; then fail "no temporary files left"; else pass "no temporary files left"; fi
+if { ls -A "$out/a"; ls -A "$out/a/latest/"; } | grep -q 'tmp\|partial'; then fail "no temporary files left"; else pass "no temporary files left"; fi
 expect_status "step-00000004" "$(readlink "$out/a/latest")" "a/latest links to the step directory of the save"
 
 run 2 --schedule 1f1b --steps 2 --results "$out/b.csv" --save "$out/b"

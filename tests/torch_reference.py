@@ -82,9 +82,8 @@ def write_perturbed(ckdir, out, sigma, seed):
     of model.safetensors (header and metadata kept byte for byte)."""
     import shutil
     os.makedirs(out, exist_ok=True)
-    for name in os.listdir(ckdir):
-        if name != "model.safetensors":
-            shutil.copy(os.path.join(ckdir, name), out)
+    for name in ("config.json", "optimizer.safetensors"):  # through DIR's links to latest/
+        shutil.copy(os.path.join(ckdir, name), out)
     path = os.path.join(ckdir, "model.safetensors")
     with open(path, "rb") as f:
         data = f.read()

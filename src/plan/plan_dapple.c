@@ -78,6 +78,7 @@ struct search {
     int *bucket_head, *bucket_tail;
     struct wp_plan_tally tally;
     char *take;                /* take[m]: a new stage may get m groups (G + 1 entries) */
+    int memory_first;          /* a way into a state is better by its peak memory first (search_point) */
 };
 
 static int better(int fits_a, double a, int fits_b, double b)
@@ -85,6 +86,15 @@ static int better(int fits_a, double a, int fits_b, double b)
     if (fits_a != fits_b)
         return fits_a > fits_b;
     return a < b;
+}
+
+/* One way into a DP state over another: by the time, or with memory_first
+ * by the peak memory and then the time */
+static int better_state(const struct search *S, const struct state *a, const struct state *b)
+{
+    if (S->memory_first && a->fits == b->fits && a->peak != b->peak)
+        return a->peak < b->peak;
+    return better(a->fits, a->value, b->fits, b->value);
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -167,7 +177,7 @@ static int offer(struct search *S, const struct state *cand, const int *used, co
     size_t slot = 0;
     int k = find(S, cand->j, canon, &slot);
     if (k >= 0) {
-        if (better(cand->fits, cand->value, S->st[k].fits, S->st[k].value)) {
+        if (better_state(S, cand, &S->st[k])) {
             S->st[k] = *cand;
             memcpy(&S->used[(size_t)k * S->nodes], used, (size_t)S->nodes * sizeof *used);
         }
@@ -556,8 +566,25 @@ static int search_point(struct wp_plan_model *m, struct candidate_list *l, struc
     struct wp_uniform_list ul = {NULL, 0, 0};
     struct ranked *rank = NULL;
     st->how = "";
-    if (rc == 0 && dp_scope(&S, &st->how))
+    if (rc == 0 && dp_scope(&S, &st->how)) {
         rc = search_dp(&S, &best_k, err);
+        /* one state per (layers, occupancy) kept by time can drop the only ways that fit a tight memory:
+         * then again, keeping the way of least peak memory (the fitting states found are its) */
+        if (rc == 0 && S.nst > 0 && !S.st[best_k].fits) {
+            free(S.st);
+            free(S.used);
+            free(S.canon);
+            free(S.table);
+            free(S.bucket_next);
+            free(S.bucket_head);
+            free(S.bucket_tail);
+            S.st = NULL, S.used = S.canon = S.table = S.bucket_next = S.bucket_head = S.bucket_tail = NULL;
+            S.nst = S.capst = 0;
+            S.table_size = 0;
+            S.memory_first = 1;
+            rc = search_dp(&S, &best_k, err);
+        }
+    }
     if (rc == 0 && wp_plan_search_uniform(m, &S.tally, &ul))
         rc = wp_errorf(err, "out of memory");
     int nc = 0;
