@@ -149,7 +149,8 @@ static int list_steps(const char *dir, int want_partial, struct step_list *out)
         out->steps[out->n++] = steps;
     }
     closedir(d);
-    qsort(out->steps, (size_t)out->n, sizeof *out->steps, by_steps_descending);
+    if (out->n > 1) /* none: no array to sort (qsort takes no null pointer) */
+        qsort(out->steps, (size_t)out->n, sizeof *out->steps, by_steps_descending);
     return 0;
 }
 
