@@ -1423,6 +1423,7 @@ int wp_cmd_run(int argc, char **argv)
         if (rank == 0)
             wp_err_print(CMD, &err);
         wp_changes_free(&changes);
+        wp_corpus_destroy(&corpus); /* read before a later settings error */
         wp_schedule_destroy(&s);
         wp_plan_destroy(&o.plan);
         wp_layer_table_destroy(&o.table);
