@@ -1,13 +1,11 @@
 /* Saving and resuming checkpoints (see checkpoint.h). */
 #include "run/checkpoint.h"
 
-#include <errno.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "run/checkpoint_dir.h"
 #include "run/safetensors.h"
