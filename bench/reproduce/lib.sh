@@ -1,0 +1,91 @@
+# bench/reproduce/lib.sh -- what every paper's reproduction script shares
+# (sourced by bench/reproduce/<paper>.sh; see bench/reproduce/README.md):
+# where results go, how a file is published (temporary name, then rename,
+# so an interrupted run never leaves half a file where a committed one was),
+# the two kinds of evidence and their labels, the provenance block, the
+# comparison rows of a README table, and the SVG + PNG plots.
+#
+# A script calls rp_init PAPER WAVEPIPE SRCDIR [OUTDIR] first; it then has
+#   RP_PAPER, RP_WP (the wavepipe binary), RP_SRC, RP_OUT (results/PAPER),
+#   RP_WORK (a scratch directory, removed on exit unless RP_KEEP_WORK=1).
+
+RP_SIMULATED="simulated at the paper's scale"
+RP_MEASURED="measured on the test cluster"
+
+rp_log() { echo "reproduce[$RP_PAPER]: $*" >&2; }
+rp_die() { echo "reproduce[$RP_PAPER]: error: $*" >&2; exit 1; }
+
+rp_init() { # rp_init PAPER WAVEPIPE SRCDIR [OUTDIR]
+    RP_PAPER=$1
+    RP_WP=$2
+    RP_SRC=$(cd "$3" && pwd)
+    RP_OUT=${4:-$RP_SRC/results/$1}
+    [ -x "$RP_WP" ] || rp_die "no wavepipe binary at $RP_WP (build first: make)"
+    mkdir -p "$RP_OUT" || rp_die "cannot create $RP_OUT"
+    RP_WORK=$(mktemp -d "${TMPDIR:-/tmp}/wp-reproduce-$1.XXXXXX") || rp_die "no scratch directory"
+    if [ "${RP_KEEP_WORK:-0}" = 1 ]; then
+        rp_log "scratch kept in $RP_WORK"
+    else
+        trap 'rm -rf "$RP_WORK"' EXIT
+    fi
+    RP_START_S=$(date +%s)
+}
+
+# rp_publish TMPFILE NAME: moves a finished file to RP_OUT/NAME in one rename
+rp_publish() {
+    mkdir -p "$(dirname "$RP_OUT/$2")"
+    mv -f "$1" "$RP_OUT/$2.tmp.$$" && mv -f "$RP_OUT/$2.tmp.$$" "$RP_OUT/$2" || rp_die "cannot write $RP_OUT/$2"
+}
+
+# rp_write NAME < content: writes RP_OUT/NAME from stdin through a temporary name
+rp_write() {
+    local tmp="$RP_WORK/write.$$.$RANDOM"
+    cat > "$tmp" || rp_die "cannot write $tmp"
+    rp_publish "$tmp" "$1"
+}
+
+# rp_plot NAME GNUPLOT_BODY [WIDTH HEIGHT]: RP_OUT/NAME.svg and NAME.png from
+# the body (everything after `set terminal` and `set output`); fails loudly,
+# since a figure a README links to must exist.
+rp_plot() {
+    local name=$1 body=$2 w=${3:-720} h=${4:-480} ext term tmp
+    command -v gnuplot > /dev/null || rp_die "gnuplot is not installed (scripts/install-deps installs gnuplot-nox)"
+    for ext in svg png; do
+        if [ $ext = svg ]; then term="svg size $w,$h dynamic font 'sans,12'"; else term="pngcairo size $w,$h font 'sans,10'"; fi
+        tmp="$RP_WORK/$name.$$.$ext"
+        printf 'set terminal %s\nset output "%s"\n%s\n' "$term" "$tmp" "$body" | gnuplot 2> "$RP_WORK/gnuplot.err" \
+            || { cat "$RP_WORK/gnuplot.err" >&2; rp_die "gnuplot failed on $name.$ext"; }
+        rp_publish "$tmp" "$name.$ext"
+    done
+}
+
+# rp_diff_pct OURS PAPER: (ours / paper - 1) in percent, one decimal, signed
+rp_diff_pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%+.1f %%", 100 * (a / b - 1) }'; }
+
+# rp_row WHAT PAPER OURS LIMIT_PCT WHY: one markdown row "| what | paper | ours |
+# difference | note |"; the note is WHY when |difference| > LIMIT_PCT, else
+# "reproduces". PAPER may be "n/a" (a figure the paper shows only as a plot).
+rp_row() {
+    local what=$1 paper=$2 ours=$3 limit=$4 why=$5 diff note
+    if [ "$paper" = n/a ]; then
+        diff="n/a"; note=$why
+    else
+        diff=$(rp_diff_pct "$ours" "$paper")
+        note=$(awk -v a="$ours" -v b="$paper" -v l="$limit" 'BEGIN { d = b ? 100 * (a / b - 1) : 0; if (d < 0) d = -d; print (d > l) ? "far" : "ok" }')
+        [ "$note" = ok ] && note="reproduces (within $limit %)" || note=$why
+    fi
+    printf '| %s | %s | %s | %s | %s |\n' "$what" "$paper" "$ours" "$diff" "$note"
+}
+
+# rp_provenance KIND [DETAIL...]: the block every README starts its results
+# with: the evidence kind, the command, the commit, the machine and the date
+rp_provenance() {
+    local kind=$1 commit
+    shift
+    commit=$(git -C "$RP_SRC" describe --always --dirty 2> /dev/null || echo "not a git checkout")
+    echo "- **Evidence: $kind.**"
+    for d in "$@"; do echo "- $d"; done
+    echo "- Made by \`make reproduce-$RP_PAPER\` (\`bench/reproduce/$RP_PAPER.sh\`) at commit \`$commit\`,"
+    echo "  on $(nproc) cores of $(uname -m) ($(awk -F: '/model name/ { gsub(/^ +/, "", $2); print $2; exit }' /proc/cpuinfo 2> /dev/null || echo unknown cpu)),"
+    echo "  $(date -u +%Y-%m-%d), in $(( $(date +%s) - RP_START_S )) s."
+}
