@@ -237,7 +237,7 @@ static void usage(void)
            "                         --steps is the total, rows continue the iteration numbers, the\n"
            "                         losses are those of an uninterrupted run\n"
            "  --watchdog-s S         end the job (MPI_Abort, exit status 69) when a wait for a message\n"
-           "                         or a sum has not progressed for S seconds (default 10; 0: never):\n"
+           "                         or a sum has not progressed for S seconds (default 6; 0: never):\n"
            "                         a rank, its node or its link lost. The limit is 12 S until the\n"
            "                         first iteration ends, then max(S, 2 x the longest iteration);\n"
            "                         a checkpoint save or a move of layers max(S, 60 s, 4 x the\n"
@@ -328,7 +328,7 @@ static int parse(int argc, char **argv, struct run_options *o)
     o->global_batch = o->steps = -1;
     o->seed = -1;
     o->progress_us = 200;
-    o->watchdog_s = 10;
+    o->watchdog_s = 6;
     o->grad_overlap = 1;
     o->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
     o->adapt.every = 10;

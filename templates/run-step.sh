@@ -5,7 +5,7 @@
 # SIGTERM (time limit, scancel, scontrol requeue). `wavepipe run` then ends
 # the iteration in flight on every rank, appends its CSV row, checkpoints
 # and exits 75. When a rank says it is ending the job (a lost rank or node:
-# its watchdog or MPI's error), the launcher gets 2 s to end the step and is
+# its watchdog or MPI's error), the launcher gets 1 s to end the step and is
 # then killed: srun would otherwise wait KillWait + 2 s more for the tasks of
 # a node it can no longer reach. Returns the command's exit status.
 stop_signal=
@@ -21,7 +21,7 @@ run_step() {
         sleep 0.5
         if [ "$ending" -gt 0 ]; then
             ending=$((ending + 1))
-            [ "$ending" -gt 4 ] && kill -KILL "$pid" 2>/dev/null
+            [ "$ending" -gt 2 ] && kill -KILL "$pid" 2>/dev/null
             continue
         fi
         size=$(stat -c %s run.log 2>/dev/null || echo 0)
@@ -32,7 +32,7 @@ run_step() {
     done
     wait "$pid"
     status=$?
-    [ "$ending" -gt 4 ] && echo "the launcher did not end 2 s after a rank ended the job: killed" >> run.log
+    [ "$ending" -gt 2 ] && echo "the launcher did not end 1 s after a rank ended the job: killed" >> run.log
     trap - USR1 TERM
     return "$status"
 }

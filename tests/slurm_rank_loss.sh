@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rank and node loss on the virtual Slurm cluster (tests/cluster/vcluster.sh,
 # 4 nodes, MPICH 5 over the veth links). A campaign of two points (gpt-tiny,
-# 4 ranks on 2 nodes each, 60 steps, a checkpoint every 10, watchdog_s = 2)
+# 4 ranks on 2 nodes each, 60 steps, a checkpoint every 10, watchdog_s = 2, or RANK_LOSS_WATCHDOG_S)
 # is submitted; point A (1f1b) is hurt twice, point B (gpipe) runs to DONE:
 #   1. after A's 13th row, its rank 3 is killed (SIGKILL on its node): the
 #      job must end (FAILED written) within 10 s, `wavepipe status` must show
@@ -12,8 +12,8 @@
 #      ends the run step, status names the silent rank and its host, and
 #      the job ends within 10 s (measured; srun would wait KillWait + 2 s for
 #      the cut-off node's tasks after the abort, so the job script kills it
-#      2 s after the run said it is ending the job: watchdog_s + 0.5 s + at
-#      most 2.5 s, about 5 s); the link comes back up and A is resubmitted
+#      1 s after the run said it is ending the job: watchdog_s + 0.5 s + at
+#      most 1.5 s, about 4 s); the link comes back up and A is resubmitted
 #      alone.
 # A then finishes from its last checkpoint: its results.csv has whole rows
 # only and every iteration 0..59, and its run.log says where it resumed.
@@ -52,7 +52,7 @@ steps = $steps;
 warmup = 1;
 repetitions = 1;
 save_every = 10;
-watchdog_s = 2;
+watchdog_s = ${RANK_LOSS_WATCHDOG_S:-2};
 launcher = "srun";
 device = "cpu";
 slurm = { partition = "wp"; time = "00:05:00"; cpus_per_task = 1; };
@@ -85,7 +85,7 @@ a=$(find "$camp" -mindepth 1 -maxdepth 1 -type d -name '*1f1b*' | head -n 1)
 b=$(find "$camp" -mindepth 1 -maxdepth 1 -type d -name '*gpipe*' | head -n 1)
 [ -n "$a" ] && [ -n "$b" ] && pass "two points rendered" || { fail "two points rendered"; finish; exit 1; }
 expect_contains "$a/job.sbatch" "--kill-on-bad-exit=1" "the run step ends when a task dies (srun -K)"
-expect_contains "$a/job.sbatch" "--watchdog-s '2'" "the campaign's watchdog_s reaches the run"
+expect_contains "$a/job.sbatch" "--watchdog-s '${RANK_LOSS_WATCHDOG_S:-2}'" "the campaign's watchdog_s reaches the run"
 
 # --- 1. a rank killed -----------------------------------------------------------
 if ! wait_rows "$a/results.csv" 13 150; then

@@ -15,7 +15,7 @@
  *   steps = 4; warmup = 1; repetitions = 1; save_every = 2;
  *   keep_checkpoints = 2;  (optional: run --keep, step directories kept; 0: all)
  *   adapt_every = 10;    (optional: run --adapt-every for points of axis adapt)
- *   watchdog_s = 10;     (optional: run --watchdog-s, the wait that ends a job
+ *   watchdog_s = 6;      (optional: run --watchdog-s, the wait that ends a job
  *                         which lost a rank or node; default: the run's)
  *   adapt_candidates = "2:1,4:1";  (optional: run --adapt-candidates where k is tuned)
  *   compute = "emulated"; layer_table = "TABLE";  (optional: run --compute emulated
