@@ -10,12 +10,14 @@
 # or, with AUTODDL_MEASURE=1, measured again there (root, the cluster lock,
 # several minutes).
 #
-# Usage: bench/reproduce/autoddl.sh WAVEPIPE SRCDIR   (make reproduce-autoddl)
+# Usage: bench/reproduce/autoddl.sh WAVEPIPE SRCDIR [OUTDIR]   (make reproduce-autoddl)
+#   OUTDIR  default SRCDIR/results/autoddl; without AUTODDL_MEASURE=1 it must
+#           hold measured/ (a copy of results/autoddl/measured)
 set -euo pipefail
 # shellcheck source=bench/reproduce/lib.sh
 . "$(dirname "$0")/lib.sh"
-[ $# -eq 2 ] || { echo "usage: $0 WAVEPIPE SRCDIR" >&2; exit 2; }
-rp_init autoddl "$1" "$2"
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: $0 WAVEPIPE SRCDIR [OUTDIR]" >&2; exit 2; }
+rp_init autoddl "$1" "$2" "${3:-}"
 
 DAINT=$RP_SRC/topology/piz-daint-p100-x256-aries.cfg
 GCP=$RP_SRC/topology/gcp-a100-16g-x2.cfg
@@ -338,7 +340,8 @@ fig3_mesh=$(get daint-transformer transformer-h8192-l8 64 chosen meshes)
     echo "## Asymptotic communication (sections 1 and 4.4.2)"
     echo
     echo "Two 16384 x 16384 matmuls with batch 16384 on p = 8 ... 4096 Piz Daint nodes; the slope of"
-    echo "log(bytes per device) over log p for p = 64 ... 4096 (least squares). Plot: \`square_volume.svg\`."
+    echo "log(bytes per device) over log p for p = 64 ... 4096 (least squares). Plot: \`square_volume.svg\`"
+    echo "(Megatron 1D and data parallelism send the same 4 (p-1)/p n^2 elements here, so their lines coincide)."
     echo
     echo "$HDR"
     rp_row "chosen meshes: exponent of p (Theta(n^2/p^(2/3)))" -0.667 "$(slope chosen)" 10 \
@@ -482,10 +485,12 @@ fig3_mesh=$(get daint-transformer transformer-h8192-l8 64 chosen meshes)
     echo "the paths (the test cluster's command; \`wavepipe sweep\` campaigns run training, not \`sbp --measure\`,"
     echo "so this one is a script):"
     echo
-    echo '```'
-    echo 'OUT=$PWD/sbp_measure CALIBRATE_LAUNCHER="srun -N 2 -n 4 --ntasks-per-node=2 --mpi=pmi2" \'
-    echo '    bench/sbp_measure.sh src/wavepipe . srun -N 2 -n 8 --ntasks-per-node=4 --mpi=pmi2'
-    echo '```'
+    cat <<'EOS'
+```
+OUT=$PWD/sbp_measure CALIBRATE_LAUNCHER="srun -N 2 -n 4 --ntasks-per-node=2 --mpi=pmi2" \
+    bench/sbp_measure.sh src/wavepipe . srun -N 2 -n 8 --ntasks-per-node=4 --mpi=pmi2
+```
+EOS
 } > "$RP_WORK/README.md"
 rp_publish "$RP_WORK/README.md" README.md
 rp_log "wrote $RP_OUT (README.md, CSVs, plots) in $(( $(date +%s) - RP_START_S )) s"
