@@ -209,7 +209,10 @@ if [ "${AUTODDL_MEASURE:-0}" = 1 ]; then
 OUT="$OUT/measured" CALIBRATE_LAUNCHER="srun -N 2 -n 4 --ntasks-per-node=2 --mpi=pmi2" \\
     bash "$SRCDIR/bench/sbp_measure.sh" "$WAVEPIPE" "$SRCDIR" srun -N 2 -n 8 --ntasks-per-node=4 --mpi=pmi2
 EOS
+        # the machine's load around the job: the test cluster shares its cores
+        echo "before: $(cat /proc/loadavg)" > "$OUT/measured/loadavg.txt"
         vcj_job sbp-measure 2 8 4 "$OUT/sbp-measure.sh" 1800 || die "bench/sbp_measure.sh failed ($OUT/logs/sbp-measure.out)"
+        echo "after: $(cat /proc/loadavg)" >> "$OUT/measured/loadavg.txt"
         sed "s|$OUT/measured|results/autoddl/measured|g" "$OUT/logs/sbp-measure.out" > "$OUT/measured/summary.txt"
         echo "$MPI_LINE" > "$OUT/measured/mpi.txt"
         date -u +%Y-%m-%d > "$OUT/measured/date.txt"
@@ -468,7 +471,11 @@ fig3_mesh=$(get daint-transformer transformer-h8192-l8 64 chosen meshes)
     echo "as 2 nodes x 4 GPUs; each strategy's collectives, forward and backward, run by \`wavepipe sbp"
     echo "--measure\` with the bytes the model charges, beside the model's prediction on links calibrated on"
     echo "the same cluster ($(awk '/^fit / { a = $0; sub(/.*alpha = /, "", a); sub(/,.*/, "", a); b = $0; sub(/.*1\/beta = /, "", b)
-        sub(/\).*/, "", b); printf "%s%s: alpha %s, %s", n++ ? "; " : "", $2, a, b }' "$MEASURED_DIR/summary.txt")). Plot: \`measured.svg\`."
+        sub(/\).*/, "", b); r = $0; sub(/.*rms /, "", r); sub(/,.*/, "", r)
+        printf "%s%s: alpha %s, %s, residuals rms %s", n++ ? "; " : "", $2, a, b, r }' "$MEASURED_DIR/summary.txt")). Plot: \`measured.svg\`."
+    echo "The test cluster's nodes share the development machine's 2 cores with other work; its load"
+    echo "(1, 5, 15 minute averages) around the measurement: $(if [ -f "$MEASURED_DIR/loadavg.txt" ]; then cut -d' ' -f1-4 "$MEASURED_DIR/loadavg.txt" | paste -sd ';' -; else echo "not recorded for this run"; fi)."
+    echo "A busy machine inflates the calibrated latency and the small collectives' times."
     echo
     echo "| strategy | meshes per layer | predicted s/step | measured s/step | measured / predicted | bytes sent per device (counted) | ranks counting the model's bytes |"
     echo "|---|---|---|---|---|---|---|"
