@@ -64,6 +64,7 @@ static void two_devices(void)
     is_near(r.comm_s, 2 * a + 192 * b, 1e-12, "(2,1,1): weight sync only, 2 alpha + 192 beta");
     is_near(r.layers[0].weight_sync_s, r.comm_s, 1e-12, "(2,1,1): all of it is weight sync");
     is_near(r.sent_bytes, 192, 1e-12, "(2,1,1): sends 2 (1/2) 192 bytes");
+    is_near(r.layers[0].weight_sync_sent_bytes, 192, 1e-12, "(2,1,1): all of them the weight gradient's");
     is_near(r.memory_bytes, 16 * 48 + 4 * 24 / 2.0, 1e-12, "(2,1,1): 16 B x 48 weights + 4 B x 12 inputs");
     wp_sbp_result_destroy(&r);
     /* (1,2,1): the batch-split input is already (S0:p0 p1, S1:p2): no
@@ -80,6 +81,7 @@ static void two_devices(void)
     is_near(r.layers[0].alltoall_s, 2 * (a + 24 * b), 1e-12, "(1,1,2): alltoall 2 (alpha + 24 beta)");
     is_near(r.layers[0].reduce_s, 2 * (a + 64 * b), 1e-12, "(1,1,2): reduce 2 (alpha + 64 beta)");
     is_near(r.sent_bytes, 48 + 128, 1e-12, "(1,1,2): sends 48 + 128 bytes");
+    is_near(r.layers[0].weight_sync_sent_bytes, 0, 0, "(1,1,2): no weight gradient to sum");
     wp_sbp_result_destroy(&r);
 
     struct wp_sbp_search_opts o;

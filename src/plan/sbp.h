@@ -138,6 +138,7 @@ struct wp_sbp_layer_cost {
     double weight_sync_s;
     double comm_s;               /* the sum of the four */
     double sent_bytes;           /* per device, forward + backward */
+    double weight_sync_sent_bytes; /* of sent_bytes, the weight gradient's allreduce */
     double memory_bytes;         /* per device */
 };
 
@@ -204,7 +205,7 @@ void wp_sbp_result_destroy(struct wp_sbp_result *res);
  *                        gather_from = "rows"; reduce_to = "cols";
  *                        alltoall_s = ...; gather_s = ...; reduce_s = ...;
  *                        weight_sync_s = ...; comm_s = ...; sent_bytes = ...;
- *                        memory_bytes = ...; }, ... ); };
+ *                        weight_sync_sent_bytes = ...; memory_bytes = ...; }, ... ); };
  * wp_sbp_config_add adds it under parent (the plan file's root);
  * wp_sbp_config_text returns it alone as malloc'ed text (NULL when out of
  * memory). wp_sbp_config_keys is its schema, for a reader's own schema:

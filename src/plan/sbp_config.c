@@ -21,6 +21,7 @@ static const struct wp_cfg_key layer_keys[] = {
     WP_KEY_RANGE("weight_sync_s", WP_CFG_FLOAT, 1, 0, 1e300),
     WP_KEY_RANGE("comm_s", WP_CFG_FLOAT, 1, 0, 1e300),
     WP_KEY_RANGE("sent_bytes", WP_CFG_FLOAT, 1, 0, 1e300),
+    WP_KEY_RANGE("weight_sync_sent_bytes", WP_CFG_FLOAT, 0, 0, 1e300),
     WP_KEY_RANGE("memory_bytes", WP_CFG_FLOAT, 1, 0, 1e300),
     WP_KEY_END};
 
@@ -79,6 +80,7 @@ void wp_sbp_config_add(config_setting_t *parent, const struct wp_sbp_problem *pr
         wp_cfg_add_float(g, "weight_sync_s", c->weight_sync_s);
         wp_cfg_add_float(g, "comm_s", c->comm_s);
         wp_cfg_add_float(g, "sent_bytes", c->sent_bytes);
+        wp_cfg_add_float(g, "weight_sync_sent_bytes", c->weight_sync_sent_bytes);
         wp_cfg_add_float(g, "memory_bytes", c->memory_bytes);
     }
 }

@@ -136,7 +136,8 @@ void wp_sbp_layer_terms(const struct wp_sbp_problem *pr, int layer, const struct
     t->reduce_s = wp_sbp_coll_s(pr, &reduce);
     t->sent_bytes += wp_sbp_coll_sent_bytes(&reduce);
     t->weight_sync_s = wp_sbp_coll_s(pr, &sync);
-    t->sent_bytes += wp_sbp_coll_sent_bytes(&sync);
+    t->weight_sync_sent_bytes = wp_sbp_coll_sent_bytes(&sync);
+    t->sent_bytes += t->weight_sync_sent_bytes;
 }
 
 static struct wp_sbp_rows reduced_rows(const struct wp_sbp_mesh *m, enum wp_sbp_dim d)
@@ -289,6 +290,7 @@ int wp_sbp_evaluate(const struct wp_sbp_problem *pr, const struct wp_sbp_mesh *m
         c->reduce_s = t.reduce_s;
         c->weight_sync_s = t.weight_sync_s;
         c->sent_bytes = t.sent_bytes;
+        c->weight_sync_sent_bytes = t.weight_sync_sent_bytes;
         c->reduce_to = WP_SBP_COLS; /* the last layer's; the next layer's alltoall sets the others */
         if (l > 0 || pr->input == WP_SBP_INPUT_BATCH_SPLIT) {
             double sent = 0;

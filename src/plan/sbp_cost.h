@@ -67,7 +67,8 @@ void wp_sbp_move(const struct wp_sbp_problem *pr, int nodes, int gpus, const str
  * free input), reduce and weight_sync, seconds and bytes sent. */
 struct wp_sbp_terms {
     double gather_s, reduce_s, weight_sync_s;
-    double sent_bytes;
+    double sent_bytes;              /* all three */
+    double weight_sync_sent_bytes;  /* of them the weight gradient's allreduce */
 };
 void wp_sbp_layer_terms(const struct wp_sbp_problem *pr, int layer, const struct wp_sbp_mesh *m,
                         struct wp_sbp_terms *t);
