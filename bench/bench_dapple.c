@@ -111,7 +111,7 @@ static int plan_best(struct wp_plan_model *m, struct wp_plan *p)
 static int table5(void)
 {
     printf("model,config,global_batch,paper_plan,paper_split,paper_acr,plan,split,acr,iter_s,paper_plan_iter_s,"
-           "paper_plan_fits,search_s\n");
+           "paper_plan_fits\n");
     for (int i = 0; i < dapple_ncases; i++) {
         const struct dapple_case *c = &dapple_cases[i];
         struct setup s;
@@ -137,9 +137,9 @@ static int table5(void)
                 snprintf(acr, sizeof acr, "%.2f", best.acr);
             if (c->acr >= 0)
                 snprintf(paper_acr, sizeof paper_acr, "%.2f", c->acr);
-            printf("%s,%c,%d,%s,%s,%s,%s,%s,%s,%.6f,%.6f,%d,%.3f\n", dapple_model_name(c), config_letter(c),
+            printf("%s,%c,%d,%s,%s,%s,%s,%s,%s,%.6f,%.6f,%d\n", dapple_model_name(c), config_letter(c),
                    c->global_batch, c->paper, paper_split, paper_acr, shape, split, acr, simulate(&s.m, &best, 1, NULL),
-                   simulate(&s.m, &paper, 1, NULL), paper.fits, best.search_s);
+                   simulate(&s.m, &paper, 1, NULL), paper.fits);
         }
         wp_plan_destroy(&best);
         wp_plan_destroy(&paper);
