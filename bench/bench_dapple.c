@@ -12,6 +12,8 @@
  *   placement  IV-B: the search with one placement policy only
  *   gpipe      table VI: BERT-48 on 2 GPUs of configuration B, GPipe and
  *              DAPPLE, with and without recomputation, micro-batch 2
+ *   pipedream  table VII / figure 13: DAPPLE's and PipeDream's plans of
+ *              table VII on 2 x 8 GPUs of configuration A
  *   strong     figure 14: 1 to 16 GPUs of configuration A, fixed batch
  *   weak       table VIII: the deepest BERT whose straight pipeline with
  *              recomputation fits 1, 2, 4 and 8 GPUs of configuration A
@@ -360,6 +362,71 @@ static int gpipe(void)
     return 0;
 }
 
+/* Table VII and figure 13: DAPPLE's and PipeDream's plans on 2 x 8 GPUs
+ * of configuration A as the table gives them ((start, end) layers @ GPUs;
+ * PipeDream's VGG-19 ranges share their end layer with the next start, read
+ * as [start, end)), on wavepipe's costs, with DP and wavepipe's planner. */
+static int pipedream(void)
+{
+    static const struct {
+        int model_case, global_batch, dapple_n, dapple_layers[2], dapple_reps[2], pd_n, pd_layers[4],
+            pd_reps[4]; /* pd_n 0: straight */
+    } runs[] = {
+        {3, 1024, 2, {17, 9}, {14, 2}, 4, {11, 6, 2, 7}, {8, 6, 1, 1}}, /* VGG-19: (0,16)@G0-13 (17,25)@G14-15 */
+        {15, 128, 2, {31, 13}, {8, 8}, 0, {0}, {0}},                   /* AmoebaNet-36: (0,30) (31,43) */
+        {12, 128, 2, {23, 0}, {8, 8}, 0, {0}, {0}},                    /* XLNet-36: (0,22) (23,41) */
+    };
+    printf("model,config,global_batch,plan_by,plan,iter_s,speedup_over_dp,fits\n");
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        const struct dapple_case *c = &dapple_cases[runs[r].model_case];
+        struct setup s;
+        if (setup_open(&s, c, 0, runs[r].global_batch))
+            return 1;
+        double dp, peak;
+        int fits, rc = data_parallel(&s.m, 1, &dp, &peak, &fits);
+        struct wp_plan plans[3];
+        const char *by[3] = {"dapple_table7", "pipedream_table7", "wavepipe"};
+        struct wp_err err;
+        for (int k = 0; k < 3; k++)
+            wp_plan_init(&plans[k]);
+        if (rc == 0) {
+            int layers[2] = {runs[r].dapple_layers[0], runs[r].dapple_layers[1]};
+            if (layers[1] == 0) /* the rest of the table */
+                layers[1] = s.t.nlayers - layers[0];
+            rc = wp_plan_fixed(&s.m, runs[r].dapple_n, layers, runs[r].dapple_reps, &plans[0], &err);
+        }
+        if (rc == 0) {
+            if (runs[r].pd_n) {
+                rc = wp_plan_fixed(&s.m, runs[r].pd_n, runs[r].pd_layers, runs[r].pd_reps, &plans[1], &err);
+            } else {
+                struct dapple_case straight = *c;
+                straight.paper = "straight";
+                rc = dapple_paper_plan(&s.m, &straight, &plans[1], &err);
+            }
+        }
+        if (rc)
+            fprintf(stderr, "bench_dapple: pipedream: %s: %s\n", c->file, err.msg);
+        else
+            rc = plan_best(&s.m, &plans[2]);
+        if (rc == 0) {
+            printf("%s,A,%d,dp,DP,%.6f,1.0000,%d\n", dapple_model_name(c), runs[r].global_batch, dp, fits);
+            for (int k = 0; k < 3; k++) {
+                char shape[256];
+                wp_plan_shape(&plans[k], shape, sizeof shape);
+                double it = simulate(&s.m, &plans[k], 1, NULL);
+                printf("%s,A,%d,%s,%s,%.6f,%.4f,%d\n", dapple_model_name(c), runs[r].global_batch, by[k], shape, it,
+                       dp / it, plans[k].fits);
+            }
+        }
+        for (int k = 0; k < 3; k++)
+            wp_plan_destroy(&plans[k]);
+        setup_close(&s);
+        if (rc)
+            return 1;
+    }
+    return 0;
+}
+
 /* Figure 14: GNMT-16 (2048), BERT-48 (128), XLNet-36 (128), AmoebaNet-36
  * (256) on 1, 2, 4, 8 and 16 GPUs of configuration A (the planner takes
  * one node's GPUs or whole nodes: 10, 12 and 14 are not among them). */
@@ -496,16 +563,17 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(void);
     } experiments[] = {{"table5", table5}, {"speedup", speedup}, {"policy", policy}, {"placement", placement},
-                       {"gpipe", gpipe},   {"strong", strong},   {"weak", weak}};
+                       {"gpipe", gpipe},   {"pipedream", pipedream}, {"strong", strong},
+                       {"weak", weak}};
     if (argc != 3) {
-        fprintf(stderr, "usage: bench_dapple SRCDIR table5|speedup|policy|placement|gpipe|strong|weak\n");
+        fprintf(stderr, "usage: bench_dapple SRCDIR table5|speedup|policy|placement|gpipe|pipedream|strong|weak\n");
         return 2;
     }
     srcdir = argv[1];
     for (size_t i = 0; i < sizeof experiments / sizeof experiments[0]; i++)
         if (strcmp(argv[2], experiments[i].name) == 0)
             return experiments[i].run();
-    fprintf(stderr, "bench_dapple: unknown experiment '%s' (table5, speedup, policy, placement, gpipe, strong, "
-                    "weak)\n", argv[2]);
+    fprintf(stderr, "bench_dapple: unknown experiment '%s' (table5, speedup, policy, placement, gpipe, "
+                    "pipedream, strong, weak)\n", argv[2]);
     return 2;
 }
