@@ -22,9 +22,9 @@ const struct dapple_case dapple_cases[] = {
     {"dapple-v100/xlnet-36-pbs-1.txt", "auto", "Layer_", 0, 128, 'a', "8:8", 18, 0.03},
     {"dapple-v100/xlnet-36-pbs-1.txt", "auto", "Layer_", 0, 128, 'b', "8:8", 18, 0.03},
     {"dapple-v100/xlnet-36-pbs-1.txt", "auto", "Layer_", 0, 128, 'c', "straight", 0, 0.67},
-    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_", 0, 128, 'a', "8:8", 24, 0.18},
-    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_", 0, 128, 'b', "11:5", 27, 0.14},
-    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_", 0, 128, 'c', "11:5", 27, 0.35},
+    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_|!stem|!reduction", 0, 128, 'a', "8:8", 24, 0.18},
+    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_|!stem|!reduction", 0, 128, 'b', "11:5", 27, 0.14},
+    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_|!stem|!reduction", 0, 128, 'c', "11:5", 27, 0.35},
 };
 const int dapple_ncases = (int)(sizeof dapple_cases / sizeof dapple_cases[0]);
 
@@ -41,14 +41,22 @@ const char *dapple_model_name(const struct dapple_case *c)
     return c->file;
 }
 
+/* A layer counts when its name holds one of block's "|"-separated
+ * substrings and none of those written "!x". */
 static int is_block(const char *name, const char *block)
 {
     char alt[128];
+    int hit = 0;
     snprintf(alt, sizeof alt, "%s", block);
-    for (char *save = NULL, *tok = strtok_r(alt, "|", &save); tok; tok = strtok_r(NULL, "|", &save))
-        if (strstr(name, tok))
-            return 1;
-    return 0;
+    for (char *save = NULL, *tok = strtok_r(alt, "|", &save); tok; tok = strtok_r(NULL, "|", &save)) {
+        if (tok[0] == '!') {
+            if (strstr(name, tok + 1))
+                return 0;
+        } else if (strstr(name, tok)) {
+            hit = 1;
+        }
+    }
+    return hit;
 }
 
 int dapple_blocks_in(const struct wp_layer_table *t, const char *block, int first, int last)

@@ -10,7 +10,7 @@
 #include "topo/cluster_io.h"
 
 struct dapple_case {
-    const char *file, *contract, *block; /* block: a substring of the names of the counted layers ("a|b") */
+    const char *file, *contract, *block; /* the counted layers: substrings of their names ("a|b"), "!c": not those */
     int profile_batch, global_batch;
     char config;                         /* 'a', 'b' or 'c' */
     const char *paper;                   /* "DP", "straight" or "P:Q" */
