@@ -133,8 +133,8 @@ $slower of $total of wavepipe's plans are slower than the paper's plan on the
 same costs$([ "$slower" = 0 ] && echo ", so where they differ it is the costs, not the search" || echo " (a miss of the search: see the rows)"). wavepipe overlaps DP's gradient sum with the backward in 25 MiB
 buckets, which makes pipelines with a small replicated stage (VGG-19 15:1,
 the fully connected layers alone on one GPU) cheaper on A and B where the
-paper keeps DP; on the flat configurations B and C its link model (one
-25 us latency, full bandwidth per message) makes deeper pipelines with
+paper keeps DP; on the flat configurations B and C its costs (the
+configurations' link figures, latencies assumed) make deeper pipelines with
 small replicated stages (XLNet-36, GNMT-16, AmoebaNet-36) cheaper than the
 paper's 8:8, 11:5 and straight plans. Where both plans have two stages the
 cut is at most $split_off from the paper's; wavepipe's cuts
@@ -363,8 +363,8 @@ cat << EOF
 Up to 8 GPUs (one server) the planner keeps DP, near-linear over NVLink;
 at 16 the second server's Ethernet makes DP's parallel efficiency from 8
 to 16 GPUs fall to $eff8 of what it was at 8, and the planner switches to
-2-stage pipelines that keep the allreduce inside each server, as the paper
-says. One difference: wavepipe's memory model fits AmoebaNet-36 on one
+pipelines whose stages each keep to one server (their allreduce on NVLink),
+as the paper says. One difference: wavepipe's memory model fits AmoebaNet-36 on one
 V100 (the paper's single-GPU and DP points are NaN: out of memory), for the
 same reason as table VI's memory column.
 
