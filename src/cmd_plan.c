@@ -24,7 +24,7 @@
 
 enum { OPT_LAYERS = 3000, OPT_PROFILE_BATCH, OPT_GLOBAL_BATCH, OPT_CLUSTER, OPT_MEMORY, OPT_OUT, OPT_FORMAT,
        OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL, OPT_UNEVEN, OPT_TENSOR, OPT_RECOMPUTE,
-       OPT_CHUNKS, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB };
+       OPT_CHUNKS, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_PLACE };
 
 static void usage(void)
 {
@@ -88,6 +88,10 @@ static void usage(void)
            "                       in buckets as that backward finishes their layers; off: all of it\n"
            "                       (DAPPLE's formula)\n"
            "  --grad-bucket-mb MB  the buckets' size in MiB (default 25)\n"
+           "  --place POLICY       all (default): each stage placed fresh, append or scatter first,\n"
+           "                       whichever is best (uniform plans by append); fresh, append or\n"
+           "                       scatter: every stage by that policy only, to compare DAPPLE's\n"
+           "                       policies (IV-B)\n"
            "  -h, --help           this text\n");
 }
 
@@ -96,6 +100,7 @@ struct plan_options {
     int nlayers;
     int profile_batch, global_batch, devices, compare, uneven_slices;
     int grad_overlap;
+    int place_only; /* wp_plan_model's: 0 all policies, else 1 + one */
     double memory_bytes, grad_bucket_bytes;
     enum wp_layer_contract contract;
     struct wp_plan_tensor tensor; /* p1 0: searched */
@@ -124,6 +129,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
         {"chunks", required_argument, NULL, OPT_CHUNKS},
         {"grad-overlap", required_argument, NULL, OPT_GRAD_OVERLAP},
         {"grad-bucket-mb", required_argument, NULL, OPT_GRAD_BUCKET_MB},
+        {"place", required_argument, NULL, OPT_PLACE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -185,6 +191,18 @@ static int parse(int argc, char **argv, struct plan_options *o)
         case OPT_GRAD_BUCKET_MB:
             if (wp_parse_grad_bucket_mb(CMD, optarg, &o->grad_bucket_bytes))
                 return 2;
+            break;
+        case OPT_PLACE:
+            if (strcmp(optarg, "all") == 0)
+                o->place_only = 0;
+            else if (strcmp(optarg, "fresh") == 0)
+                o->place_only = 1 + WP_PLACE_FRESH;
+            else if (strcmp(optarg, "append") == 0)
+                o->place_only = 1 + WP_PLACE_APPEND;
+            else if (strcmp(optarg, "scatter") == 0)
+                o->place_only = 1 + WP_PLACE_SCATTER;
+            else
+                return wp_usage_error(CMD, "--place '%s': expected all, fresh, append or scatter", optarg);
             break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0)
@@ -419,6 +437,7 @@ int wp_cmd_plan(int argc, char **argv)
         x->m.max_chunks = o.chunks;
         x->m.grad_overlap = o.grad_overlap;
         x->m.grad_bucket_bytes = o.grad_bucket_bytes;
+        x->m.place_only = o.place_only;
         /* a table whose micro-batch fits nowhere leaves the others to choose from */
         x->planned = wp_plan_search(&x->m, &x->plan, &x->err) == 0;
         if (x->planned && (best < 0 || x->plan.predicted_iter_s < tp[best].plan.predicted_iter_s))

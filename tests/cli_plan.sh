@@ -208,6 +208,18 @@ expect_status 1 "$(grep -c '<- chosen' "$out/tables.txt")" "one of them chosen"
 expect_status 1 $? "tables of two models are refused"
 expect_contains "$out/mixed.txt" "has 10 layers but" "and the error says which differ"
 
+# --- --place: one of DAPPLE's placement policies only (IV-B) -----------------
+"$WAVEPIPE" plan --layers "$P/amoeba-36-pbs-1.txt" --global-batch 128 --cluster "$T/dapple-config-a.cfg" \
+    --uneven-slices --place scatter > "$out/scatter.txt" 2>&1
+expect_status 0 $? "AmoebaNet-36 on config A placed scatter first only"
+expect_status 0 "$(awk '/^stage  layers/ { t = 1; next } t && NF == 0 { t = 0 } t && !/ (scatter|rest) /' \
+    "$out/scatter.txt" | wc -l)" "every stage but the last (the rest) placed scatter first"
+expect_contains "$out/scatter.txt" "scatter " "and the table says so"
+"$WAVEPIPE" plan --layers "$P/amoeba-36-pbs-1.txt" --global-batch 128 --cluster "$T/dapple-config-a.cfg" \
+    --place nowhere > "$out/place.txt" 2>&1
+expect_status 2 $? "--place nowhere refused"
+expect_contains "$out/place.txt" "expected all, fresh, append or scatter" "and says what would do"
+
 # --- bad input ----------------------------------------------------------------
 "$WAVEPIPE" plan --layers "$P/amoeba-36-pbs-1.txt" --global-batch 128 --cluster "$T/dapple-config-b.cfg" \
     --memory 512MB > "$out/small.txt" 2>&1

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/dapple_table5.h"
 #include "plan/plan.h"
 #include "tap.h"
 #include "topo/cluster_io.h"
@@ -170,95 +171,7 @@ static void kfkb_tests(void)
     wp_layer_table_destroy(&t);
 }
 
-/* ---- DAPPLE table V ---- */
-
-struct table_case {
-    const char *file, *contract, *block; /* block: a substring of the names of the counted layers */
-    int profile_batch, global_batch;
-    char config;
-    const char *paper;                   /* "DP", "straight" or "P:Q" */
-    int split;                           /* blocks in the first stage (P:Q plans) */
-};
-
-static const struct table_case cases[] = {
-    {"pipedream/resnet50.txt", "auto", "Conv", 128, 2048, 'a', "DP", 0},
-    {"pipedream/resnet50.txt", "auto", "Conv", 128, 2048, 'b', "DP", 0},
-    {"pipedream/resnet50.txt", "auto", "Conv", 128, 2048, 'c', "DP", 0},
-    {"dapple-v100/vgg-19-pbs-32.txt", "auto", "Conv2d|Linear", 0, 2048, 'a', "DP", 0},
-    {"dapple-v100/vgg-19-pbs-32.txt", "auto", "Conv2d|Linear", 0, 2048, 'b', "DP", 0},
-    {"dapple-v100/vgg-19-pbs-32.txt", "auto", "Conv2d|Linear", 0, 2048, 'c', "15:1", 13},
-    {"dapple-v100/gnmt-16-pbs-64.txt", "frontier", "LSTM|RecurrentAttention", 0, 1024, 'a', "8:8", 9},
-    {"dapple-v100/gnmt-16-pbs-64.txt", "frontier", "LSTM|RecurrentAttention", 0, 1024, 'b', "8:8", 9},
-    {"dapple-v100/gnmt-16-pbs-64.txt", "frontier", "LSTM|RecurrentAttention", 0, 1024, 'c', "straight", 0},
-    {"dapple-v100/bert-48-pbs-2.txt", "auto", "layer_", 0, 64, 'a', "8:8", 23},
-    {"dapple-v100/bert-48-pbs-2.txt", "auto", "layer_", 0, 64, 'b', "straight", 0},
-    {"dapple-v100/bert-48-pbs-2.txt", "auto", "layer_", 0, 64, 'c', "straight", 0},
-    {"dapple-v100/xlnet-36-pbs-1.txt", "auto", "Layer_", 0, 128, 'a', "8:8", 18},
-    {"dapple-v100/xlnet-36-pbs-1.txt", "auto", "Layer_", 0, 128, 'b', "8:8", 18},
-    {"dapple-v100/xlnet-36-pbs-1.txt", "auto", "Layer_", 0, 128, 'c', "straight", 0},
-    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_", 0, 128, 'a', "8:8", 24},
-    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_", 0, 128, 'b', "11:5", 27},
-    {"dapple-v100/amoeba-36-pbs-1.txt", "auto", "cell_", 0, 128, 'c', "11:5", 27},
-};
-
-static int is_block(const char *name, const char *block)
-{
-    char alt[128];
-    snprintf(alt, sizeof alt, "%s", block);
-    for (char *save = NULL, *tok = strtok_r(alt, "|", &save); tok; tok = strtok_r(NULL, "|", &save))
-        if (strstr(name, tok))
-            return 1;
-    return 0;
-}
-
-static int blocks_in(const struct wp_layer_table *t, const char *block, int first, int last)
-{
-    int n = 0;
-    for (int i = first; i <= last; i++)
-        n += is_block(t->layers[i].name, block);
-    return n;
-}
-
-/* The layer index after which `blocks` blocks have passed. */
-static int layer_after_blocks(const struct wp_layer_table *t, const char *block, int blocks)
-{
-    int n = 0;
-    for (int i = 0; i < t->nlayers; i++)
-        if (is_block(t->layers[i].name, block) && ++n == blocks)
-            return i;
-    return t->nlayers - 1;
-}
-
-/* The paper's plan on our costs: DP, straight (blocks spread evenly) or P:Q
- * split after `split` blocks. */
-static int paper_plan(const struct wp_plan_model *m, const struct table_case *c, struct wp_plan *p,
-                      struct wp_err *err)
-{
-    const struct wp_layer_table *t = m->layers;
-    int G = wp_plan_hw_devices(&m->hw), counts[64], reps[64];
-    if (strcmp(c->paper, "DP") == 0) {
-        counts[0] = t->nlayers;
-        reps[0] = G;
-        return wp_plan_fixed(m, 1, counts, reps, p, err);
-    }
-    if (strcmp(c->paper, "straight") == 0) {
-        int total = blocks_in(t, c->block, 0, t->nlayers - 1), prev = -1;
-        for (int s = 0; s < G; s++) {
-            int end = s + 1 < G ? layer_after_blocks(t, c->block, (int)((long)(s + 1) * total / G)) : t->nlayers - 1;
-            if (end <= prev)
-                end = prev + 1;
-            counts[s] = end - prev;
-            reps[s] = 1;
-            prev = end;
-        }
-        return wp_plan_fixed(m, G, counts, reps, p, err);
-    }
-    sscanf(c->paper, "%d:%d", &reps[0], &reps[1]);
-    int cut = layer_after_blocks(t, c->block, c->split);
-    counts[0] = cut + 1;
-    counts[1] = t->nlayers - cut - 1;
-    return wp_plan_fixed(m, 2, counts, reps, p, err);
-}
+/* ---- DAPPLE table V (bench/dapple_table5.c) ---- */
 
 static double simulated(const struct wp_plan_model *m, struct wp_plan *p)
 {
@@ -269,28 +182,19 @@ static double simulated(const struct wp_plan_model *m, struct wp_plan *p)
     return s;
 }
 
-static void table_case(const struct table_case *c)
+static void table_case(const struct dapple_case *c)
 {
-    char path[1024], cluster_path[1024], name[160];
+    char name[160];
     struct wp_err err;
-    snprintf(path, sizeof path, "%s/profiles/%s", srcdir, c->file);
-    snprintf(cluster_path, sizeof cluster_path, "%s/topology/dapple-config-%c.cfg", srcdir, c->config);
     snprintf(name, sizeof name, "%s on %c", strrchr(c->file, '/') + 1, c->config - 'a' + 'A');
-    enum wp_layer_contract contract;
-    wp_layer_contract_from_name(c->contract, &contract);
     struct wp_layer_table t;
-    struct wp_cluster cl;
     struct wp_plan_hw hw;
     struct wp_plan_model m;
-    wp_cluster_init(&cl);
-    if (!ok(wp_layer_table_read(&t, path, c->profile_batch, contract, &err) == 0, "%s: read (%s)", name, err.msg))
+    if (!ok(dapple_load(srcdir, c, 0, &t, &hw, &err) == 0, "%s: read (%s)", name, err.msg))
         return;
     memset(&m, 0, sizeof m);
-    if (!ok(wp_cluster_read(cluster_path, &cl, &err) == 0 && wp_plan_hw_from_cluster(&hw, &cl, 0, 0, &err) == 0 &&
-                wp_plan_model_init(&m, &t, &hw, c->global_batch, &err) == 0,
-            "%s: cluster (%s)", name, err.msg)) {
+    if (!ok(wp_plan_model_init(&m, &t, &hw, c->global_batch, &err) == 0, "%s: cluster (%s)", name, err.msg)) {
         wp_layer_table_destroy(&t);
-        wp_cluster_destroy(&cl);
         return;
     }
     struct wp_plan best, paper;
@@ -299,15 +203,15 @@ static void table_case(const struct table_case *c)
     ok(wp_plan_dapple(&m, &best, &err) == 0, "%s: planned (%s)", name, err.msg);
     char shape[256];
     wp_plan_shape(&best, shape, sizeof shape);
-    int our_split = best.nstages == 2 ? blocks_in(&t, c->block, 0, best.stages[0].last_layer) : 0;
+    int our_split = best.nstages == 2 ? dapple_blocks_in(&t, c->block, 0, best.stages[0].last_layer) : 0;
     double ours = simulated(&m, &best);
-    ok(paper_plan(&m, c, &paper, &err) == 0, "%s: the paper's plan %s on our costs (%s)", name, c->paper, err.msg);
+    ok(dapple_paper_plan(&m, c, &paper, &err) == 0, "%s: the paper's plan %s on our costs (%s)", name, c->paper, err.msg);
     double theirs = simulated(&m, &paper);
     int same_kind = strcmp(shape, c->paper) == 0;
     int same_split = c->split == 0 || (our_split >= c->split - 2 && our_split <= c->split + 2);
     printf("# %s: ours %s", name, shape);
     if (best.nstages == 2)
-        printf(" split %d:%d", our_split, blocks_in(&t, c->block, best.stages[1].first_layer, t.nlayers - 1));
+        printf(" split %d:%d", our_split, dapple_blocks_in(&t, c->block, best.stages[1].first_layer, t.nlayers - 1));
     printf(" simulated %.4f s (L %.4f s, fits %d); paper %s", ours, best.latency.total_s, best.fits, c->paper);
     if (c->split)
         printf(" split %d", c->split);
@@ -359,7 +263,6 @@ static void table_case(const struct table_case *c)
     wp_plan_destroy(&paper);
     wp_plan_model_destroy(&m);
     wp_layer_table_destroy(&t);
-    wp_cluster_destroy(&cl);
 }
 
 int main(void)
@@ -369,7 +272,7 @@ int main(void)
     placement_tests();
     closed_form_tests();
     kfkb_tests();
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        table_case(&cases[i]);
+    for (int i = 0; i < dapple_ncases; i++)
+        table_case(&dapple_cases[i]);
     return tap_done();
 }

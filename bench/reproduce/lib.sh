@@ -82,7 +82,12 @@ rp_row() {
 rp_provenance() {
     local kind=$1 commit
     shift
-    commit=$(git -C "$RP_SRC" describe --always --dirty 2> /dev/null || echo "not a git checkout")
+    # dirty: changes outside results/ (a rerun rewrites the committed results itself)
+    if commit=$(git -C "$RP_SRC" rev-parse --short HEAD 2> /dev/null); then
+        git -C "$RP_SRC" diff --quiet HEAD -- . ':(exclude)results' 2> /dev/null || commit="$commit-dirty"
+    else
+        commit="not a git checkout"
+    fi
     echo "- **Evidence: $kind.**"
     for d in "$@"; do echo "- $d"; done
     echo "- Made by \`make reproduce-$RP_PAPER\` (\`bench/reproduce/$RP_PAPER.sh\`) at commit \`$commit\`,"

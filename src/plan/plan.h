@@ -234,6 +234,11 @@ struct wp_plan_model {
     /* the most chunks (interleaved virtual stages per rank) the final choice
      * tries for plans of one replica count; 0 or 1 (as initialised): none */
     int max_chunks;
+    /* 0 (as initialised): the DP places each stage by every policy of IV-B
+     * (fresh, append and scatter first) and keeps the best, uniform plans
+     * and wp_plan_fixed by append; 1 + a policy: all of them by that one
+     * only, to compare the policies (wavepipe plan --place) */
+    int place_only;
     /* the point the sums are for: 1 x 1 and the profile batch as initialised */
     struct wp_plan_point point;
     int groups_per_node;         /* hw.gpus_per_node / t: what the searches place */

@@ -254,6 +254,8 @@ static int expand_bucket(struct search *S, int j, struct wp_stage_shape *shapes,
             /* policies that land on the same occupancy make the same states */
             int tried[3][WP_DP_MAX_DEVICES], ntried = 0;
             for (int pol = WP_PLACE_FRESH; pol <= WP_PLACE_SCATTER; pol++) {
+                if (S->m->place_only && pol != S->m->place_only - 1)
+                    continue;
                 memcpy(used2, used, (size_t)S->nodes * sizeof *used2);
                 if (wp_place_take((enum wp_place_policy)pol, used2, S->nodes, S->cap, mp, devs))
                     continue;

@@ -103,20 +103,30 @@ static void balance(const struct wp_plan_model *m, int nstages, int *first)
     }
 }
 
+/* The stages' shapes: devices in node-major order (append), or as
+ * m->place_only's policy places them stage by stage. */
 static void uniform_shapes(const struct wp_plan_model *m, int nstages, int r, const int *first,
                            struct wp_stage_shape *shapes)
 {
+    int cap = m->groups_per_node, nodes = m->hw.nodes;
+    int *used = m->place_only ? calloc((size_t)nodes, sizeof *used) : NULL;
+    struct wp_plan_device *devs = used ? malloc((size_t)r * sizeof *devs) : NULL;
     for (int s = 0; s < nstages; s++) {
-        int d0 = s * r; /* devices in node-major order: append */
-        int cap = m->groups_per_node;
-        int n0 = d0 / cap, n1 = (d0 + r - 1) / cap;
+        if (devs && wp_place_take((enum wp_place_policy)(m->place_only - 1), used, nodes, cap, r, devs) == 0) {
+            wp_stage_shape_of(devs, r, &shapes[s]);
+        } else {
+            int d0 = s * r; /* devices in node-major order: append */
+            int n0 = d0 / cap, n1 = (d0 + r - 1) / cap;
+            shapes[s].nodes_spanned = n1 - n0 + 1;
+            shapes[s].max_per_node = r < cap ? r : cap;
+            shapes[s].only_node = n0 == n1 ? n0 : -1;
+        }
         shapes[s].first_layer = first[s];
         shapes[s].last_layer = s + 1 < nstages ? first[s + 1] - 1 : m->layers->nlayers - 1;
         shapes[s].replicas = r;
-        shapes[s].nodes_spanned = n1 - n0 + 1;
-        shapes[s].max_per_node = r < cap ? r : cap;
-        shapes[s].only_node = n0 == n1 ? n0 : -1;
     }
+    free(used);
+    free(devs);
 }
 
 static int uniform_push(struct wp_uniform_list *l, int ns, int r, int fits, double value, const int *first)
@@ -275,10 +285,10 @@ int wp_plan_fixed(const struct wp_plan_model *m, int nstages, const int *layer_c
         next += layer_counts[s];
         ps->last_layer = next - 1;
         ps->replicas = replicas[s];
-        ps->policy = WP_PLACE_APPEND;
+        ps->policy = m->place_only ? (enum wp_place_policy)(m->place_only - 1) : WP_PLACE_APPEND;
         ps->devices = calloc((size_t)replicas[s] * t, sizeof *ps->devices);
         if (!ps->devices ||
-            wp_place_take_groups(WP_PLACE_APPEND, used, m->hw.nodes, m->groups_per_node, replicas[s], t, ps->devices)) {
+            wp_place_take_groups(ps->policy, used, m->hw.nodes, m->groups_per_node, replicas[s], t, ps->devices)) {
             free(used);
             return wp_errorf(err, "out of memory");
         }
