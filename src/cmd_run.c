@@ -4,6 +4,7 @@
 #include <config.h>
 #include <cblas.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@
 #include "sched/trace.h"
 #include "sched_cli.h"
 #include "util/csv_append.h"
+#include "util/datadir.h"
 #include "util/stats.h"
 #include "util/strutil.h"
 
@@ -1400,11 +1402,13 @@ int wp_cmd_run(int argc, char **argv)
     if (status == 0 && !o.emulated) {
         if (cfg.train.synthetic_data)
             status = wp_corpus_synthetic(1 << 20, cfg.model.vocabulary, cfg.train.seed, &corpus, &err);
-        else
-            status = wp_corpus_load(cfg.train.data[0]                  ? cfg.train.data
-                                    : access(WP_DEFAULT_CORPUS, R_OK) == 0 ? WP_DEFAULT_CORPUS
-                                                                           : WP_SOURCE_CORPUS,
-                                    cfg.model.sequence_length, &corpus, &err);
+        else {
+            char shipped[PATH_MAX]; /* the demo corpus, installed or in the source tree */
+            if (!cfg.train.data[0])
+                wp_data_path("jobs/data/sonnets.txt", shipped, sizeof shipped);
+            status = wp_corpus_load(cfg.train.data[0] ? cfg.train.data : shipped, cfg.model.sequence_length, &corpus,
+                                    &err);
+        }
         if (status == 0 && !cfg.train.synthetic_data && cfg.model.vocabulary < 256)
             status = wp_errorf(&err, "byte-level tokens need vocabulary 256 (the model has %d)", cfg.model.vocabulary);
     }

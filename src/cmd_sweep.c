@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "config/schema.h"
 #include "util/atomic_file.h"
+#include "util/datadir.h"
 #include "util/strutil.h"
 
 #define CMD "sweep"
@@ -64,7 +65,8 @@ static void usage(void)
            "                        (--dependency=afterok:P,afterany:R)\n"
            "  --results DIR         where point directories go (default: results)\n"
            "  --templates DIR       the templates (default: ./templates, else the templates/\n"
-           "                        folder two levels above the campaign file)\n"
+           "                        folder two levels above the campaign file, else the\n"
+           "                        installed ones, PREFIX/share/wavepipe/templates)\n"
            "  --wavepipe PATH       the program the jobs run (default: this one)\n"
            "  -h, --help            this text\n\n"
            "Examples:\n"
@@ -138,6 +140,11 @@ static int find_template(const struct sweep_options *o, const char *name, char *
             const char *slash = strrchr(o->campaign, '/');
             int dlen = slash ? (int)(slash - o->campaign) : 1;
             snprintf(out, size, "%.*s/../../templates/%s.sbatch", dlen, slash ? o->campaign : ".", name);
+        }
+        if (access(out, R_OK) != 0) {
+            char rel[64 + WP_POINT_NAME_MAX];
+            snprintf(rel, sizeof rel, "templates/%s.sbatch", name);
+            wp_data_path(rel, out, size);
         }
     }
     if (access(out, R_OK) != 0)
