@@ -39,7 +39,8 @@ static void usage(void)
            "given) by the point's nodes; strong scaling keeps global_batch fixed.\n"
            "Every value is validated (names of [A-Za-z0-9._-], numbers in range) and\n"
            "shell-quoted where a template uses it; a bad campaign is an error with\n"
-           "file:line and nothing is written.\n\n"
+           "file:line and nothing is written. A relative CAMPAIGN.cfg not found from\n"
+           "here is looked up in the installed PREFIX/share/wavepipe (jobs/campaigns/).\n\n"
            "For each point it renders DIR/<campaign>/<point>/ (DIR: results):\n"
            "  point.cfg     the point's axes (read by wavepipe harvest)\n"
            "  model.cfg     the campaign's model file, layers set for the point (none with\n"
@@ -288,6 +289,8 @@ int wp_cmd_sweep(int argc, char **argv)
     int rc = parse_options(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : rc;
+    char shipped[PATH_MAX]; /* a relative campaign not found from here: the installed one */
+    o.campaign = wp_data_input(o.campaign, shipped, sizeof shipped);
     struct wp_err err = {{0}};
     struct wp_campaign *c = calloc(1, sizeof *c);
     struct wp_campaign_point *points = NULL;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make install` into a prefix that is then moved (as Spack's and EasyBuild's
 # prefixes are their own): from there, in a directory with no templates,
-# wavepipe plans with an installed topology and profile, renders a campaign
+# wavepipe plans with an installed topology and profile (named by full path,
+# and relative as the help texts name them), renders a campaign
 # with the installed templates and model (sweep --dry-run), trains one step
 # on the installed corpus, and `man wavepipe-plan` and wavepipe-formats(5)
 # render from the installed man pages.
@@ -37,9 +38,24 @@ done
 expect_status 0 $? "the installed wavepipe plans with the installed profile and topology"
 expect_contains plan.txt "plan for bert-48-pbs-2 (53 layers, profile batch 2) on dapple-config-a" "the plan's summary"
 
-# the installed campaign as shipped (its model and templates two levels above it)
-"$wp" sweep "$share/jobs/campaigns/cpu-weak-test.cfg" --dry-run --results results > sweep.txt 2>&1
-expect_status 0 $? "sweep --dry-run of the installed campaign"
+# relative names as the help texts give them, away from any source tree: the installed files
+"$wp" plan --layers profiles/dapple-v100/bert-48-pbs-2.txt --global-batch 64 \
+    --cluster topology/dapple-config-a.cfg > plan-rel.txt 2>&1
+expect_status 0 $? "plan --layers profiles/... --cluster topology/... finds the installed files"
+# the same plan (all but the search's time)
+if cmp -s <(grep -v '^search:' plan.txt) <(grep -v '^search:' plan-rel.txt); then
+    pass "the same plan as with the full paths"
+else
+    fail "plans differ (plan.txt, plan-rel.txt)"
+fi
+"$wp" plan --layers profiles/none.txt --global-batch 64 --cluster topology/dapple-config-a.cfg > missing.txt 2>&1
+expect_status 1 $? "a relative file found nowhere is still an error"
+expect_contains missing.txt "profiles/none.txt" "naming the path as given"
+
+# the installed campaign as shipped (its model and templates two levels above
+# it), named as in `wavepipe sweep --help`
+"$wp" sweep jobs/campaigns/cpu-weak-test.cfg --dry-run --results results > sweep.txt 2>&1
+expect_status 0 $? "sweep jobs/campaigns/cpu-weak-test.cfg --dry-run: the installed campaign"
 n=$(find results/cpu-weak-test -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l)
 expect_status 9 "$n" "9 point directories rendered"
 # a campaign of the user's own, away from any templates folder: the templates

@@ -4,13 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/datadir.h"
 #include "util/strutil.h"
 
 #ifndef WP_PKGDATADIR
-#define WP_PKGDATADIR "/usr/local/share/wavepipe"
+#error "WP_PKGDATADIR (the configured pkgdatadir) is defined by Makefile.am"
 #endif
 
 /* The directory of the running program (symbolic links resolved) into out. */
@@ -29,7 +30,8 @@ static int program_dir(char *out, size_t size)
 
 static int is_dir(const char *path)
 {
-    return access(path, X_OK) == 0;
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int wp_data_dir(char *out, size_t size)
@@ -67,4 +69,11 @@ int wp_data_path(const char *rel, char *out, size_t size)
     if ((size_t)snprintf(out, size, "%s/%s", dir, rel) >= size)
         return -1;
     return found == 0 && access(out, R_OK) == 0 ? 0 : -1;
+}
+
+const char *wp_data_input(const char *path, char *buf, size_t size)
+{
+    if (path[0] == '/' || access(path, R_OK) == 0)
+        return path;
+    return wp_data_path(path, buf, size) == 0 ? buf : path;
 }

@@ -18,4 +18,10 @@ int wp_data_dir(char *out, size_t size);
  * the path tried, for the error message). */
 int wp_data_path(const char *rel, char *out, size_t size);
 
+/* An input file named on the command line: PATH itself when it is readable,
+ * absolute or not found in the data directory either; else (a relative
+ * path such as "topology/dapple-config-a.cfg" run away from the source
+ * tree) the shipped file of that name, copied into buf. */
+const char *wp_data_input(const char *path, char *buf, size_t size);
+
 #endif
