@@ -72,9 +72,13 @@ expect_contains "$job" "finish_step" "run-step.sh from the installed templates i
 expect_status 1 $? "an explicit --templates without the templates is an error"
 expect_contains none.txt "template probe.sbatch not found (tried $out/none/probe.sbatch" "the error names the path tried"
 
-# one training step on the installed corpus (the model names no data)
-"$MPIEXEC" -n 1 "$wp" run --config "$share/jobs/models/gpt-tiny.cfg" --steps 1 > run.txt 2>&1
-expect_status 0 $? "wavepipe run reads the installed corpus"
+"$wp" status jobs/campaigns/cpu-weak-test.cfg --results results --no-slurm > status.txt 2>&1
+expect_status 0 $? "status jobs/campaigns/cpu-weak-test.cfg: the installed campaign"
+expect_contains status.txt "pending" "its points are pending"
+
+# one training step of the installed model on the installed corpus (the model names no data)
+"$MPIEXEC" -n 1 "$wp" run --config jobs/models/gpt-tiny.cfg --steps 1 > run.txt 2>&1
+expect_status 0 $? "wavepipe run --config jobs/models/gpt-tiny.cfg: the installed model and corpus"
 
 # the man pages, as man finds them under the prefix
 for page in wavepipe wavepipe-topo wavepipe-probe wavepipe-calibrate wavepipe-profile wavepipe-plan \

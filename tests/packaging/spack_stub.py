@@ -100,6 +100,7 @@ def _install_stub():
 
 
 def main(path):
+    sys.dont_write_bytecode = True  # no __pycache__ beside the recipe
     _install_stub()
     spec = importlib.util.spec_from_file_location("wavepipe_recipe", path)
     recipe = importlib.util.module_from_spec(spec)
