@@ -7,6 +7,7 @@
 #include <config.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "run/gpt2_config.h"
 #include "sched/grad_overlap.h"
 #include "topo/cluster_io.h"
+#include "util/datadir.h"
 #include "util/units.h"
 
 #define CMD "plan"
@@ -55,7 +57,9 @@ static void usage(void)
            "  --contract MODE      how a profile graph becomes a chain: auto (default), lines,\n"
            "                       cuts or frontier (see wavepipe profile --help)\n"
            "  --global-batch G     samples per iteration\n"
-           "  --cluster FILE       cluster description (wavepipe topo --out, topology/*.cfg)\n"
+           "  --cluster FILE       cluster description (wavepipe topo --out, topology/*.cfg);\n"
+           "                       a relative FILE (of --layers too) not found from here is\n"
+           "                       looked up in the installed PREFIX/share/wavepipe\n"
            "  --devices N          plan for N of its GPUs (at most one node's, or whole nodes)\n"
            "  --memory BYTES       per-GPU memory (e.g. 16GiB); default: from the GPU model name\n"
            "  --out FILE           write the plan file (libconfig) for wavepipe run --plan\n"
@@ -404,6 +408,11 @@ int wp_cmd_plan(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;
+    /* relative inputs not found from here: the shipped ones (util/datadir.h) */
+    char shipped[WP_PLAN_MAX_TABLES + 1][PATH_MAX];
+    o.cluster = wp_data_input(o.cluster, shipped[0], sizeof shipped[0]);
+    for (int i = 0; i < o.nlayers; i++)
+        o.layers[i] = wp_data_input(o.layers[i], shipped[i + 1], sizeof shipped[i + 1]);
     struct wp_err err = {""};
     struct wp_cluster c;
     struct wp_plan_hw hw;

@@ -4,6 +4,7 @@
 #include <config.h>
 #include <cblas.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@
 #include "sched/trace.h"
 #include "sched_cli.h"
 #include "util/csv_append.h"
+#include "util/datadir.h"
 #include "util/stats.h"
 #include "util/strutil.h"
 
@@ -72,7 +74,9 @@ static void usage(void)
            "values override the file. Blocks are split evenly over the stages unless\n"
            "--partition gives each stage's block count.\n\n"
            "Options:\n"
-           "  --config FILE          model and training settings (libconfig)\n"
+           "  --config FILE          model and training settings (libconfig); a relative FILE\n"
+           "                         (or --layers TABLE) not found from here is the installed\n"
+           "                         one in PREFIX/share/wavepipe (jobs/models/gpt-tiny.cfg)\n"
            "  --schedule KIND        " WP_SCHED_KIND_LIST " (default 1f1b)\n"
            "  --schedule-file FILE   run the schedule in FILE instead (wavepipe's CSV, or PyTorch's\n"
            "                         compute-only CSV, see wavepipe schedule --help): its ranks (launch\n"
@@ -265,6 +269,7 @@ struct run_options {
     struct wp_plan plan;
     char plan_partition[4096];
     char resumed_partition[256];
+    char shipped_config[PATH_MAX], shipped_layers[PATH_MAX]; /* relative names found installed (util/datadir.h) */
     int global_batch, steps, synthetic, kind_given, save_every, keep, stages;
     int mesh[3]; /* --mesh P0xP1xP2 (--tensor P1xP2: 1 x P1 x P2): each stage's mesh (1 x 1 x 1: none) */
     long long seed;
@@ -342,7 +347,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         case 'h': usage(); return 1;
         case ':': return wp_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
         case '?': return wp_usage_error(CMD, "unknown option %s", argv[optind - 1]);
-        case OPT_CONFIG: o->config = optarg; break;
+        case OPT_CONFIG: o->config = wp_data_input(optarg, o->shipped_config, sizeof o->shipped_config); break;
         case OPT_SCHEDULE: {
             int k = wp_sched_kind_from_name(optarg);
             if (k < 0 || !wp_sched_kind_generated((enum wp_sched_kind)k))
@@ -421,7 +426,7 @@ static int parse(int argc, char **argv, struct run_options *o)
                 return wp_usage_error(CMD, "--compute must be real or emulated");
             o->emulated = strcmp(optarg, "emulated") == 0;
             break;
-        case OPT_LAYERS: o->layers_path = optarg; break;
+        case OPT_LAYERS: o->layers_path = wp_data_input(optarg, o->shipped_layers, sizeof o->shipped_layers); break;
         case OPT_SLOWDOWN: o->slowdown_path = optarg; break;
         case OPT_CHANGES: o->changes_path = optarg; break;
         case OPT_CHANGES_HOOK: o->changes_hook = optarg; break;
@@ -1400,11 +1405,13 @@ int wp_cmd_run(int argc, char **argv)
     if (status == 0 && !o.emulated) {
         if (cfg.train.synthetic_data)
             status = wp_corpus_synthetic(1 << 20, cfg.model.vocabulary, cfg.train.seed, &corpus, &err);
-        else
-            status = wp_corpus_load(cfg.train.data[0]                  ? cfg.train.data
-                                    : access(WP_DEFAULT_CORPUS, R_OK) == 0 ? WP_DEFAULT_CORPUS
-                                                                           : WP_SOURCE_CORPUS,
-                                    cfg.model.sequence_length, &corpus, &err);
+        else {
+            char shipped[PATH_MAX]; /* the demo corpus, installed or in the source tree */
+            if (!cfg.train.data[0])
+                wp_data_path("jobs/data/sonnets.txt", shipped, sizeof shipped);
+            status = wp_corpus_load(cfg.train.data[0] ? cfg.train.data : shipped, cfg.model.sequence_length, &corpus,
+                                    &err);
+        }
         if (status == 0 && !cfg.train.synthetic_data && cfg.model.vocabulary < 256)
             status = wp_errorf(&err, "byte-level tokens need vocabulary 256 (the model has %d)", cfg.model.vocabulary);
     }

@@ -2,6 +2,7 @@
  * in its point directory (DONE, FAILED, jobids) and Slurm (squeue; sacct
  * when accounting is there): pending, running, done or failed. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "campaign/failure.h"
 #include "campaign/slurm.h"
 #include "cli.h"
+#include "util/datadir.h"
 #include "util/strutil.h"
 
 #define CMD "status"
@@ -27,7 +29,8 @@ static void usage(void)
            "            watchdog of `wavepipe run`, an MPI error, mpiexec)\n"
            "The job states come from squeue, and from sacct for jobs that left the\n"
            "queue when Slurm keeps accounting; without it, from the DONE and FAILED\n"
-           "files alone. `wavepipe sweep --submit` resubmits failed points.\n\n"
+           "files alone. `wavepipe sweep --submit` resubmits failed points. A relative\n"
+           "CAMPAIGN.cfg not found from here is the installed one, as for sweep.\n\n"
            "Options:\n"
            "  --results DIR   where the point directories are (default: results)\n"
            "  --no-slurm      do not ask squeue/sacct; files only\n"
@@ -56,7 +59,8 @@ int wp_cmd_status(int argc, char **argv)
     }
     if (optind >= argc)
         return wp_usage_error(CMD, "no campaign file given");
-    const char *campaign_path = argv[optind++];
+    char shipped[PATH_MAX]; /* a relative campaign not found from here: the installed one, as sweep */
+    const char *campaign_path = wp_data_input(argv[optind++], shipped, sizeof shipped);
     if (optind < argc)
         return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
 

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "config/schema.h"
 #include "util/atomic_file.h"
+#include "util/datadir.h"
 #include "util/strutil.h"
 
 #define CMD "sweep"
@@ -38,7 +39,8 @@ static void usage(void)
            "given) by the point's nodes; strong scaling keeps global_batch fixed.\n"
            "Every value is validated (names of [A-Za-z0-9._-], numbers in range) and\n"
            "shell-quoted where a template uses it; a bad campaign is an error with\n"
-           "file:line and nothing is written.\n\n"
+           "file:line and nothing is written. A relative CAMPAIGN.cfg not found from\n"
+           "here is looked up in the installed PREFIX/share/wavepipe (jobs/campaigns/).\n\n"
            "For each point it renders DIR/<campaign>/<point>/ (DIR: results):\n"
            "  point.cfg     the point's axes (read by wavepipe harvest)\n"
            "  model.cfg     the campaign's model file, layers set for the point (none with\n"
@@ -64,7 +66,8 @@ static void usage(void)
            "                        (--dependency=afterok:P,afterany:R)\n"
            "  --results DIR         where point directories go (default: results)\n"
            "  --templates DIR       the templates (default: ./templates, else the templates/\n"
-           "                        folder two levels above the campaign file)\n"
+           "                        folder two levels above the campaign file, else the\n"
+           "                        installed ones, PREFIX/share/wavepipe/templates)\n"
            "  --wavepipe PATH       the program the jobs run (default: this one)\n"
            "  -h, --help            this text\n\n"
            "Examples:\n"
@@ -138,6 +141,11 @@ static int find_template(const struct sweep_options *o, const char *name, char *
             const char *slash = strrchr(o->campaign, '/');
             int dlen = slash ? (int)(slash - o->campaign) : 1;
             snprintf(out, size, "%.*s/../../templates/%s.sbatch", dlen, slash ? o->campaign : ".", name);
+        }
+        if (access(out, R_OK) != 0) {
+            char rel[64 + WP_POINT_NAME_MAX];
+            snprintf(rel, sizeof rel, "templates/%s.sbatch", name);
+            wp_data_path(rel, out, size);
         }
     }
     if (access(out, R_OK) != 0)
@@ -281,6 +289,8 @@ int wp_cmd_sweep(int argc, char **argv)
     int rc = parse_options(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : rc;
+    char shipped[PATH_MAX]; /* a relative campaign not found from here: the installed one */
+    o.campaign = wp_data_input(o.campaign, shipped, sizeof shipped);
     struct wp_err err = {{0}};
     struct wp_campaign *c = calloc(1, sizeof *c);
     struct wp_campaign_point *points = NULL;
