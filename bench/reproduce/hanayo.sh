@@ -11,6 +11,7 @@
 # hanayo-{weak,strong}-vcluster.cfg measured on it (bench/reproduce/
 # hanayo_measured.sh). Writes results/hanayo/.
 set -euo pipefail
+shopt -s inherit_errexit # a failure inside $(...) ends the script too
 . "$(dirname "$0")/lib.sh"
 [ $# -eq 2 ] || { echo "usage: $0 WAVEPIPE SRCDIR" >&2; exit 2; }
 rp_init hanayo "$1" "$2"
@@ -29,8 +30,14 @@ A100_FLOPS=1.365e13
 V100_FLOPS=1.099e13
 TC_OVER_TF=0.1 # the bubble table's second setting: T_C = 0.1 T_F
 
-sim() { # sim ARGS...: "makespan bubble" of one simulate run, or "" when the settings do not fit
+sim() { # sim ARGS...: "makespan bubble" of one simulate run, or "" when it fails (why: $W/sim.err)
     "$WP" simulate --format csv "$@" 2> "$W/sim.err" | awk -F, 'NR == 2 { print $7, $8 }' || true
+}
+sim_must() { # sim_must ARGS...: as sim, a failure fatal
+    local r
+    r=$(sim "$@")
+    [ -n "$r" ] || rp_die "wavepipe simulate $*: $(cat "$W/sim.err")"
+    echo "$r"
 }
 
 table() { # table MODEL FLOPS B: path of the analytic layer table (made once)
@@ -64,8 +71,8 @@ rp_log "figure 2: bubble ratios at P = 8, 16, 32, W = 1, 2, 4"
                 k=${kw%:*} w=${kw#*:}
                 case $k in
                     gems) r="" ;; # wavepipe has no GEMS generator: the closed form alone
-                    zb-v) r=$(sim --kind zb-v --ranks "$P" --micro-batches "$P" --tf 1 --tb 1 --tw 1 --tc "$tc") ;;
-                    *) r=$(sim --kind "$k" --ranks "$P" --micro-batches "$P" --waves "$w" --tf 1 --tb 2 --tc "$tc") ;;
+                    zb-v) r=$(sim_must --kind zb-v --ranks "$P" --micro-batches "$P" --tf 1 --tb 1 --tw 1 --tc "$tc") ;;
+                    *) r=$(sim_must --kind "$k" --ranks "$P" --micro-batches "$P" --waves "$w" --tf 1 --tb 2 --tc "$tc") ;;
                 esac
                 [ "$k" = zb-v ] && cf="" || cf=$(closed_form "$k" "$P" "$w" "$tc")
                 set -- ${r:-"" ""}
@@ -88,10 +95,9 @@ allreduce_s() { # allreduce_s TABLE CLUSTER RANKS_PER_NODE P D M B: exposed grad
     local t=$1 c=$2 rpn=$3 P=$4 D=$5 M=$6 b=$7 reps one many
     [ "$D" -eq 1 ] && { echo 0; return; }
     reps=$(awk -v P="$P" -v D="$D" 'BEGIN { for (i = 0; i < P; i++) printf "%s%d", i ? "," : "", D }')
-    one=$(sim --kind 1f1b --ranks "$P" --micro-batches "$M" --layers "$t" --cluster "$c" --ranks-per-node "$rpn")
-    many=$(sim --kind 1f1b --ranks $((P * D)) --replicas "$reps" --micro-batches "$M" \
+    one=$(sim_must --kind 1f1b --ranks "$P" --micro-batches "$M" --layers "$t" --cluster "$c" --ranks-per-node "$rpn")
+    many=$(sim_must --kind 1f1b --ranks $((P * D)) --replicas "$reps" --micro-batches "$M" \
         --global-batch $((D * M * b)) --layers "$t" --cluster "$c" --ranks-per-node "$rpn")
-    [ -n "$one" ] && [ -n "$many" ] || rp_die "allreduce pricing failed: $(cat "$W/sim.err")"
     awk -v a="${many%% *}" -v o="${one%% *}" 'BEGIN { d = a - o; printf "%.6f", (d > 0 ? d : 0) }'
 }
 
@@ -105,7 +111,10 @@ throughput() {
     for kw in gpipe:1 1f1b:1 chimera:1 zb-v:1 hanayo:1 hanayo:2 hanayo:4 hanayo:8; do
         k=${kw%:*} w=${kw#*:}
         r=$(sim --kind "$k" --ranks "$P" --micro-batches "$M" --waves "$w" --layers "$t" --cluster "$c" --ranks-per-node "$rpn")
-        [ -n "$r" ] || continue # more waves than the model has layers for
+        if [ -z "$r" ]; then # more waves than the model has layers for, and nothing else
+            grep -q "too few for" "$W/sim.err" || rp_die "wavepipe simulate of $k W = $w: $(cat "$W/sim.err")"
+            continue
+        fi
         set -- $r
         awk -v f="$fig" -v cn="$cname" -v m="$model" -v g="$gpus" -v P="$P" -v D="$D" -v b="$b" -v M="$M" \
             -v k="$k" -v w="$w" -v pipe="$1" -v ar="$ar" -v bub="$2" 'BEGIN {
