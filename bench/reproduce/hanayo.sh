@@ -80,6 +80,14 @@ rp_log "figure 2: bubble ratios at P = 8, 16, 32, W = 1, 2, 4"
             done
         done
     done
+    # beyond figure 2's setting: M = 4P micro-batches, where waves gain least
+    for kw in 1f1b:1 chimera:1 hanayo:1 hanayo:2 hanayo:4 zb-v:1; do
+        k=${kw%:*} w=${kw#*:}
+        if [ "$k" = zb-v ]; then r=$(sim_must --kind zb-v --ranks 8 --micro-batches 32 --tf 1 --tb 1 --tw 1)
+        else r=$(sim_must --kind "$k" --ranks 8 --micro-batches 32 --waves "$w" --tf 1 --tb 2); fi
+        set -- $r
+        echo "8,32,$k,$w,0,$1,$2,"
+    done
 } > "$W/bubble.csv"
 rp_publish "$W/bubble.csv" bubble.csv
 
@@ -183,9 +191,9 @@ cmp_row() { # cmp_row FIG QUANTITY PAPER OURS LIMIT WHY: a README row, and the C
 
 # ---- plots --------------------------------------------------------------------
 for P in 8 16 32; do
-    awk -F, -v P="$P" 'NR > 1 && $1 == P && $5 == 0 && $3 == "hanayo" { print $4, $7, $8 }' "$RP_OUT/bubble.csv" > "$W/bubble-h$P.dat"
+    awk -F, -v P="$P" 'NR > 1 && $1 == P && $2 == P && $5 == 0 && $3 == "hanayo" { print $4, $7, $8 }' "$RP_OUT/bubble.csv" > "$W/bubble-h$P.dat"
 done
-ref() { awk -F, -v k="$1" 'NR > 1 && $1 == 8 && $5 == 0 && $3 == k { print $7 }' "$RP_OUT/bubble.csv"; }
+ref() { awk -F, -v k="$1" 'NR > 1 && $1 == 8 && $2 == 8 && $5 == 0 && $3 == k { print $7 }' "$RP_OUT/bubble.csv"; }
 rp_plot bubble "set title \"Bubble ratio against waves, M = P, T_B = 2 T_F, T_C = 0 ($RP_SIMULATED)\" noenhanced
 set xlabel 'waves W'; set ylabel 'bubble ratio'; set logscale x 2; set xtics (1, 2, 4); set key outside right
 set yrange [0:0.55]
@@ -241,7 +249,7 @@ bubble_why() { # bubble_why KIND W TC OURS PAPER: why wavepipe's bubble differs 
 bubble_table() { # bubble_table TC
     echo "| P, scheme | paper (figure 2) | wavepipe | difference | note |"
     echo "|---|---|---|---|---|"
-    awk -F, -v tc="$1" 'NR > 1 && $5 == tc { print $1, $3, $4, $7 == "" ? "-" : $7, $8 == "" ? "-" : $8 }' "$RP_OUT/bubble.csv" |
+    awk -F, -v tc="$1" 'NR > 1 && $5 == tc && $1 == $2 { print $1, $3, $4, $7 == "" ? "-" : $7, $8 == "" ? "-" : $8 }' "$RP_OUT/bubble.csv" |
     while read -r P k w ours paper; do
         name=$k
         case $k in 1f1b) name="DAPPLE (1F1B)" ;; gpipe) name=GPipe ;; gems) name=GEMS ;; chimera) name="Chimera (2 weight copies)" ;;
@@ -310,6 +318,13 @@ sc() { thr "$1" TACC bert-64 "$2" 8 "$3" "$4"; }
     echo "The same with T_C = $TC_OVER_TF T_F per message (\`--tc $TC_OVER_TF\`), figure 2's full formulas:"
     echo
     bubble_table "$TC_OVER_TF"
+    echo
+    echo "Beyond figure 2's setting, M = 4P = 32 micro-batches at P = 8 (T_C = 0; no closed form in the paper): within the memory bound of P micro-batches a rank, wavepipe's generator finds no two- or four-wave order that beats one wave there (the project README's \"Comparing schedules\" and \`make bench-waves\`), so the gains reproduced above hold at M = P, not here:"
+    echo
+    echo "| scheme | makespan | bubble |"
+    echo "|---|---|---|"
+    awk -F, 'NR > 1 && $2 == 4 * $1 { n = $3 == "hanayo" ? "Hanayo W = " $4 : $3 == "1f1b" ? "DAPPLE (1F1B)" : $3 == "chimera" ? "Chimera (2 weight copies)" : "ZB-V"
+        printf "| %s | %s | %.4f |\n", n, $6, $7 }' "$RP_OUT/bubble.csv"
     echo
     echo "## Figure 9 (section 5.2): throughput against waves on four machines, 8 GPUs"
     echo
@@ -438,7 +453,7 @@ if [ -s "$MEASURED/weak.csv" ] && [ -s "$MEASURED/strong.csv" ]; then
         echo "## Weak and strong scaling $RP_MEASURED"
         echo
         if [ -n "$MEASURED_WHY" ]; then echo "**Not rerun by this run ($MEASURED_WHY): the tables below are the files an earlier run left in \`measured/\`.**"; echo; fi
-        echo "The campaigns \`jobs/campaigns/hanayo-weak-vcluster.cfg\` and \`hanayo-strong-vcluster.cfg\`, submitted with \`wavepipe sweep --submit --max-concurrent 1\` to the project's test cluster brought up with 4 nodes (\`bench/reproduce/hanayo_measured.sh\`) and harvested with \`wavepipe harvest\`: 2, 4 and 8 ranks on 1, 2 and 4 nodes, compute emulated from \`jobs/tables/gpt2-small-deep-2tflops.cfg\` (each pass sleeps its table time), every message real MPI between the nodes' network namespaces on one 2-core machine, real Slurm; weak: 8 sequences a node (M = 2P), strong: 32 sequences (M = 16). The pipeline itself grows with the nodes (wavepipe run replicates stages only for gpipe/1f1b/kfkb, so the paper's data-parallel pipelines cannot be run for Hanayo); the paper's scale is in the simulated sections above. The predicted column is the run's own simulator line (\`summary:\`, messages free)."
+        echo "The campaigns \`jobs/campaigns/hanayo-weak-vcluster.cfg\` and \`hanayo-strong-vcluster.cfg\`, submitted with \`wavepipe sweep --submit --max-concurrent 1\` to the project's test cluster brought up with 4 nodes (\`bench/reproduce/hanayo_measured.sh\`) and harvested with \`wavepipe harvest\`: 2, 4 and 8 ranks on 1, 2 and 4 nodes, compute emulated from \`jobs/tables/gpt2-small-deep-2tflops.cfg\` (each pass sleeps its table time), every message real MPI between the nodes' network namespaces on one 2-core machine, real Slurm; weak: 4 sequences a node, strong: 16 sequences in all, cut into M = P micro-batches at every size (figure 2's setting). The pipeline itself grows with the nodes (wavepipe run replicates stages only for gpipe/1f1b/kfkb, so the paper's data-parallel pipelines cannot be run for Hanayo); the paper's scale is in the simulated sections above. The predicted column is the run's own simulator line (\`summary:\`, messages free)."
         echo
         echo "Weak scaling (\`measured/weak.csv\`, \`measured/weak-throughput.svg\`):"
         echo
@@ -453,14 +468,14 @@ if [ -s "$MEASURED/weak.csv" ] && [ -s "$MEASURED/strong.csv" ]; then
         wk=$MEASURED/weak.csv st=$MEASURED/strong.csv
         cmp_row measured "Hanayo W = 2 / Chimera-wave, weak, largest size (paper: 32 GPUs; here 8 ranks)" 1.0813 \
             "$(ratio "$(mcol "$wk" samples_per_s_median hanayo 2 4)" "$(mcol "$wk" samples_per_s_median hanayo 1 4)")" 5 \
-            "a pipeline of 8 ranks with 16 micro-batches (M = 2P) here against the paper's P = 8, M = 8 with data parallelism; at M = 2P wavepipe's two waves gain little over one (README: Comparing schedules)"
+            "one pipeline of 8 ranks here (the paper: 4 pipelines of 8 GPUs); its ranks' MPI progress shares 2 cores, which costs the waves' extra messages most (measured / predicted above)"
         cmp_row measured "Hanayo W = 2 / DAPPLE, weak, largest size" 1.331 \
             "$(ratio "$(mcol "$wk" samples_per_s_median hanayo 2 4)" "$(mcol "$wk" samples_per_s_median 1f1b 1 4)")" 5 \
-            "M = 2P micro-batches here against M = P: 1F1B's bubble is (P-1)/(M+P-1), a third smaller at M = 2P, so waves gain less"
+            "as the row above: the waves' extra messages between 8 ranks on 2 cores"
         cmp_row measured "Hanayo W = 2 weak-scaling efficiency, 4x the ranks" 0.998 "$(printf %.3f "$(mcol "$wk" weak_efficiency hanayo 2 4)")" 5 \
             "here the pipeline deepens (P = 2 to 8) instead of adding pipelines, so its bubble grows with the ranks, and the 4 nodes' ranks share one 2-core machine"
         cmp_row measured "Hanayo W = 2 strong speed-up, 4x the ranks" 3.375 "$(printf %.3f "$(mcol "$st" strong_speedup hanayo 2 4)")" 5 \
-            "here the pipeline deepens (P = 2 to 8) at M = 16, so its bubble grows with P, where the paper added data-parallel pipelines around a pipeline of fixed depth"
+            "here the pipeline deepens (P = 2 to 8) at M = P, so its bubble grows with P, where the paper added data-parallel pipelines around a pipeline of fixed depth; and the ranks share 2 cores"
         echo
         echo "![weak scaling measured](measured/weak-throughput.svg) ![strong scaling measured](measured/strong-throughput.svg)"
         echo
