@@ -448,6 +448,19 @@ measured_table() { # measured_table MODE
     done
 }
 if [ -s "$MEASURED/weak.csv" ] && [ -s "$MEASURED/strong.csv" ]; then
+    mkdir -p "$W/measured" # rp_plot draws NAME under the scratch directory first
+    for mode in weak strong; do
+        for kw in 1f1b:1 hanayo:1 hanayo:2; do
+            for n in 1 2 4; do
+                echo "$((2 * n)) $(mcol "$MEASURED/$mode.csv" samples_per_s_median "${kw%:*}" "${kw#*:}" "$n") $(mcol "$MEASURED/$mode.csv" predicted_samples_per_s "${kw%:*}" "${kw#*:}" "$n")"
+            done > "$W/m-$mode-${kw%:*}-${kw#*:}.dat"
+        done
+        rp_plot "measured/$mode-scaling" "set title \"Hanayo's $mode scaling, 2 to 8 ranks: $RP_MEASURED\\n(compute emulated, real MPI and Slurm, 4 nodes on one 2-core machine; dashed: predicted)\" noenhanced
+set xlabel 'ranks (2 a node), one pipeline'; set ylabel 'samples/s (median)'; set logscale xy 2; set xtics (2, 4, 8); set key left top
+plot '$W/m-$mode-1f1b-1.dat' u 1:2 w lp lw 2 pt 7 lc 1 t 'DAPPLE (1F1B)', '' u 1:3 w l dt 2 lc 1 notitle, \
+     '$W/m-$mode-hanayo-1.dat' u 1:2 w lp lw 2 pt 9 lc 2 t 'Chimera-wave (Hanayo W=1)', '' u 1:3 w l dt 2 lc 2 notitle, \
+     '$W/m-$mode-hanayo-2.dat' u 1:2 w lp lw 2 pt 11 lc 3 t 'Hanayo W=2', '' u 1:3 w l dt 2 lc 3 notitle" 820 480
+    done
     EVIDENCE=$RP_MEASURED
     {
         echo "## Weak and strong scaling $RP_MEASURED"
@@ -455,11 +468,11 @@ if [ -s "$MEASURED/weak.csv" ] && [ -s "$MEASURED/strong.csv" ]; then
         if [ -n "$MEASURED_WHY" ]; then echo "**Not rerun by this run ($MEASURED_WHY): the tables below are the files an earlier run left in \`measured/\`.**"; echo; fi
         echo "The campaigns \`jobs/campaigns/hanayo-weak-vcluster.cfg\` and \`hanayo-strong-vcluster.cfg\`, submitted with \`wavepipe sweep --submit --max-concurrent 1\` to the project's test cluster brought up with 4 nodes (\`bench/reproduce/hanayo_measured.sh\`) and harvested with \`wavepipe harvest\`: 2, 4 and 8 ranks on 1, 2 and 4 nodes, compute emulated from \`jobs/tables/gpt2-small-deep-2tflops.cfg\` (each pass sleeps its table time), every message real MPI between the nodes' network namespaces on one 2-core machine, real Slurm; weak: 4 sequences a node, strong: 16 sequences in all, cut into M = P micro-batches at every size (figure 2's setting). The pipeline itself grows with the nodes (wavepipe run replicates stages only for gpipe/1f1b/kfkb, so the paper's data-parallel pipelines cannot be run for Hanayo); the paper's scale is in the simulated sections above. The predicted column is the run's own simulator line (\`summary:\`, messages free)."
         echo
-        echo "Weak scaling (\`measured/weak.csv\`, \`measured/weak-throughput.svg\`):"
+        echo "Weak scaling (\`measured/weak.csv\`):"
         echo
         measured_table weak
         echo
-        echo "Strong scaling (\`measured/strong.csv\`, \`measured/strong-throughput.svg\`):"
+        echo "Strong scaling (\`measured/strong.csv\`):"
         echo
         measured_table strong
         echo
@@ -477,7 +490,7 @@ if [ -s "$MEASURED/weak.csv" ] && [ -s "$MEASURED/strong.csv" ]; then
         cmp_row measured "Hanayo W = 2 strong speed-up, 4x the ranks" 3.375 "$(printf %.3f "$(mcol "$st" strong_speedup hanayo 2 4)")" 5 \
             "here the pipeline deepens (P = 2 to 8) at M = P, so its bubble grows with P, where the paper added data-parallel pipelines around a pipeline of fixed depth; and the ranks share 2 cores"
         echo
-        echo "![weak scaling measured](measured/weak-throughput.svg) ![strong scaling measured](measured/strong-throughput.svg)"
+        echo "![weak scaling measured](measured/weak-scaling.svg) ![strong scaling measured](measured/strong-scaling.svg)"
         echo
     } >> "$W/README.md"
 else

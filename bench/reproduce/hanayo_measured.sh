@@ -5,7 +5,7 @@
 # submits jobs/campaigns/hanayo-{weak,strong}-vcluster.cfg with
 # `wavepipe sweep --submit` (one point at a time), waits for them, and
 # `wavepipe harvest`s each; OUTDIR gets weak.csv and strong.csv (harvest's
-# rows) and harvest's throughput plots. Compute is emulated (each pass sleeps
+# rows; hanayo.sh draws them). Compute is emulated (each pass sleeps
 # what the layer table says), messages are real MPI between the nodes'
 # network namespaces, Slurm is real. Scratch: BUILDDIR/tests/out/.
 set -euo pipefail
@@ -35,11 +35,7 @@ for mode in weak strong; do
     ok=$(wait_for_points "$camp" "$n" "${HANAYO_MEASURED_TIMEOUT_S:-400}")
     [ "$ok" -eq "$n" ] || die "$name: $ok of $n points finished ($("$WAVEPIPE" status "jobs/campaigns/$name.cfg" --results "$OUT/results" 2>&1 | tail -n 1))"
     "$WAVEPIPE" harvest "$camp" > "$OUT/logs/harvest-$mode.txt" 2>&1 || die "harvest of $name failed"
-    cp "$camp/harvest.csv" "$OUT/$mode.csv.tmp" && mv -f "$OUT/$mode.csv.tmp" "$final/$mode.csv"
-    for ext in svg png; do
-        cp "$camp/plots/throughput.$ext" "$final/$mode-throughput.$ext.tmp" &&
-            mv -f "$final/$mode-throughput.$ext.tmp" "$final/$mode-throughput.$ext"
-    done
+    cp "$camp/harvest.csv" "$final/$mode.csv.tmp" && mv -f "$final/$mode.csv.tmp" "$final/$mode.csv"
 done
 echo "$MPI_LINE" > "$final/mpi.txt.tmp" && mv -f "$final/mpi.txt.tmp" "$final/mpi.txt"
 log "done: $final"
