@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/reproduce/hanayo.sh WAVEPIPE SRCDIR -- Hanayo (Liu et al., SC23)
+# bench/reproduce/hanayo.sh WAVEPIPE SRCDIR [OUTDIR] -- Hanayo (Liu et al., SC23)
 # reproduced: the bubble ratios of its figure 2 table (section 3.4) against
 # wavepipe's generated schedules, the throughput against the number of waves
 # on its four machines (figure 9, section 5.2), its search of pipeline and
@@ -13,8 +13,8 @@
 set -euo pipefail
 shopt -s inherit_errexit # a failure inside $(...) ends the script too
 . "$(dirname "$0")/lib.sh"
-[ $# -eq 2 ] || { echo "usage: $0 WAVEPIPE SRCDIR" >&2; exit 2; }
-rp_init hanayo "$1" "$2"
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: $0 WAVEPIPE SRCDIR [OUTDIR]" >&2; exit 2; }
+rp_init hanayo "$1" "$2" "${3:-}" # OUTDIR: elsewhere than results/hanayo (to compare two runs)
 WP=$RP_WP
 W=$RP_WORK
 
@@ -159,7 +159,7 @@ if [ "${HANAYO_MEASURED:-1}" = 0 ]; then
     MEASURED_WHY="not run: HANAYO_MEASURED=0 was set"
 elif ! why=$(bash "$RP_SRC/tests/cluster/vcluster.sh" can-run 2>&1); then
     MEASURED_WHY="not run: the test cluster cannot run here ($why)"
-elif "$RP_SRC/bench/reproduce/hanayo_measured.sh" "$WP" "$RP_SRC" "$MEASURED"; then
+elif "$RP_SRC/bench/reproduce/hanayo_measured.sh" "$WP" "$RP_SRC" "$MEASURED" "$W/lock-wait-s"; then
     MEASURED_WHY=""
 else
     rp_die "the measured campaigns failed (HANAYO_MEASURED=0 runs the simulated part alone)"
@@ -225,7 +225,7 @@ for fig in fig11 fig12; do
 done
 scaling_plot() { # scaling_plot FIG NAME TITLE
     rp_plot "$2" "set title \"$3 ($RP_SIMULATED)\" noenhanced
-set xlabel 'GPUs (Lonestar6, pipelines of 8)'; set ylabel 'samples/s'; set logscale xy 2; set xtics (8, 16, 32); set key left top
+set xlabel 'GPUs (Lonestar6, pipelines of 8)'; set ylabel 'samples/s'; set logscale xy 2; set xrange [7:36]; set xtics (8, 16, 32); set key left top
 plot '$W/$1-1f1b-1.dat' w lp lw 2 pt 7 t 'DAPPLE (1F1B)', '$W/$1-chimera-1.dat' w lp lw 2 pt 5 t 'Chimera (2 weight copies)', \
      '$W/$1-hanayo-1.dat' w lp lw 2 pt 9 t 'Chimera-wave (Hanayo W=1)', '$W/$1-hanayo-2.dat' w lp lw 2 pt 11 t 'Hanayo W=2', \
      '$W/$1-hanayo-4.dat' w lp lw 2 pt 13 t 'Hanayo W=4', '$W/$1-zb-v-1.dat' w lp dt 2 pt 6 t 'ZB-V'" 820 480
@@ -300,7 +300,7 @@ sc() { thr "$1" TACC bert-64 "$2" 8 "$3" "$4"; }
         "Chimera-wave, the paper's \"C\", is Chimera turned into one-wave pipelines (section 3.2, figure 5): wavepipe's \`hanayo --waves 1\` (its bubble at P is Chimera's at 2P, table below). wavepipe's \`chimera\` (two weight copies per GPU) is shown beside it." \
         "D pipelines of P GPUs: one pipeline simulated (\`wavepipe simulate --layers --cluster --ranks-per-node\`), plus the gradient sum's exposed time, which the simulator gives for 1F1B with every stage replicated D times (it replicates stages for gpipe/1f1b/kfkb only); the same time is added to every kind (\`allreduce_s\` in \`throughput.csv\`)."
     if [ -z "$MEASURED_WHY" ]; then
-        echo "- **Evidence: $RP_MEASURED** (the last section): emulated compute, real MPI ($(cat "$MEASURED/mpi.txt")) between network namespaces of one 2-core machine, real Slurm; 2 to 8 ranks, not the paper's 8 to 32 GPUs."
+        echo "- **Evidence: $RP_MEASURED** (the last section): emulated compute, real MPI ($(cat "$MEASURED/mpi.txt")) between network namespaces of one 2-core machine, real Slurm; 2 to 8 ranks, not the paper's 8 to 32 GPUs. Of the time above, $(cat "$W/lock-wait-s") s went to waiting for the test cluster's lock (other users) and bringing it up."
     else
         echo "- **Evidence: $RP_MEASURED**: $MEASURED_WHY; \`results/hanayo/measured/\` holds what an earlier run measured, if any."
     fi
@@ -456,7 +456,7 @@ if [ -s "$MEASURED/weak.csv" ] && [ -s "$MEASURED/strong.csv" ]; then
             done > "$W/m-$mode-${kw%:*}-${kw#*:}.dat"
         done
         rp_plot "measured/$mode-scaling" "set title \"Hanayo's $mode scaling, 2 to 8 ranks: $RP_MEASURED\\n(compute emulated, real MPI and Slurm, 4 nodes on one 2-core machine; dashed: predicted)\" noenhanced
-set xlabel 'ranks (2 a node), one pipeline'; set ylabel 'samples/s (median)'; set logscale xy 2; set xtics (2, 4, 8); set key left top
+set xlabel 'ranks (2 a node), one pipeline'; set ylabel 'samples/s (median)'; set logscale xy 2; set xrange [1.8:9]; set xtics (2, 4, 8); set key left top
 plot '$W/m-$mode-1f1b-1.dat' u 1:2 w lp lw 2 pt 7 lc 1 t 'DAPPLE (1F1B)', '' u 1:3 w l dt 2 lc 1 notitle, \
      '$W/m-$mode-hanayo-1.dat' u 1:2 w lp lw 2 pt 9 lc 2 t 'Chimera-wave (Hanayo W=1)', '' u 1:3 w l dt 2 lc 2 notitle, \
      '$W/m-$mode-hanayo-2.dat' u 1:2 w lp lw 2 pt 11 lc 3 t 'Hanayo W=2', '' u 1:3 w l dt 2 lc 3 notitle" 820 480
@@ -484,11 +484,11 @@ plot '$W/m-$mode-1f1b-1.dat' u 1:2 w lp lw 2 pt 7 lc 1 t 'DAPPLE (1F1B)', '' u 1
             "one pipeline of 8 ranks here (the paper: 4 pipelines of 8 GPUs); its ranks' MPI progress shares 2 cores, which costs the waves' extra messages most (measured / predicted above)"
         cmp_row measured "Hanayo W = 2 / DAPPLE, weak, largest size" 1.331 \
             "$(ratio "$(mcol "$wk" samples_per_s_median hanayo 2 4)" "$(mcol "$wk" samples_per_s_median 1f1b 1 4)")" 5 \
-            "as the row above: the waves' extra messages between 8 ranks on 2 cores"
+            "the runs' own prediction (messages free) is $(ratio "$(mcol "$wk" predicted_samples_per_s hanayo 2 4)" "$(mcol "$wk" predicted_samples_per_s 1f1b 1 4)") for this 64-layer table; the rest is the waves' extra messages between 8 ranks on 2 cores (measured / predicted $(ratio "$(mcol "$wk" samples_per_s_median hanayo 2 4)" "$(mcol "$wk" predicted_samples_per_s hanayo 2 4)") against 1F1B's $(ratio "$(mcol "$wk" samples_per_s_median 1f1b 1 4)" "$(mcol "$wk" predicted_samples_per_s 1f1b 1 4)"))"
         cmp_row measured "Hanayo W = 2 weak-scaling efficiency, 4x the ranks" 0.998 "$(printf %.3f "$(mcol "$wk" weak_efficiency hanayo 2 4)")" 5 \
-            "here the pipeline deepens (P = 2 to 8) instead of adding pipelines, so its bubble grows with the ranks, and the 4 nodes' ranks share one 2-core machine"
+            "here the pipeline deepens (P = 2 to 8) instead of adding pipelines, so its bubble grows with the ranks (the runs' own prediction: $(awk -v a="$(mcol "$wk" predicted_samples_per_s hanayo 2 4)" -v b="$(mcol "$wk" predicted_samples_per_s hanayo 2 1)" 'BEGIN { printf "%.3f", a / (4 * b) }')), and the 4 nodes' ranks share one 2-core machine"
         cmp_row measured "Hanayo W = 2 strong speed-up, 4x the ranks" 3.375 "$(printf %.3f "$(mcol "$st" strong_speedup hanayo 2 4)")" 5 \
-            "here the pipeline deepens (P = 2 to 8) at M = P, so its bubble grows with P, where the paper added data-parallel pipelines around a pipeline of fixed depth; and the ranks share 2 cores"
+            "here the pipeline deepens (P = 2 to 8) at M = P, so its bubble grows with P (the runs' own prediction: $(ratio "$(mcol "$st" predicted_samples_per_s hanayo 2 4)" "$(mcol "$st" predicted_samples_per_s hanayo 2 1)")), where the paper added data-parallel pipelines around a pipeline of fixed depth; and the ranks share 2 cores"
         echo
         echo "![weak scaling measured](measured/weak-scaling.svg) ![strong scaling measured](measured/strong-scaling.svg)"
         echo

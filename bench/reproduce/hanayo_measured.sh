@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/reproduce/hanayo_measured.sh WAVEPIPE SRCDIR OUTDIR -- the measured
+# bench/reproduce/hanayo_measured.sh WAVEPIPE SRCDIR OUTDIR [WAIT_FILE] -- the measured
 # half of Hanayo's scaling (sections 5.4-5.5), called by hanayo.sh: brings
 # the project's test cluster up with 4 nodes (holding its lock throughout),
 # submits jobs/campaigns/hanayo-{weak,strong}-vcluster.cfg with
@@ -7,9 +7,11 @@
 # `wavepipe harvest`s each; OUTDIR gets weak.csv and strong.csv (harvest's
 # rows; hanayo.sh draws them). Compute is emulated (each pass sleeps
 # what the layer table says), messages are real MPI between the nodes'
-# network namespaces, Slurm is real. Scratch: BUILDDIR/tests/out/.
+# network namespaces, Slurm is real. Scratch: BUILDDIR/tests/out/. WAIT_FILE
+# gets the seconds spent waiting for the cluster's lock and bringing it up.
 set -euo pipefail
-[ $# -eq 3 ] || { echo "usage: $0 WAVEPIPE SRCDIR OUTDIR" >&2; exit 2; }
+[ $# -eq 3 ] || [ $# -eq 4 ] || { echo "usage: $0 WAVEPIPE SRCDIR OUTDIR [WAIT_FILE]" >&2; exit 2; }
+wait_file=${4:-/dev/null}
 log() { echo "reproduce[hanayo, measured]: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 WAVEPIPE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -22,7 +24,9 @@ rm -rf "$work"
 vcj_args "$0" "$WAVEPIPE" "$2" "$work" # WAVEPIPE, SRCDIR, OUT (= work), VC
 
 log "waiting for the test cluster's lock, then bringing up 4 nodes"
+t0=$(date +%s)
 vcj_up "$build/tests/vcluster.reproduce-hanayo" 4 2
+echo $(($(date +%s) - t0)) > "$wait_file"
 cd "$SRCDIR" # the campaigns name their layer table relative to the source tree
 for mode in weak strong; do
     name=hanayo-$mode-vcluster
