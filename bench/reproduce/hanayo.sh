@@ -476,9 +476,11 @@ plot '$W/m-$mode-1f1b-1.dat' u 1:2 w lp lw 2 pt 7 lc 1 t 'DAPPLE (1F1B)', '' u 1
         echo
         measured_table strong
         echo
+        wk=$MEASURED/weak.csv st=$MEASURED/strong.csv
+        echo "The two campaigns' 8-rank points run the same settings (16 sequences, M = 8 micro-batches of 2, P = 8), so their pairs show the spread between runs here: 1F1B $(printf %.3f "$(mcol "$wk" samples_per_s_median 1f1b 1 4)") and $(printf %.3f "$(mcol "$st" samples_per_s_median 1f1b 1 4)"), Chimera-wave $(printf %.3f "$(mcol "$wk" samples_per_s_median hanayo 1 4)") and $(printf %.3f "$(mcol "$st" samples_per_s_median hanayo 1 4)"), Hanayo W = 2 $(printf %.3f "$(mcol "$wk" samples_per_s_median hanayo 2 4)") and $(printf %.3f "$(mcol "$st" samples_per_s_median hanayo 2 4)") samples/s."
+        echo
         echo "| quantity | paper | measured here | difference | note |"
         echo "|---|---|---|---|---|"
-        wk=$MEASURED/weak.csv st=$MEASURED/strong.csv
         cmp_row measured "Hanayo W = 2 / Chimera-wave, weak, largest size (paper: 32 GPUs; here 8 ranks)" 1.0813 \
             "$(ratio "$(mcol "$wk" samples_per_s_median hanayo 2 4)" "$(mcol "$wk" samples_per_s_median hanayo 1 4)")" 5 \
             "one pipeline of 8 ranks here (the paper: 4 pipelines of 8 GPUs); its ranks' MPI progress shares 2 cores, which costs the waves' extra messages most (measured / predicted above)"
