@@ -79,6 +79,18 @@ printf 'time_s,src,dst,factor\nsoon,*,*,2\n' > "$out/badbw.csv"
 "$WAVEPIPE" simulate --kind 1f1b --bandwidth-trace "$out/badbw.csv" 2> "$out/e6.txt"
 expect_status 1 $? "a bad bandwidth trace fails"
 expect_contains "$out/e6.txt" "badbw.csv:2:" "with file:line"
+# Chimera's two weight copies are summed at the step: with a layer table and
+# no cluster that sum costs --tar (none by default), the table's bytes only
+# splitting it into buckets (they were once priced at 1 s a byte)
+tbl="$WP_SRCDIR/jobs/tables/gpt2-small-deep-2tflops.cfg"
+c0=$("$WAVEPIPE" simulate --kind chimera --ranks 4 --micro-batches 4 --layers "$tbl" --format csv | awk -F, 'NR == 2 { print $7 }')
+f0=$("$WAVEPIPE" simulate --kind 1f1b --ranks 4 --micro-batches 4 --layers "$tbl" --format csv | awk -F, 'NR == 2 { print $7 }')
+c1=$("$WAVEPIPE" simulate --kind chimera --ranks 4 --micro-batches 4 --layers "$tbl" --tar 0.05 --format csv | awk -F, 'NR == 2 { print $7 }')
+if awk -v c="$c0" -v f="$f0" -v t="$c1" 'BEGIN { exit !(c > 0 && c < f && t > c && t < c + 0.2) }'; then
+    pass "chimera with --layers: $c0 s (1f1b $f0 s), $c1 s with --tar 0.05"
+else
+    fail "chimera with --layers: $c0 s (under 1f1b's $f0 s), $c1 s with --tar 0.05 (at most 0.2 s more)"
+fi
 "$WAVEPIPE" schedule --help > "$out/help.txt"; expect_status 0 $? "schedule --help"
 "$WAVEPIPE" simulate --help > "$out/help2.txt"; expect_status 0 $? "simulate --help"
 expect_contains "$out/help2.txt" "kind,ranks,micro_batches,k,waves,chunks,makespan,bubble_ratio,peak_activations_max" \

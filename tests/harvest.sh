@@ -209,6 +209,25 @@ done
 expect_status "" "$(col s1-r0 weak_efficiency)" "weak column empty for strong scaling"
 [ -e "$s/plots" ] && fail "--no-plots drew plots" || pass "--no-plots draws nothing"
 
+# micro-batches set by the node count (M = 4P, as hanayo-weak.cfg): they move
+# with the nodes, so each schedule is one group (efficiency against its 1-node
+# point) and one series, not a group per point
+m="$out/results/weak-m"
+mp() { # ID SCHEDULE NODES SAMPLES
+    point_cfg "$m/$1" "$1" weak 0 "schedule=$2" "micro_batches=$((4 * $3))" "nodes=$3"
+    { echo "$HEADER"; row "$2" "$3" 0 1 0.3; row "$2" "$3" 1 "$4" 0.3; row "$2" "$3" 2 "$4" 0.3; } > "$m/$1/results.csv"
+    summary "$2" "$3" 0.3 0.05 > "$m/$1/run.log"
+    echo 0 > "$m/$1/DONE"
+}
+mp m0 1f1b 1 100; mp m1 1f1b 2 180; mp m2 1f1b 4 320; mp m3 hanayo 1 110; mp m4 hanayo 2 187
+"$WAVEPIPE" harvest "$m" --no-plots > "$out/m.out" 2> "$out/m.err"
+expect_status 0 $? "harvest of a weak campaign whose micro-batches follow the nodes"
+csv="$m/harvest.csv"
+expect_status "1.0000 0.9000 0.8000 1.0000 0.8500" \
+    "$(for id in m0 m1 m2 m3 m4; do col "$id" weak_efficiency; done | tr '\n' ' ' | sed 's/ $//')" \
+    "weak efficiency of each schedule against its own 1-node point"
+expect_status 3 "$(grep -c '^1f1b ' "$out/m.out")" "one series per schedule, micro_batches not in its name"
+
 # axis adapt and the adapt columns: columns found by name in each file's
 # header (new real, new emulated with compute,layer_table, and an old file
 # without the adapt columns in one campaign); an adaptive and a static

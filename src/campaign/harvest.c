@@ -523,24 +523,49 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
     return 1;
 }
 
-/* Axes that move with the node count: nodes itself and, in weak scaling,
- * the global batch and the depth that grow with it. A scaling group (and a
- * plot's series) is what stays when they are left out. */
-static int follows_nodes(const char *scaling, const char *axis)
+static int same_value(const char *a, const char *b)
+{
+    return (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0);
+}
+
+/* Whether the runs' micro-batch counts are set by their node counts: one
+ * value at each node count and not the same at all of them (a campaign that
+ * cuts each size's batch its own way, as M = 4P, excluding the rest). */
+static int micro_batches_follow_nodes(const struct wp_harvest *h)
+{
+    int differ = 0;
+    for (int i = 0; i < h->nruns; i++)
+        for (int j = 0; j < i; j++) {
+            int same = same_value(wp_point_axis(&h->runs[i].point, "micro_batches"),
+                                  wp_point_axis(&h->runs[j].point, "micro_batches"));
+            if (h->runs[i].nodes == h->runs[j].nodes && !same)
+                return 0;
+            differ |= !same;
+        }
+    return differ;
+}
+
+/* Axes that move with the node count: nodes itself, the micro-batch count
+ * where the node count sets it, and, in weak scaling, the global batch and
+ * the depth that grow with it. A scaling group (and a plot's series) is what
+ * stays when they are left out. */
+static int follows_nodes(const struct wp_harvest *h, const char *scaling, const char *axis)
 {
     if (strcmp(axis, "nodes") == 0)
         return 1;
+    if (strcmp(axis, "micro_batches") == 0)
+        return micro_batches_follow_nodes(h);
     return strcmp(scaling, "weak") == 0 && (strcmp(axis, "global_batch") == 0 || strcmp(axis, "layers") == 0);
 }
 
 /* Group key: scaling kind and every axis that does not follow the node
  * count, sorted by name. */
-static void group_key(const struct wp_harvest_run *r, char *buf, size_t size)
+static void group_key(const struct wp_harvest *h, const struct wp_harvest_run *r, char *buf, size_t size)
 {
     const char *names[WP_POINT_MAX_AXES];
     int n = 0;
     for (int i = 0; i < r->point.naxes; i++)
-        if (!follows_nodes(r->point.scaling, r->point.axis_name[i]))
+        if (!follows_nodes(h, r->point.scaling, r->point.axis_name[i]))
             names[n++] = r->point.axis_name[i];
     qsort(names, (size_t)n, sizeof *names, cmp_str);
     size_t used = (size_t)snprintf(buf, size, "%s", r->point.scaling);
@@ -556,7 +581,7 @@ static void compute_scaling(struct wp_harvest *h)
         return;
     h->ngroups = 0;
     for (int i = 0; i < h->nruns; i++) {
-        group_key(&h->runs[i], keys[i], KEY);
+        group_key(h, &h->runs[i], keys[i], KEY);
         h->runs[i].group = -1;
         for (int j = 0; j < i; j++)
             if (strcmp(keys[i], keys[j]) == 0) {
@@ -698,11 +723,6 @@ void wp_harvest_free(struct wp_harvest *h)
     h->nruns = 0;
 }
 
-static int same_value(const char *a, const char *b)
-{
-    return (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0);
-}
-
 int wp_harvest_axis_varies(const struct wp_harvest *h, const char *name)
 {
     const char *v0 = h->nruns ? wp_point_axis(&h->runs[0].point, name) : NULL;
@@ -733,7 +753,7 @@ void wp_harvest_series_label(const struct wp_harvest *h, const struct wp_harvest
     buf[0] = '\0';
     for (int a = 0; a < h->naxes; a++) {
         const char *name = h->axis_name[a];
-        if (follows_nodes(r->point.scaling, name) || !wp_harvest_axis_varies(h, name))
+        if (follows_nodes(h, r->point.scaling, name) || !wp_harvest_axis_varies(h, name))
             continue;
         const char *v = wp_point_axis(&r->point, name);
         if (used < size)

@@ -429,7 +429,11 @@ static void allreduce_model(const struct sim *sm, int stage, int n, const int *r
         m->hier = (struct wp_hier_allreduce){nodes, per_node, 1, intra, inter};
     } else {
         /* ring allreduce: 2(n-1) steps, each 1/n of the gradients (one ring of n at beta 1) */
-        m->total_bytes = sm->cost->tar * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
+        double units = sm->cost->tar * wp_stage_weight(sm->s, stage) * sm->s->place[stage].nreplicas;
+        if (known && known[stage] > 0) /* a layer table's bytes: the parts priced in proportion */
+            m->given_s = wp_hier_allreduce_s(&m->hier, units);
+        else
+            m->total_bytes = units;
     }
 }
 
