@@ -9,15 +9,7 @@
 # efficiencies in (0, 1.5]) and every rendered script must pass bash -n.
 # Skips (77) only where network namespaces cannot be made.
 . "$(dirname "$0")/lib.sh"
-vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
-vcluster_require "$vc"
-vcluster_lock
-builddir=${WP_BUILDDIR:-$(pwd)}
-dir="$(cd "$builddir" && pwd)/tests/vcluster.campaign_e2e"
-work="$(cd "$builddir" && pwd)/tests/out/campaign_e2e"
-rm -rf "$work" && mkdir -p "$work"
-vcluster_down_on_exit "$vc" "$dir"
-vcluster_up "$vc" "$dir" 3 "$(dirname "$WAVEPIPE"):$builddir:$WP_SRCDIR"
+vcluster_start campaign_e2e 3
 
 campaign="$WP_SRCDIR/jobs/campaigns/cpu-weak-test.cfg"
 results="$work/results"

@@ -105,6 +105,24 @@ vcluster_down_on_exit() {
     trap '[ -n "$bgpid" ] && kill "$bgpid" 2>/dev/null; exit 1' INT TERM HUP
 }
 
+# vcluster_start NAME NODES: what every test on the virtual cluster does
+# first: skips (77) where network namespaces cannot be made, takes the
+# cluster's lock, sets vc (vcluster.sh), builddir, dir (tests/vcluster.NAME)
+# and work (tests/out/NAME, emptied), tears the cluster down on exit and
+# brings NODES nodes up (VCLUSTER_MPI and VCLUSTER_CPUS pass through) with
+# the binary, the build tree and the sources visible on them.
+vcluster_start() {
+    vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
+    vcluster_require "$vc"
+    vcluster_lock
+    builddir=${WP_BUILDDIR:-$(pwd)}
+    dir="$(cd "$builddir" && pwd)/tests/vcluster.$1"
+    work="$(cd "$builddir" && pwd)/tests/out/$1"
+    rm -rf "$work" && mkdir -p "$work"
+    vcluster_down_on_exit "$vc" "$dir"
+    vcluster_up "$vc" "$dir" "$2" "$(dirname "$WAVEPIPE"):$builddir:$WP_SRCDIR"
+}
+
 # vcluster_up VCLUSTER_SH DIR NODES KEEP: brings a cluster of NODES up in DIR
 # (KEEP: colon-separated paths under /tmp to keep visible on the nodes) and
 # sources DIR/env; ends the test when the cluster does not come up.

@@ -32,15 +32,7 @@ fi
 
 every=4
 drop=12
-vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
-vcluster_require "$vc"
-vcluster_lock
-builddir=${WP_BUILDDIR:-$(pwd)}
-dir="$(cd "$builddir" && pwd)/tests/vcluster.slurm_adapt"
-work="$(cd "$builddir" && pwd)/tests/out/slurm_adapt"
-rm -rf "$work" && mkdir -p "$work"
-vcluster_down_on_exit "$vc" "$dir"
-VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=2 vcluster_up "$vc" "$dir" 2 "$(dirname "$WAVEPIPE"):$builddir:$WP_SRCDIR"
+VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=2 vcluster_start slurm_adapt 2
 
 campaign="$WP_SRCDIR/jobs/campaigns/adaptive-ci.cfg"
 results="$work/results"

@@ -28,7 +28,6 @@ fi
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
 config=$WP_SRCDIR/jobs/models/gpt-tiny.cfg
 nodes=3
 ranks=8
@@ -38,17 +37,9 @@ micro_batches=4
 step_timeout=${SLURM_INTERNODE_STEP_TIMEOUT:-60}   # seconds per srun step
 job_timeout=${SLURM_INTERNODE_JOB_TIMEOUT:-120}    # seconds for sbatch --wait
 
-vcluster_require "$vc"
-vcluster_lock
-builddir=${WP_BUILDDIR:-$(pwd)}
-dir="$(cd "$builddir" && pwd)/tests/vcluster.slurm_internode"
-rundir="$dir/job"
-
-vcluster_down_on_exit "$vc" "$dir"
-
 # --- the cluster: 3 CPUs a node, so that 8 ranks land 3+3+2 ------------------------
-VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=3 vcluster_up "$vc" "$dir" "$nodes" "$(dirname "$WAVEPIPE"):$builddir"
-
+VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=3 vcluster_start slurm_internode "$nodes"
+rundir="$dir/job"
 rm -rf "$rundir" && mkdir -p "$rundir"
 cat > "$rundir/job.sh" <<'EOF'
 #!/bin/bash

@@ -27,17 +27,9 @@ fi
 
 limit_ms=10000
 steps=60
-vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
-vcluster_require "$vc"
-vcluster_lock
-builddir=${WP_BUILDDIR:-$(pwd)}
-dir="$(cd "$builddir" && pwd)/tests/vcluster.slurm_rank_loss"
-work="$(cd "$builddir" && pwd)/tests/out/slurm_rank_loss"
-rm -rf "$work" && mkdir -p "$work"
 down_node=
-vcluster_down_on_exit "$vc" "$dir"
+VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=2 vcluster_start slurm_rank_loss 4
 trap '[ -n "$down_node" ] && ip -n "$down_node" link set eth0 up; bash "$vc" down "$dir" >/dev/null 2>&1 || true' EXIT
-VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=2 vcluster_up "$vc" "$dir" 4 "$(dirname "$WAVEPIPE"):$builddir:$WP_SRCDIR"
 
 campaign=$work/rank-loss.cfg
 cat > "$campaign" <<EOF

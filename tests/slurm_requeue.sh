@@ -28,15 +28,7 @@ fi
 . "$(dirname "$0")/lib.sh"
 
 steps=40
-vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
-vcluster_require "$vc"
-vcluster_lock
-builddir=${WP_BUILDDIR:-$(pwd)}
-dir="$(cd "$builddir" && pwd)/tests/vcluster.slurm_requeue"
-work="$(cd "$builddir" && pwd)/tests/out/slurm_requeue"
-rm -rf "$work" && mkdir -p "$work"
-vcluster_down_on_exit "$vc" "$dir"
-VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=2 vcluster_up "$vc" "$dir" 2 "$(dirname "$WAVEPIPE"):$builddir:$WP_SRCDIR"
+VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=2 vcluster_start slurm_requeue 2
 
 # submit NAME STEPS SAVE_EVERY KEEP TIME WARNING_S: a one-point campaign of
 # gpt-tiny, 1F1B on 2 nodes x 2 ranks, through sweep --submit; sets p (its
