@@ -22,7 +22,9 @@
 # change on, and the reaction (iterations from a change to the first
 # iteration run on a switched plan). The goals are reported, not enforced.
 #
-# Usage: bench/adaptive.sh WAVEPIPE SRCDIR OUTDIR [SCENARIO...]
+# Usage: bench/adaptive.sh WAVEPIPE SRCDIR OUTDIR [SCENARIO[:RUN+RUN...]...]
+# (a scenario's own runs after a colon, e.g. shaped-steady:static+k2+k4;
+# else ADAPT_RUNS)
 # Scenarios (default all):
 #   bandwidth-steps       links 100 -> 250 -> 400 -> 1000 Mbit/s at iterations
 #                         20, 40, 60 (AutoPipe's 10 -> 25 -> 40 -> 100 Gbit/s,
@@ -132,7 +134,7 @@ TABLE=$OUT/tables/gpt2-small-deep.cfg
     --micro-batch 2 -o "$TABLE" > "$OUT/tables/gpt2-small-deep.txt" || die "wavepipe profile --analytic failed"
 # rate-drop's table: 16 equal layers, layer 8's output half the others'
 MIXED=$SRCDIR/jobs/tables/mixed-16.cfg
-for s in $SCENARIOS; do scenario_iterations "$s" > /dev/null; done
+for s in $SCENARIOS; do scenario_iterations "${s%%:*}" > /dev/null; done
 if [ -z "${ADAPT_REPLOT:-}" ]; then
     vcj_up "$CLDIR" 2 2
     trap 'bash "$HOOK" flow off >/dev/null 2>&1; bash "$VC" down "$VCJ_DIR" >/dev/null 2>&1' EXIT
@@ -284,7 +286,11 @@ GNUPLOT
     echo "time, the pauses of moves included."
     echo "MPI: $MPI_LINE"
 } > "$OUT/adaptive.txt.new"
-for scen in $SCENARIOS; do
+ALL_RUNS=$RUNS
+for arg in $SCENARIOS; do
+    scen=${arg%%:*}
+    RUNS=$ALL_RUNS
+    [ "$arg" = "$scen" ] || RUNS=${arg#*:} RUNS=${RUNS//+/ }
     mkdir -p "$OUT/runs/$scen"
     [ -n "${ADAPT_REPLOT:-}" ] || for run in $RUNS; do run_one "$scen" "$run"; done
     combine "$scen" > "$OUT/$scen.csv"
@@ -294,7 +300,7 @@ done
 # a partial run keeps the other scenarios' lines of the last summary
 if [ -f "$OUT/adaptive.txt" ]; then
     for scen in $ALL_SCENARIOS; do
-        case " $SCENARIOS " in *" $scen "*) continue ;; esac
+        case " $SCENARIOS " in *" $scen "* | *" $scen:"*) continue ;; esac
         awk -v s="$scen" '$1 == s ":" { on = 1; print; next } /^[a-z]/ { on = 0 } on && /^  / { print }' \
             "$OUT/adaptive.txt" >> "$OUT/adaptive.txt.new"
     done
