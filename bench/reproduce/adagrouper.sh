@@ -165,6 +165,7 @@ if [ -n "${REPRODUCE_REUSE:-}" ]; then
     rp_log "the measured part from $MEAS (REPRODUCE_REUSE: no runs)"
 else
     rp_log "measuring on the virtual cluster (waits for its lock; ADAPT_PERIOD=$PERIOD)"
+    cut -d' ' -f1-3 /proc/loadavg > "$MEAS.load-before"
     ADAPT_PERIOD=$PERIOD ADAPT_MODE=k ADAPT_EVERY=$EVERY ADAPT_CANDIDATES=2:1,4:1 \
         bash "$RP_SRC/bench/adaptive.sh" "$WP" "$RP_SRC" "$MEAS" \
         "$SHAPED" "preempted-steady:$GRID_RUNS" preempted-network:static+adaptive >&2 ||
@@ -174,6 +175,9 @@ for s in shaped-steady preempted-steady preempted-network; do
     [ -s "$MEAS/$s.csv" ] && [ "$(wc -l < "$MEAS/$s.csv")" -gt 2 ] || rp_die "no rows measured for $s (see $MEAS/logs)"
 done
 MPI_LINE=$(sed -n 's/^MPI: //p' "$MEAS/adaptive.txt")
+# the machine's load average (1, 5, 15 min) as the measurement began and ended: it is shared
+[ -f "$MEAS.load-before" ] && [ ! -f "$MEAS.load-after" ] && cut -d' ' -f1-3 /proc/loadavg > "$MEAS.load-after"
+LOAD=$( [ -f "$MEAS.load-before" ] && echo "$(cat "$MEAS.load-before") before, $(cat "$MEAS.load-after") after" || echo "not recorded")
 # measured_k.csv: per steady scenario and run, samples over time from iteration 1
 {
     echo "scenario,run,k,iterations,mean_iter_s,samples_per_s,over_1f1b"
@@ -372,7 +376,7 @@ the FLOP/s achieved) are in its plot only.
 
 $(rp_provenance "$RP_MEASURED" \
     "\`bench/adaptive.sh\` (the same as \`make adaptive\`, $( [ "$FULL" = 1 ] && echo "its full lengths: ADAPT_PERIOD=20" || echo "**shortened**: ADAPT_PERIOD=10, changes every 10 iterations instead of 20; \`make reproduce-adagrouper-full\` runs the full lengths")) on the virtual Slurm cluster: 2 nodes that are network namespaces of one 2-core machine, 4 ranks (2 a node), $MPI_LINE, links shaped by \`tc\` to 3000 Mbit/s; a competing flow is 4 TCP streams each way between the nodes (\`tests/cluster/scenario-hook.sh\`)." \
-    "Compute **emulated** from the analytic GPT-2-small-class table (\`bench/models/gpt2-small-deep.cfg\`, 2 TFLOP/s: passes of 15 and 30 ms a stage), 16 micro-batches of one sequence; no GPU ran any of it. Two runs of the same plan differ by up to 7 % here (results/adaptive/README.md)." \
+    "Compute **emulated** from the analytic GPT-2-small-class table (\`bench/models/gpt2-small-deep.cfg\`, 2 TFLOP/s: passes of 15 and 30 ms a stage), 16 micro-batches of one sequence; no GPU ran any of it. The machine is shared with other work: its load average (1, 5, 15 min) was $LOAD the measurement, on 2 cores. Two runs of the same plan differ by up to 7 % here (results/adaptive/README.md)." \
     "The same points as a campaign for a real cluster: \`jobs/campaigns/adagrouper-preempted.cfg\` (\`wavepipe sweep --submit\`, then \`wavepipe harvest\`).")
 
 ### Figure 6 on the test cluster: k under a competing flow
