@@ -177,6 +177,7 @@ done
 MPI_LINE=$(sed -n 's/^MPI: //p' "$MEAS/adaptive.txt")
 # the machine's load average (1, 5, 15 min) as the measurement began and ended: it is shared
 [ -f "$MEAS.load-before" ] && [ ! -f "$MEAS.load-after" ] && cut -d' ' -f1-3 /proc/loadavg > "$MEAS.load-after"
+REUSED=$( [ -n "${REPRODUCE_REUSE:-}" ] && echo "The measurements are reused (REPRODUCE_REUSE) from a run that ended $(date -u -r "$MEAS/adaptive.txt" +%Y-%m-%dT%H:%MZ); the tables and plots were made again from them." || echo "Measured by this run.")
 LOAD=$( [ -f "$MEAS.load-before" ] && echo "$(cat "$MEAS.load-before") before, $(cat "$MEAS.load-after") after" || echo "not recorded")
 # measured_k.csv: per steady scenario and run, samples over time from iteration 1
 {
@@ -376,7 +377,7 @@ the FLOP/s achieved) are in its plot only.
 
 $(rp_provenance "$RP_MEASURED" \
     "\`bench/adaptive.sh\` (the same as \`make adaptive\`, $( [ "$FULL" = 1 ] && echo "its full lengths: ADAPT_PERIOD=20" || echo "**shortened**: ADAPT_PERIOD=10, changes every 10 iterations instead of 20; \`make reproduce-adagrouper-full\` runs the full lengths")) on the virtual Slurm cluster: 2 nodes that are network namespaces of one 2-core machine, 4 ranks (2 a node), $MPI_LINE, links shaped by \`tc\` to 3000 Mbit/s; a competing flow is 4 TCP streams each way between the nodes (\`tests/cluster/scenario-hook.sh\`)." \
-    "Compute **emulated** from the analytic GPT-2-small-class table (\`bench/models/gpt2-small-deep.cfg\`, 2 TFLOP/s: passes of 15 and 30 ms a stage), 16 micro-batches of one sequence; no GPU ran any of it. The machine is shared with other work: its load average (1, 5, 15 min) was $LOAD the measurement, on 2 cores. Two runs of the same plan differ by up to 7 % here (results/adaptive/README.md)." \
+    "Compute **emulated** from the analytic GPT-2-small-class table (\`bench/models/gpt2-small-deep.cfg\`, 2 TFLOP/s: passes of 15 and 30 ms a stage), 16 micro-batches of one sequence; no GPU ran any of it. $REUSED The machine is shared with other work: its load average (1, 5, 15 min) was $LOAD the measurement, on 2 cores. Two runs of the same plan differ by up to 7 % here (results/adaptive/README.md)." \
     "The same points as a campaign for a real cluster: \`jobs/campaigns/adagrouper-preempted.cfg\` (\`wavepipe sweep --submit\`, then \`wavepipe harvest\`).")
 
 ### Figure 6 on the test cluster: k under a competing flow
@@ -393,9 +394,9 @@ would always win and hide the trade-off of k). \`measured_k.csv\`.
 $(rp_row_range "1F1B under the flow over 1F1B on the quiet shaped link" 0.88 0.92 "$(ratio "$M_PRE" "$M_QUIET")" 3 \
     "the flow's streams share the 2 cores with the ranks: they slow the host more than the link, far beyond the paper's busy rounds")
 $(rp_row_range "kFkB (k = 2) over 1F1B under the flow" 1.20 inf "$M_K2" 3 \
-    "the competing streams act like a busier host, which kFkB's grouping cannot hide (results/adaptive/README.md)")
+    "the streams' copies run on the same 2 cores as the ranks: the flow slows the hosts as much as the link, and kFkB's groups hide transfers, not a slower host (results/adaptive/README.md); $PERIOD iterations a run on a loaded machine differ by more than the effect (a trial run the same day gave 1.150)")
 $(rp_row_range "kFkB (k = 4) over 1F1B under the flow" 1.20 inf "$M_K4" 3 \
-    "as above; k = 4 holds 4 micro-batches' messages in flight on a link the flow already fills")
+    "as above (the trial run: 0.966)")
 
 ### Figure 10: online tuning over time
 

@@ -75,6 +75,7 @@ done
 MPI_LINE=$(sed -n 's/^MPI: //p' "$MEAS/adaptive.txt")
 # the machine's load average (1, 5, 15 min) as the measurement began and ended: it is shared
 [ -f "$MEAS.load-before" ] && [ ! -f "$MEAS.load-after" ] && cut -d' ' -f1-3 /proc/loadavg > "$MEAS.load-after"
+REUSED=$( [ -n "${REPRODUCE_REUSE:-}" ] && echo "The measurements are reused (REPRODUCE_REUSE) from a run that ended $(date -u -r "$MEAS/adaptive.txt" +%Y-%m-%dT%H:%MZ); the tables and plots were made again from them." || echo "Measured by this run.")
 LOAD=$( [ -f "$MEAS.load-before" ] && echo "$(cat "$MEAS.load-before") before, $(cat "$MEAS.load-after") after" || echo "not recorded")
 {
     head -n 1 "$MEAS/bandwidth-steps.csv"
@@ -181,7 +182,7 @@ first; unlike PipeDream's asynchronous pipeline, both runs are synchronous
 
 $(rp_provenance "$RP_MEASURED" \
     "\`bench/adaptive.sh\` (as \`make adaptive\`, $( [ "$FULL" = 1 ] && echo "its full lengths: a change every 20 iterations" || echo "**shortened**: a change every 10 iterations instead of the paper's and make adaptive's 20, decisions every 3 instead of 5; \`make reproduce-autopipe-full\` runs the full lengths")), \`ADAPT_MODE=partition\`, on the virtual Slurm cluster: 2 nodes that are network namespaces of one 2-core machine, 4 ranks (2 a node), $MPI_LINE, links shaped by \`tc\`." \
-    "Compute **emulated** from the analytic GPT-2-small-class table (\`bench/models/gpt2-small-deep.cfg\`, 62 blocks at 2 TFLOP/s: passes of 15 and 30 ms a stage), 16 micro-batches of one sequence; a move sends the moved blocks' parameters and AdamW moments at their true size (85 MB a block). No GPU ran any of it. The paper trains ResNet-50 on 10 P100s; its bandwidths (10-100 Gbit/s) are scaled to what a veth carries here (100-1000 Mbit/s). The machine is shared with other work: its load average (1, 5, 15 min) was $LOAD the measurement, on 2 cores. Two runs of the same plan differ by up to 7 % here." \
+    "Compute **emulated** from the analytic GPT-2-small-class table (\`bench/models/gpt2-small-deep.cfg\`, 62 blocks at 2 TFLOP/s: passes of 15 and 30 ms a stage), 16 micro-batches of one sequence; a move sends the moved blocks' parameters and AdamW moments at their true size (85 MB a block). No GPU ran any of it. The paper trains ResNet-50 on 10 P100s; its bandwidths (10-100 Gbit/s) are scaled to what a veth carries here (100-1000 Mbit/s). $REUSED The machine is shared with other work: its load average (1, 5, 15 min) was $LOAD the measurement, on 2 cores. Two runs of the same plan differ by up to 7 % here." \
     "Each run: \`srun wavepipe run --compute emulated --layers TABLE --schedule 1f1b --micro-batches 16 --global-batch 16 --steps N --changes changes.txt --changes-hook tests/cluster/scenario-hook.sh [--adapt partition --adapt-every $EVERY]\`; the same as a campaign for a real cluster: \`jobs/campaigns/autopipe-dynamic.cfg\` (\`wavepipe sweep --submit\`, \`wavepipe harvest\`)." \
     "\`autopipe.csv\`: every iteration of both runs; \`segments.csv\`: samples over time per stretch between changes, the moves' pauses in.")
 
