@@ -394,9 +394,9 @@ would always win and hide the trade-off of k). \`measured_k.csv\`.
 $(rp_row_range "1F1B under the flow over 1F1B on the quiet shaped link" 0.88 0.92 "$(ratio "$M_PRE" "$M_QUIET")" 3 \
     "the flow's streams share the 2 cores with the ranks: they slow the host more than the link, far beyond the paper's busy rounds")
 $(rp_row_range "kFkB (k = 2) over 1F1B under the flow" 1.20 inf "$M_K2" 3 \
-    "the streams' copies run on the same 2 cores as the ranks: the flow slows the hosts as much as the link, and kFkB's groups hide transfers, not a slower host (results/adaptive/README.md); $PERIOD iterations a run on a loaded machine differ by more than the effect (a trial run the same day gave 1.150)")
+    "the streams' copies run on the same 2 cores as the ranks: the flow slows the hosts as much as the link, and kFkB's groups hide transfers, not a slower host (results/adaptive/README.md); runs of $PERIOD iterations on this loaded machine differ from one another by more than the effect (a trial run gave k = 2 above 1.1 and k = 4 below 1)")
 $(rp_row_range "kFkB (k = 4) over 1F1B under the flow" 1.20 inf "$M_K4" 3 \
-    "as above (the trial run: 0.966)")
+    "as above")
 
 ### Figure 10: online tuning over time
 
