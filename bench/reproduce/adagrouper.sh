@@ -321,7 +321,10 @@ in the micro-batch size, so a smaller micro-batch loses no GPU efficiency
 here (the paper's reason why k >= 3 stops paying): part of the gain below is
 the shorter pipeline fill of smaller micro-batches, not the network. The
 dashed lines of the plot (one sequence for every k) isolate the network's
-part.
+part. The paper does not say how loaded its network was: *busy* (a quarter
+of the link) was chosen as the steady share at which 1F1B falls to about
+90 % of the quiet round, as it did in the paper's rounds 3 and 5, so the
+first row checks that choice, not wavepipe; the rows after it follow from it.
 
 ![granularity](granularity.svg)
 
