@@ -186,6 +186,11 @@ $(rp_provenance "$RP_MEASURED" \
     "Each run: \`srun wavepipe run --compute emulated --layers TABLE --schedule 1f1b --micro-batches 16 --global-batch 16 --steps N --changes changes.txt --changes-hook tests/cluster/scenario-hook.sh [--adapt partition --adapt-every $EVERY]\`; the same as a campaign for a real cluster: \`jobs/campaigns/autopipe-dynamic.cfg\` (\`wavepipe sweep --submit\`, \`wavepipe harvest\`)." \
     "\`autopipe.csv\`: every iteration of both runs; \`segments.csv\`: samples over time per stretch between changes, the moves' pauses in.")
 
+The arbiter weighs a move's gain over 50 iterations (\`--adapt-horizon\`)
+against its cost; with a change every $PERIOD iterations a move can be right
+over its horizon and still lose within its stretch, and a stretch's first
+iterations run the old partition until the next decision.
+
 ### Figure 9: dynamic bandwidth (100 -> 250 -> 400 -> 1000 Mbit/s at iterations $PERIOD, $((2 * PERIOD)), $((3 * PERIOD)))
 
 ![dynamic bandwidth](dynamic_bandwidth.svg)
@@ -198,7 +203,7 @@ EOF
     for n in 0 1 2 3; do
         c=$(awk -F, -v n=$n '$1 == "bandwidth-steps" && $2 == n { print $3 }' "$SEG")
         rp_row_range "adaptive / static at $c (iterations $((n * PERIOD))-$((n * PERIOD + PERIOD - 1))): 'AutoPipe outperforms the PipeDream all the time'" 1.00 inf "$(seg bandwidth-steps $n)" 2 \
-            "the GPT's blocks all send the same activation, so no move shrinks what crosses the slow link: a new partition can only follow the stages' speeds, which the bandwidth does not change"
+            "a new partition can only follow the stages' speeds (the GPT's blocks all send the same activation, so no move shrinks what crosses the link); the moves the tuner made (above, with their pauses) did not pay back within the stretch"
     done
     cat <<EOF
 | the speed-up grows with the bandwidth (figure 9's text) | yes | $BW_UP | - | $( [ "$BW_UP" = yes ] && echo "reproduces" || echo "no trend: the partition has nothing to gain from the bandwidth here (above), so the ratios are run-to-run noise") |
@@ -220,7 +225,7 @@ EOF
     for n in 0 1 2; do
         c=$(awk -F, -v n=$n '$1 == "contended-gpu" && $2 == n { print $3 }' "$SEG")
         rp_row_range "adaptive / static, $c (iterations $((n * PERIOD))-$((n * PERIOD + PERIOD - 1))): 'AutoPipe still keeps the leading all the time'" 1.00 inf "$(seg contended-gpu $n)" 2 \
-            "$( [ $n = 0 ] && echo "nothing to gain before the first change: both runs hold the same balanced partition" || echo "the first iterations after the change run the old partition until the next decision, and the move's pause counts")"
+            "$( [ $n = 0 ] && echo "nothing to gain before the first change: both runs hold the same balanced partition" || echo "the first iterations after the change run the old partition until the next decision, and the moves' pauses (above) count: on this loaded machine they are longer than in make adaptive's runs (0.7-1.3 s), and the stretch is short")"
     done
     cat <<EOF
 $(rp_row_range "gain with two more jobs over the gain with one ('more performance gain with more additional jobs')" 1.00 inf "$(ratio "$(seg contended-gpu 2)" "$(seg contended-gpu 1)")" 2 \
