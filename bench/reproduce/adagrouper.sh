@@ -363,8 +363,8 @@ checked (the paper's scaling tests do not say how it fit).
 EOF
     for plat in s1 c1x; do
         for cond in quiet busy; do
-            read -r mn8 mx8 <<< "$(scal 8 $plat $cond)"
-            read -r mn9 mx9 <<< "$(scal 9 $plat $cond)"
+            read -r mn8 _ <<< "$(scal 8 "$plat" "$cond")"
+            read -r _ mx9 <<< "$(scal 9 "$plat" "$cond")"
             rp_row_range "figure 8, $plat, $cond: smallest kFkB / 1F1B over 2-8 workers ('kFkB always outperformed 1F1B')" 1.00 inf "$mn8" 0 \
                 "kFkB and 1F1B tie where the link is fast enough to hide every transfer"
             rp_row_range "figure 9, $plat, $cond: largest kFkB / 1F1B over 2-8 workers ('up to 20 %')" 0 1.20 "$mx9" 5 \
