@@ -19,7 +19,8 @@
 # Writes results/adagrouper/: adagrouper.csv (every simulated point),
 # scaling.csv (figures 8-9 summed up), measured_k.csv, measured_tuning.csv, measured_decisions.csv, the plots
 # and README.md. Needs root (the virtual cluster) and gnuplot.
-# REPRODUCE_FULL=1: make adaptive's lengths; REPRODUCE_REUSE=DIR: the
+# REPRODUCE_FULL=1: make adaptive's lengths, into results/adagrouper/full/
+# instead; REPRODUCE_REUSE=DIR: the
 # measured part from an earlier run's bench/adaptive.sh output (kept with
 # RP_KEEP_WORK=1, in its measured/), no runs.
 #
@@ -28,9 +29,10 @@ set -euo pipefail
 # shellcheck source=bench/reproduce/lib.sh
 . "$(dirname "$0")/lib.sh"
 [ $# -eq 2 ] || { echo "usage: $0 WAVEPIPE SRCDIR" >&2; exit 2; }
-rp_init adagrouper "$1" "$2"
-WP=$RP_WP
 FULL=${REPRODUCE_FULL:-0}
+# the full lengths go to their own folder, so that each target regenerates its own files
+rp_init adagrouper "$1" "$2" "$( [ "$FULL" = 1 ] && echo "$(cd "$2" && pwd)/results/adagrouper/full")"
+WP=$RP_WP
 
 # --- simulated at the paper's scale -------------------------------------------------
 # V100 and V100S: 125 and 130 TFLOP/s fp16 peak; GPT-Medium at one sequence
@@ -379,7 +381,7 @@ the FLOP/s achieved) are in its plot only.
 ## Measured on the test cluster
 
 $(rp_provenance "$RP_MEASURED" \
-    "\`bench/adaptive.sh\` (the same as \`make adaptive\`, $( [ "$FULL" = 1 ] && echo "its full lengths: ADAPT_PERIOD=20" || echo "**shortened**: ADAPT_PERIOD=10, changes every 10 iterations instead of 20; \`make reproduce-adagrouper-full\` runs the full lengths")) on the virtual Slurm cluster: 2 nodes that are network namespaces of one 2-core machine, 4 ranks (2 a node), $MPI_LINE, links shaped by \`tc\` to 3000 Mbit/s; a competing flow is 4 TCP streams each way between the nodes (\`tests/cluster/scenario-hook.sh\`)." \
+    "\`bench/adaptive.sh\` (the same as \`make adaptive\`, $( [ "$FULL" = 1 ] && echo "its full lengths: ADAPT_PERIOD=20" || echo "**shortened**: ADAPT_PERIOD=10, changes every 10 iterations instead of 20; \`make reproduce-adagrouper-full\` runs the full lengths into \`full/\`")) on the virtual Slurm cluster: 2 nodes that are network namespaces of one 2-core machine, 4 ranks (2 a node), $MPI_LINE, links shaped by \`tc\` to 3000 Mbit/s; a competing flow is 4 TCP streams each way between the nodes (\`tests/cluster/scenario-hook.sh\`)." \
     "Compute **emulated** from the analytic GPT-2-small-class table (\`bench/models/gpt2-small-deep.cfg\`, 2 TFLOP/s: passes of 15 and 30 ms a stage), 16 micro-batches of one sequence; no GPU ran any of it. $REUSED The machine is shared with other work: its load average (1, 5, 15 min) was $LOAD the measurement, on 2 cores. Two runs of the same plan differ by up to 7 % here (results/adaptive/README.md)." \
     "The same points as a campaign for a real cluster: \`jobs/campaigns/adagrouper-preempted.cfg\` (\`wavepipe sweep --submit\`, then \`wavepipe harvest\`).")
 

@@ -20,7 +20,8 @@
 # Writes results/autopipe/: autopipe.csv (both scenarios, every iteration),
 # segments.csv (speed per condition), decision_time.csv, the plots and
 # README.md. Needs root (the virtual cluster) and gnuplot.
-# REPRODUCE_FULL=1: make adaptive's lengths; REPRODUCE_REUSE=DIR: the
+# REPRODUCE_FULL=1: make adaptive's lengths, into results/autopipe/full/
+# instead; REPRODUCE_REUSE=DIR: the
 # measured part from an earlier run's bench/adaptive.sh output (kept with
 # RP_KEEP_WORK=1, in its measured/), no runs; BENCH_TUNE: the bench_tune
 # binary (default: bench/bench_tune beside src/ of WAVEPIPE).
@@ -30,9 +31,10 @@ set -euo pipefail
 # shellcheck source=bench/reproduce/lib.sh
 . "$(dirname "$0")/lib.sh"
 [ $# -eq 2 ] || { echo "usage: $0 WAVEPIPE SRCDIR" >&2; exit 2; }
-rp_init autopipe "$1" "$2"
-WP=$RP_WP
 FULL=${REPRODUCE_FULL:-0}
+# the full lengths go to their own folder, so that each target regenerates its own files
+rp_init autopipe "$1" "$2" "$( [ "$FULL" = 1 ] && echo "$(cd "$2" && pwd)/results/autopipe/full")"
+WP=$RP_WP
 TUNE=${BENCH_TUNE:-$(cd "$(dirname "$WP")/.." && pwd)/bench/bench_tune}
 [ -x "$TUNE" ] || rp_die "no bench_tune at $TUNE (make bench/bench_tune)"
 
@@ -181,7 +183,7 @@ first; unlike PipeDream's asynchronous pipeline, both runs are synchronous
 ## Figures 9 and 10: measured on the test cluster
 
 $(rp_provenance "$RP_MEASURED" \
-    "\`bench/adaptive.sh\` (as \`make adaptive\`, $( [ "$FULL" = 1 ] && echo "its full lengths: a change every 20 iterations" || echo "**shortened**: a change every 10 iterations instead of the paper's and make adaptive's 20, decisions every 3 instead of 5; \`make reproduce-autopipe-full\` runs the full lengths")), \`ADAPT_MODE=partition\`, on the virtual Slurm cluster: 2 nodes that are network namespaces of one 2-core machine, 4 ranks (2 a node), $MPI_LINE, links shaped by \`tc\`." \
+    "\`bench/adaptive.sh\` (as \`make adaptive\`, $( [ "$FULL" = 1 ] && echo "its full lengths: a change every 20 iterations" || echo "**shortened**: a change every 10 iterations instead of the paper's and make adaptive's 20, decisions every 3 instead of 5; \`make reproduce-autopipe-full\` runs the full lengths into \`full/\`")), \`ADAPT_MODE=partition\`, on the virtual Slurm cluster: 2 nodes that are network namespaces of one 2-core machine, 4 ranks (2 a node), $MPI_LINE, links shaped by \`tc\`." \
     "Compute **emulated** from the analytic GPT-2-small-class table (\`bench/models/gpt2-small-deep.cfg\`, 62 blocks at 2 TFLOP/s: passes of 15 and 30 ms a stage), 16 micro-batches of one sequence; a move sends the moved blocks' parameters and AdamW moments at their true size (85 MB a block). No GPU ran any of it. The paper trains ResNet-50 on 10 P100s; its bandwidths (10-100 Gbit/s) are scaled to what a veth carries here (100-1000 Mbit/s). $REUSED The machine is shared with other work: its load average (1, 5, 15 min) was $LOAD the measurement, on 2 cores. Two runs of the same plan differ by up to 7 % here." \
     "Each run: \`srun wavepipe run --compute emulated --layers TABLE --schedule 1f1b --micro-batches 16 --global-batch 16 --steps N --changes changes.txt --changes-hook tests/cluster/scenario-hook.sh [--adapt partition --adapt-every $EVERY]\`; the same as a campaign for a real cluster: \`jobs/campaigns/autopipe-dynamic.cfg\` (\`wavepipe sweep --submit\`, \`wavepipe harvest\`)." \
     "\`autopipe.csv\`: every iteration of both runs; \`segments.csv\`: samples over time per stretch between changes, the moves' pauses in.")
