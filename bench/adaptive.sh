@@ -22,7 +22,9 @@
 # change on, and the reaction (iterations from a change to the first
 # iteration run on a switched plan). The goals are reported, not enforced.
 #
-# Usage: bench/adaptive.sh WAVEPIPE SRCDIR OUTDIR [SCENARIO...]
+# Usage: bench/adaptive.sh WAVEPIPE SRCDIR OUTDIR [SCENARIO[:RUN+RUN...]...]
+# (a scenario's own runs after a colon, e.g. shaped-steady:static+k2+k4;
+# else ADAPT_RUNS)
 # Scenarios (default all):
 #   bandwidth-steps       links 100 -> 250 -> 400 -> 1000 Mbit/s at iterations
 #                         20, 40, 60 (AutoPipe's 10 -> 25 -> 40 -> 100 Gbit/s,
@@ -42,6 +44,14 @@
 #   rate-drop             (not in the default list: tests/slurm_adapt.sh's)
 #                         links unshaped, 100 Mbit/s from iteration 12; 24
 #                         iterations
+#   shaped-steady         (not in the default list: Ada-Grouper's k grid)
+#                         links at ADAPT_PREEMPT_RATE, nothing else; 20
+#                         iterations
+#   preempted-steady      (not in the default list) the same with the
+#                         competing flow from iteration 1 to the end
+# The iterations above are for ADAPT_PERIOD=20 (the default): every
+# scenario but rate-drop scales with it (changes at PERIOD, 2 PERIOD, ...;
+# the bursts last PERIOD / 2).
 # Environment:
 #   ADAPT_EVERY         --adapt-every (default 5)
 #   ADAPT_CANDIDATES    --adapt-candidates (default 2:1,4:1)
@@ -54,7 +64,10 @@
 #   ADAPT_FLOPS         the analytic table's FLOP/s (default 2e12: passes
 #                       of 15 and 30 ms a stage)
 #   ADAPT_CLUSTER       where the cluster lives (default OUTDIR/vcluster)
-#   ADAPT_RUNS          the runs made (default "static adaptive")
+#   ADAPT_RUNS          the runs made (default "static adaptive"); kN: static
+#                       kFkB with k = N at the same micro-batch size (the
+#                       summary and the plot compare static and adaptive only)
+#   ADAPT_PERIOD        iterations between a scenario's changes (default 20)
 #   ADAPT_REPLOT        set: no runs, no cluster; the CSVs, plots and summary
 #                       again from the runs under OUTDIR/runs
 # Needs root (namespaces, tc).
@@ -69,6 +82,8 @@ vcj_args "$0" "$1" "$2" "$3"
 shift 3
 ALL_SCENARIOS="bandwidth-steps bandwidth-steps-down preempted-network contended-gpu contended-gpu-bursts nothing-changes"
 SCENARIOS=${*:-$ALL_SCENARIOS}
+log() { printf 'adaptive: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
 EVERY=${ADAPT_EVERY:-5}
 MODE=${ADAPT_MODE:-both}
 CANDIDATES=${ADAPT_CANDIDATES:-2:1,4:1}
@@ -78,30 +93,36 @@ FLOPS=${ADAPT_FLOPS:-2e12}
 CLDIR=${ADAPT_CLUSTER:-$OUT/vcluster}
 RUNS=${ADAPT_RUNS:-static adaptive}
 FLOWS=${ADAPT_FLOWS:-4}
+PERIOD=${ADAPT_PERIOD:-20}
+case $PERIOD in '' | *[!0-9]*) die "ADAPT_PERIOD must be a whole number of iterations, not '$PERIOD'" ;; esac
+[ "$PERIOD" -ge 2 ] || die "ADAPT_PERIOD must be at least 2 iterations"
+P1=$PERIOD P2=$((2 * PERIOD)) P3=$((3 * PERIOD))
 HOOK=$SRCDIR/tests/cluster/scenario-hook.sh
-log() { printf 'adaptive: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 # --- the scenarios: a start and changes at iteration numbers ---------------------------
 # scenario_iterations NAME: how many iterations a run of NAME lasts
 scenario_iterations() {
     case $1 in
-    bandwidth-steps | bandwidth-steps-down) echo 80 ;;
-    preempted-network | contended-gpu | contended-gpu-bursts) echo 60 ;;
-    nothing-changes) echo 40 ;;
+    bandwidth-steps | bandwidth-steps-down) echo $((4 * PERIOD)) ;;
+    preempted-network | contended-gpu | contended-gpu-bursts) echo $((3 * PERIOD)) ;;
+    nothing-changes) echo $((2 * PERIOD)) ;;
+    shaped-steady | preempted-steady) echo "$PERIOD" ;;
     rate-drop) echo 24 ;;
-    *) die "unknown scenario $1 ($ALL_SCENARIOS)" ;;
+    *) die "unknown scenario $1 ($ALL_SCENARIOS shaped-steady preempted-steady rate-drop)" ;;
     esac
 }
 # scenario_changes NAME: its --changes file (wavepipe run --help), the start as iteration 0
 scenario_changes() {
     case $1 in
-    bandwidth-steps) printf '0 rate 100mbit\n20 rate 250mbit\n40 rate 400mbit\n60 rate 1000mbit\n' ;;
-    bandwidth-steps-down) printf '0 rate 1000mbit\n20 rate 400mbit\n40 rate 250mbit\n60 rate 100mbit\n' ;;
-    preempted-network) printf '0 rate %s\n20 flow on %d\n40 flow off\n' "$PREEMPT_RATE" "$FLOWS" ;;
-    contended-gpu) printf '0 rate none\n20 slow 1 2\n40 slow 1 3\n' ;;
-    contended-gpu-bursts) printf '0 rate none\n20 slow 1 2\n30 slow 1 1\n40 slow 1 2\n50 slow 1 1\n' ;;
+    bandwidth-steps) printf '0 rate 100mbit\n%d rate 250mbit\n%d rate 400mbit\n%d rate 1000mbit\n' $P1 $P2 $P3 ;;
+    bandwidth-steps-down) printf '0 rate 1000mbit\n%d rate 400mbit\n%d rate 250mbit\n%d rate 100mbit\n' $P1 $P2 $P3 ;;
+    preempted-network) printf '0 rate %s\n%d flow on %d\n%d flow off\n' "$PREEMPT_RATE" $P1 "$FLOWS" $P2 ;;
+    contended-gpu) printf '0 rate none\n%d slow 1 2\n%d slow 1 3\n' $P1 $P2 ;;
+    contended-gpu-bursts) printf '0 rate none\n%d slow 1 2\n%d slow 1 1\n%d slow 1 2\n%d slow 1 1\n' \
+        $P1 $((P1 + PERIOD / 2)) $P2 $((P2 + PERIOD / 2)) ;;
     nothing-changes) printf '0 rate none\n' ;;
+    shaped-steady) printf '0 rate %s\n' "$PREEMPT_RATE" ;;
+    preempted-steady) printf '0 rate %s\n1 flow on %d\n' "$PREEMPT_RATE" "$FLOWS" ;;
     rate-drop) printf '0 rate none\n12 rate 100mbit\n' ;;
     esac
 }
@@ -113,7 +134,7 @@ TABLE=$OUT/tables/gpt2-small-deep.cfg
     --micro-batch 2 -o "$TABLE" > "$OUT/tables/gpt2-small-deep.txt" || die "wavepipe profile --analytic failed"
 # rate-drop's table: 16 equal layers, layer 8's output half the others'
 MIXED=$SRCDIR/jobs/tables/mixed-16.cfg
-for s in $SCENARIOS; do scenario_iterations "$s" > /dev/null; done
+for s in $SCENARIOS; do scenario_iterations "${s%%:*}" > /dev/null; done
 if [ -z "${ADAPT_REPLOT:-}" ]; then
     vcj_up "$CLDIR" 2 2
     trap 'bash "$HOOK" flow off >/dev/null 2>&1; bash "$VC" down "$VCJ_DIR" >/dev/null 2>&1' EXIT
@@ -132,13 +153,18 @@ run_one() {
     local rows_csv=$dir/$run.csv changes=$dir/$run.changes log=$OUT/logs/adaptive-$scen-$run.out
     rm -f "$rows_csv" "$dir/$run.adapt.csv" "$changes"
     scenario_changes "$scen" > "$dir/changes.txt"
-    local adapt_args=""
+    local adapt_args="" sched="--schedule 1f1b"
+    case $run in
+    static | adaptive) ;;
+    k[1-9] | k[1-9][0-9]) sched="--schedule kfkb --k ${run#k}" ;;
+    *) die "unknown run $run (static, adaptive or kN)" ;;
+    esac
     [ "$run" = adaptive ] && adapt_args="--adapt $MODE --adapt-every $EVERY --adapt-candidates $CANDIDATES --adapt-log \"$dir/$run.adapt.csv\""
     local table=$TABLE
     [ "$scen" = rate-drop ] && table=$MIXED
     cat > "$dir/$run.sh" <<EOS
 #!/bin/bash
-srun --mpi=pmi2 "$WAVEPIPE" run --compute emulated --layers "$table" --schedule 1f1b --micro-batches $M \\
+srun --mpi=pmi2 "$WAVEPIPE" run --compute emulated --layers "$table" $sched --micro-batches $M \\
     --global-batch $M --steps $iters --changes "$dir/changes.txt" --changes-hook "$HOOK" \\
     --results "$rows_csv" $adapt_args
 EOS
@@ -260,7 +286,11 @@ GNUPLOT
     echo "time, the pauses of moves included."
     echo "MPI: $MPI_LINE"
 } > "$OUT/adaptive.txt.new"
-for scen in $SCENARIOS; do
+ALL_RUNS=$RUNS
+for arg in $SCENARIOS; do
+    scen=${arg%%:*}
+    RUNS=$ALL_RUNS
+    [ "$arg" = "$scen" ] || RUNS=${arg#*:} RUNS=${RUNS//+/ }
     mkdir -p "$OUT/runs/$scen"
     [ -n "${ADAPT_REPLOT:-}" ] || for run in $RUNS; do run_one "$scen" "$run"; done
     combine "$scen" > "$OUT/$scen.csv"
@@ -270,7 +300,7 @@ done
 # a partial run keeps the other scenarios' lines of the last summary
 if [ -f "$OUT/adaptive.txt" ]; then
     for scen in $ALL_SCENARIOS; do
-        case " $SCENARIOS " in *" $scen "*) continue ;; esac
+        case " $SCENARIOS " in *" $scen "* | *" $scen:"*) continue ;; esac
         awk -v s="$scen" '$1 == s ":" { on = 1; print; next } /^[a-z]/ { on = 0 } on && /^  / { print }' \
             "$OUT/adaptive.txt" >> "$OUT/adaptive.txt.new"
     done

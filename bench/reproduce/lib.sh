@@ -77,6 +77,24 @@ rp_row() {
     printf '| %s | %s | %s | %s | %s |\n' "$what" "$paper" "$ours" "$diff" "$note"
 }
 
+# rp_row_range WHAT LO HI OURS LIMIT_PCT WHY: the same for a paper figure
+# given as a range ("10-25 %", "up to 20 %", "under 1 s"): HI "inf" reads
+# ">= LO", LO 0 reads "<= HI"; the difference is 0 inside the range, else
+# from the nearer bound; the note is WHY when that is beyond LIMIT_PCT.
+rp_row_range() {
+    local what=$1 lo=$2 hi=$3 ours=$4 limit=$5 why=$6 paper bound diff note
+    if [ "$hi" = inf ]; then paper=">= $lo"; elif [ "$lo" = 0 ]; then paper="<= $hi"; else paper="$lo to $hi"; fi
+    bound=$(awk -v a="$ours" -v l="$lo" -v h="$hi" 'BEGIN { if (a < l) print l; else if (h != "inf" && a > h) print h; else print "in" }')
+    if [ "$bound" = in ]; then
+        diff="in range"; note="reproduces (within the paper's range)"
+    else
+        diff=$(rp_diff_pct "$ours" "$bound")
+        note=$(awk -v a="$ours" -v b="$bound" -v l="$limit" 'BEGIN { d = b ? 100 * (a / b - 1) : 0; if (d < 0) d = -d; print (d > l) ? "far" : "ok" }')
+        [ "$note" = ok ] && note="reproduces (within $limit % of the range)" || note=$why
+    fi
+    printf '| %s | %s | %s | %s | %s |\n' "$what" "$paper" "$ours" "$diff" "$note"
+}
+
 # rp_provenance KIND [DETAIL...]: the block every README starts its results
 # with: the evidence kind, the command, the commit, the machine and the date
 rp_provenance() {
