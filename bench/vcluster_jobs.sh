@@ -35,7 +35,7 @@ vcj_up() {
     flock 9
     trap 'bash "$VC" down "$VCJ_DIR" >/dev/null 2>&1' EXIT
     trap 'exit 1' INT TERM HUP
-    VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=$3 VCLUSTER_KEEP="$OUT:$(dirname "$WAVEPIPE")" \
+    VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=$3 VCLUSTER_KEEP="$OUT:$(dirname "$WAVEPIPE"):$SRCDIR" \
         bash "$VC" up "$VCJ_DIR" "$VCJ_NODES" || die "the cluster did not come up"
     # shellcheck disable=SC1091
     . "$VCJ_DIR/env"
