@@ -20,6 +20,7 @@
 #endif
 
 #include "cli.h"
+#include "kernels/cpu/cpu_kernels.h"
 #include "run/adapt.h"
 #include "run/changes.h"
 #include "run/checkpoint.h"
@@ -726,7 +727,9 @@ static int count_nodes(void)
 /* One thread per rank unless OMP_NUM_THREADS says otherwise: with several
  * ranks per node, threads of busy-waiting OpenMP barriers steal the cores
  * the ranks compute on (measured here: a 2-thread rank ran its step 20x
- * slower on a loaded 2-core node). Rank 0 says when ranks outnumber cores. */
+ * slower on a loaded 2-core node). OpenBLAS gets as many threads as OpenMP
+ * (the matrix products are most of a step). Denormals are flushed on every
+ * thread (kernels/cpu/fp_env.c). Rank 0 says when ranks outnumber cores. */
 static int share_cores(int rank, int *nodes_out)
 {
     MPI_Comm local;
@@ -735,11 +738,16 @@ static int share_cores(int rank, int *nodes_out)
     MPI_Comm_size(local, &lsize);
     MPI_Comm_free(&local);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = 1;
 #ifdef _OPENMP
     if (!getenv("OMP_NUM_THREADS"))
         omp_set_num_threads(1);
+    threads = omp_get_max_threads();
 #endif
-    openblas_set_num_threads(1);
+    int flushing = wp_cpu_flush_denormals();
+    openblas_set_num_threads(threads);
+    if (rank == 0 && !flushing)
+        printf("note: this CPU keeps denormal floats (no FTZ/DAZ here): steps with tiny values run slower\n");
     if (rank == 0 && lsize > cores)
         printf("note: %d ranks share %ld cores on this node; waiting ranks poll and sleep instead of spinning, "
                "and timings include the sharing\n",
