@@ -14,7 +14,10 @@
 # Usage: bench_vs_pytorch.sh WAVEPIPE SRCDIR
 # Environment: TORCH_VENV, TORCH_SPEC (pip requirement, default torch),
 # BENCH_SIZES (names below, default all), BENCH_THREADS (default "1 NPROC"),
-# BENCH_REPEATS (default 1), BENCH_STEPS (default 5), LOSS_TOL (default 1e-4).
+# BENCH_REPEATS (default 1), BENCH_STEPS (default 5), LOSS_TOL (default 1e-4),
+# BENCH_PROFILE (sizes whose one-thread runs also print where the time goes:
+# wavepipe's `run --kernel-times`, torch.profiler on one more step; default
+# gpt2-small-T256).
 set -u
 [ $# -eq 2 ] || { echo "usage: bench_vs_pytorch.sh WAVEPIPE SRCDIR" >&2; exit 2; }
 wavepipe=$1 srcdir=$2
@@ -73,15 +76,27 @@ CFG
         : > "$tmp/wp.t"; : > "$tmp/pt.t"; worst=0
         for r in $(seq "$repeats"); do
             rm -f "$tmp/r.csv"
+            profile=""
+            case " ${BENCH_PROFILE-gpt2-small-T256} " in *" $name "*) [ "$th" = 1 ] && [ "$r" = 1 ] && profile=1 ;; esac
             if ! OMP_NUM_THREADS=$th "$wavepipe" run --config "$tmp/m.cfg" --data "$data" --results "$tmp/r.csv" \
-                    > "$tmp/wp.log" 2>&1; then
+                    ${profile:+--kernel-times "$tmp/kt.csv"} > "$tmp/wp.log" 2>&1; then
                 echo "bench_vs_pytorch: $name: wavepipe run fails" >&2; cat "$tmp/wp.log" >&2; exit 1
             fi
             if ! OMP_NUM_THREADS=$th "$py" "$srcdir/bench/pytorch_step.py" "$tmp/ck" --data "$data" --batch "$B" \
-                    --seq "$T" --steps "$steps" --threads "$th" > "$tmp/pt.log" 2>&1; then
+                    --seq "$T" --steps "$steps" --threads "$th" ${profile:+--profile} > "$tmp/pt.log" 2>&1; then
                 echo "bench_vs_pytorch: $name: pytorch_step.py fails" >&2; cat "$tmp/pt.log" >&2; exit 1
             fi
             grep -q "check: flushed everywhere" "$tmp/pt.log" || { head -n 1 "$tmp/pt.log"; status=1; }
+            if [ -n "$profile" ]; then
+                { echo "## $name, 1 thread: wavepipe's kernels, per step after the first (run --kernel-times)"
+                  tail -n +2 "$tmp/kt.csv" | sort -t, -k5,5 -g -r | awk -F, '{ r[NR] = $0; t += $5 } END {
+                      for (i = 1; i <= NR; i++) { split(r[i], f, ",")
+                          printf "   %-26s %7.0f calls %9.3f s wall %9.3f s cpu %5.1f %%\n", f[2], f[3], f[4], f[5], 100 * f[5] / t }
+                      printf "   %-26s %7s       %9s        %9.3f s cpu\n", "all kernels", "", "", t }'
+                  echo "## $name, 1 thread: PyTorch's ops on one more step (torch.profiler)"
+                  sed -n '/^profiled step/,$p' "$tmp/pt.log" | sed 's/^/   /'
+                } > "$tmp/profile.$name"
+            fi
             # columns 13, 14, 19: iteration, iter_time_s, loss
             awk -F, 'NR > 1 { print $13, $14, $19 }' "$tmp/r.csv" > "$tmp/wp.rows"
             awk '$1 == "step" { print $2, $6, $4 }' "$tmp/pt.log" > "$tmp/pt.rows"
@@ -98,5 +113,6 @@ CFG
             "$(echo "$theirs / $ours" | bc -l)" "$worst" "$verdict"
     done
 done <<< "$all_sizes"
+for f in "$tmp"/profile.*; do [ -e "$f" ] && cat "$f"; done
 echo "ratio = PyTorch time / wavepipe time (above 1: wavepipe faster); loss diff: largest relative difference of a step's loss (tolerance $tol)"
 exit $status

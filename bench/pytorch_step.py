@@ -21,7 +21,8 @@ large enough to be split among the threads says whether denormal results came ou
 
 Prints `torch VERSION threads N denormals flush|keep (check: ...) adamw fused|...`, then
 per step `step I loss L wall_s W cpu_s P` (P: the process's CPU time of the step, all
-threads), and with --profile torch.profiler's table of the last step's ops."""
+threads), and with --profile one more step (step S's batch) under torch.profiler:
+`profiled step ...` and the profiler's table of its ops by self CPU time."""
 import argparse
 import json
 import os
@@ -115,11 +116,11 @@ def main():
         corpus = f.read()
     print(f"torch {torch.__version__} threads {torch.get_num_threads()} denormals {a.denormals} "
           f"(check: {check}) adamw {how}", flush=True)
-    for step in range(a.steps):
+    for step in range(a.steps + (1 if a.profile else 0)):
         x, y = make_batch(corpus, step, a.batch, a.seq)
-        prof = None
-        if a.profile and step == a.steps - 1:
-            prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        profiled = step == a.steps  # one more step, under the profiler, apart from the timed ones
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) if profiled else None
+        if prof:
             prof.__enter__()
         w0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
@@ -129,9 +130,9 @@ def main():
         w1, c1 = time.perf_counter(), time.process_time()
         if prof:
             prof.__exit__(None, None, None)
-        print(f"step {step} loss {loss.item():.9g} wall_s {w1 - w0:.6f} cpu_s {c1 - c0:.6f}", flush=True)
+        print(f"{'profiled ' if profiled else ''}step {step} loss {loss.item():.9g} wall_s {w1 - w0:.6f} "
+              f"cpu_s {c1 - c0:.6f}", flush=True)
         if prof:
-            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
-
+            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=20))
 
 main()
