@@ -8,6 +8,7 @@
 #endif
 
 #include "kernels/kernels.h"
+#include "kernels/elementwise_math.h"
 #include "tap.h"
 
 static const struct wp_kernel_ops *const K = &wp_kernels_cpu;
@@ -686,6 +687,26 @@ static double gelu_ref(double x)
     return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
 }
 
+/* the softmaxes' exp (kernels/elementwise_math.h) against libm's, in double */
+static void test_fast_expf(void)
+{
+    double worst = 0.0;
+    float worst_x = 0.0f;
+    for (float x = -87.0f; x <= 10.0f; x += 0.000917f) {
+        const double want = exp((double)x), err = fabs((double)wp_fast_expf(x) - want) / want;
+        if (err > worst) {
+            worst = err;
+            worst_x = x;
+        }
+    }
+    ok(worst < 2.0 * FLT_EPSILON, "wp_fast_expf within 2 ulp of exp on [-87, 10] (worst %.2g relative at %g)", worst,
+       (double)worst_x);
+    const float tiny = wp_fast_expf(-1e30f), huge = wp_fast_expf(1e30f);
+    ok(tiny > 0.0f && tiny < 1.01f * FLT_MIN && isfinite(huge) && wp_fast_expf(0.0f) == 1.0f,
+       "wp_fast_expf clamps: exp(-1e30) about FLT_MIN (%g), exp(1e30) finite (%g), exp(0) = 1", (double)tiny,
+       (double)huge);
+}
+
 static void test_gelu(struct rng *r)
 {
     enum { N = 48 };
@@ -1059,6 +1080,7 @@ int main(void)
     matmul_reference_check(&r, 70, 96, 130, WP_WEIGHT_OUT_IN, 1);
     matmul_reference_check(&r, 70, 96, 130, WP_WEIGHT_OUT_IN, 0);
     test_attention(&r);
+    test_fast_expf();
     test_gelu(&r);
     test_residual(&r);
     test_crossentropy(&r);

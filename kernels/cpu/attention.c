@@ -7,6 +7,7 @@
  * Serial over (b, h): each sgemm is the parallel part (when BLAS has
  * threads), and results do not depend on OpenMP's thread count. */
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/elementwise_math.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -35,11 +36,12 @@ void wp_cpu_attention_forward(float *out, float *preatt, float *att, const float
                 float maxval = -FLT_MAX;
                 for (int t2 = 0; t2 <= t; t2++)
                     maxval = p[t2] > maxval ? p[t2] : maxval;
+#pragma omp simd
+                for (int t2 = 0; t2 <= t; t2++)
+                    at[t2] = wp_fast_expf(p[t2] - maxval);
                 float expsum = 0.0f;
-                for (int t2 = 0; t2 <= t; t2++) {
-                    at[t2] = expf(p[t2] - maxval);
+                for (int t2 = 0; t2 <= t; t2++)
                     expsum += at[t2];
-                }
                 const float inv = expsum == 0.0f ? 0.0f : 1.0f / expsum;
                 for (int t2 = 0; t2 <= t; t2++)
                     at[t2] *= inv;

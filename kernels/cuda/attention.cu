@@ -10,6 +10,7 @@
 #include <config.h>
 
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/elementwise_math.h"
 
 #include <float.h>
 
@@ -27,7 +28,7 @@ static __global__ void softmax_rows_kernel(float *preatt, float *att, int rows, 
         maxval = p[t2] > maxval ? p[t2] : maxval;
     float expsum = 0.0f;
     for (int t2 = 0; t2 <= t; t2++) {
-        a[t2] = expf(p[t2] - maxval);
+        a[t2] = wp_fast_expf(p[t2] - maxval);
         expsum += a[t2];
     }
     const float inv = expsum == 0.0f ? 0.0f : 1.0f / expsum;
