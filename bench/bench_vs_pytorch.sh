@@ -58,7 +58,8 @@ echo "# CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'
 echo "# wavepipe: $("$wavepipe" --version 2>&1 | head -n 1)"
 echo "# pytorch: $("$py" -c 'import torch; print(torch.__version__, "CPU capability", torch.backends.cpu.get_cpu_capability())')"
 echo "# $steps steps a run (step 0 warm-up), $repeats run(s) a side in turn; wall seconds a step, medians; denormals flushed on both sides"
-printf '%-18s %-26s %3s %11s %11s %7s %10s\n' size "L C H T V, batch" thr "wavepipe s" "pytorch s" ratio "loss diff"
+printf '%-18s %-26s %3s %10s %10s %6s %9s %9s %6s %9s\n' size "L C H T V, batch" thr "wavepipe s" "pytorch s" ratio \
+    "wp cpu s" "pt cpu s" ratio "loss diff"
 status=0
 while read -r name L C H T P V B; do
     case " ${BENCH_SIZES:-$name} " in *" $name "*) ;; *) continue ;; esac
@@ -73,13 +74,13 @@ CFG
         echo "bench_vs_pytorch: $name: saving the initial weights fails" >&2; cat "$tmp/save.log" >&2; exit 1
     fi
     for th in $threads; do
-        : > "$tmp/wp.t"; : > "$tmp/pt.t"; worst=0
+        : > "$tmp/wp.t"; : > "$tmp/pt.t"; : > "$tmp/wp.c"; : > "$tmp/pt.c"; worst=0
         for r in $(seq "$repeats"); do
             rm -f "$tmp/r.csv"
             profile=""
             case " ${BENCH_PROFILE-gpt2-small-T256} " in *" $name "*) [ "$th" = 1 ] && [ "$r" = 1 ] && profile=1 ;; esac
             if ! OMP_NUM_THREADS=$th "$wavepipe" run --config "$tmp/m.cfg" --data "$data" --results "$tmp/r.csv" \
-                    ${profile:+--kernel-times "$tmp/kt.csv"} > "$tmp/wp.log" 2>&1; then
+                    --kernel-times "$tmp/kt.csv" > "$tmp/wp.log" 2>&1; then
                 echo "bench_vs_pytorch: $name: wavepipe run fails" >&2; cat "$tmp/wp.log" >&2; exit 1
             fi
             if ! OMP_NUM_THREADS=$th "$py" "$srcdir/bench/pytorch_step.py" "$tmp/ck" --data "$data" --batch "$B" \
@@ -88,8 +89,9 @@ CFG
             fi
             grep -q "check: flushed everywhere" "$tmp/pt.log" || { head -n 1 "$tmp/pt.log"; status=1; }
             if [ -n "$profile" ]; then
+                cp "$tmp/kt.csv" "$tmp/kt.profile"
                 { echo "## $name, 1 thread: wavepipe's kernels, per step after the first (run --kernel-times)"
-                  tail -n +2 "$tmp/kt.csv" | sort -t, -k5,5 -g -r | awk -F, '{ r[NR] = $0; t += $5 } END {
+                  tail -n +2 "$tmp/kt.profile" | sort -t, -k5,5 -g -r | awk -F, '{ r[NR] = $0; t += $5 } END {
                       for (i = 1; i <= NR; i++) { split(r[i], f, ",")
                           printf "   %-26s %7.0f calls %9.3f s wall %9.3f s cpu %5.1f %%\n", f[2], f[3], f[4], f[5], 100 * f[5] / t }
                       printf "   %-26s %7s       %9s        %9.3f s cpu\n", "all kernels", "", "", t }'
@@ -102,17 +104,22 @@ CFG
             awk '$1 == "step" { print $2, $6, $4 }' "$tmp/pt.log" > "$tmp/pt.rows"
             awk '$1 > 0 { print $2 }' "$tmp/wp.rows" >> "$tmp/wp.t"
             awk '$1 > 0 { print $2 }' "$tmp/pt.rows" >> "$tmp/pt.t"
+            # CPU seconds a step: wavepipe's kernels (--kernel-times, the steps after the first), PyTorch's process
+            awk -F, 'NR > 1 { c += $5 } END { print c }' "$tmp/kt.csv" >> "$tmp/wp.c"
+            awk '$1 == "step" && $2 > 0 { print $8 }' "$tmp/pt.log" >> "$tmp/pt.c"
             worst=$(awk -v w="$worst" -v n="$steps" 'NR == FNR { ours[$1] = $3; next }
                 ($1 in ours) { d = ours[$1] - $3; d = d < 0 ? -d : d; d /= ($3 < 0 ? -$3 : $3); if (d > w) w = d; k++ }
                 END { print (k == n && w != "missing") ? w : "missing" }' "$tmp/wp.rows" "$tmp/pt.rows")
         done
         ours=$(median < "$tmp/wp.t") theirs=$(median < "$tmp/pt.t")
+        ours_cpu=$(median < "$tmp/wp.c") theirs_cpu=$(median < "$tmp/pt.c")
         verdict=$(awk -v w="$worst" -v t="$tol" 'BEGIN { print (w != "missing" && w + 0 <= t + 0) ? "" : " LOSSES DIFFER" }')
         [ -z "$verdict" ] || status=1
-        printf '%-18s %-26s %3s %11.3f %11.3f %7.2f %10.1e%s\n' "$name" "$L $C $H $T $V, $B" "$th" "$ours" "$theirs" \
-            "$(echo "$theirs / $ours" | bc -l)" "$worst" "$verdict"
+        printf '%-18s %-26s %3s %10.3f %10.3f %6.2f %9.3f %9.3f %6.2f %9.1e%s\n' "$name" "$L $C $H $T $V, $B" "$th" \
+            "$ours" "$theirs" "$(echo "$theirs / $ours" | bc -l)" "$ours_cpu" "$theirs_cpu" \
+            "$(echo "$theirs_cpu / $ours_cpu" | bc -l)" "$worst" "$verdict"
     done
 done <<< "$all_sizes"
 for f in "$tmp"/profile.*; do [ -e "$f" ] && cat "$f"; done
-echo "ratio = PyTorch time / wavepipe time (above 1: wavepipe faster); loss diff: largest relative difference of a step's loss (tolerance $tol)"
+echo "ratio = PyTorch time / wavepipe time (above 1: wavepipe faster); cpu s: CPU seconds a step, all threads (wavepipe: its kernels' sum, --kernel-times; PyTorch: the process's); loss diff: largest relative difference of a step's loss (tolerance $tol)"
 exit $status
