@@ -40,8 +40,12 @@ if ! "$py" -c 'import torch' 2> /dev/null; then
     echo "# making $venv: pip install ${TORCH_SPEC:-torch} (PyPI; about 5.4 GiB with its CUDA libraries)"
     mkdir -p "$(dirname "$venv")" || exit 1
     rm -rf "$venv.tmp"
-    if ! python3 -m venv "$venv.tmp" || ! "$venv.tmp/bin/python" -m pip install --quiet "${TORCH_SPEC:-torch}"; then
-        echo "bench_vs_pytorch: cannot install ${TORCH_SPEC:-torch} into $venv.tmp" >&2
+    if ! python3 -m venv "$venv.tmp"; then
+        echo "bench_vs_pytorch: python3 -m venv fails (Debian: apt-get install python3-venv)" >&2
+        exit 1
+    fi
+    if ! "$venv.tmp/bin/python" -m pip install --quiet "${TORCH_SPEC:-torch}"; then
+        echo "bench_vs_pytorch: cannot install ${TORCH_SPEC:-torch} into $venv.tmp (PyPI reachable? disk space?)" >&2
         exit 1
     fi
     rm -rf "$venv" && mv "$venv.tmp" "$venv" || exit 1
