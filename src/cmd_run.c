@@ -769,7 +769,11 @@ static int write_kernel_times(const char *path, int rank, int P, long steps, str
     free(all);
     free(lens);
     free(offs);
-    return rc ? wp_errorf(err, "--kernel-times %s: cannot write it", path) : 0;
+    if (rc == 0)
+        return 0;
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", rank == 0 && err->msg[0] ? err->msg : "rank 0 cannot write it");
+    return wp_errorf(err, "--kernel-times: %s", why);
 }
 
 /* One thread per rank unless OMP_NUM_THREADS says otherwise: with several
