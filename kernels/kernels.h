@@ -22,6 +22,11 @@ enum wp_weight_layout {
     WP_WEIGHT_OUT_IN  /* (OC, C): tied LM head on wte, out = inp @ W^T */
 };
 
+/* Causal attention's products go by blocks of this many query rows, each
+ * against the keys up to its last row only (both backends): about half the
+ * T x T work of full products, the entries past the diagonal never computed. */
+#define WP_ATTENTION_ROW_BLOCK 64
+
 struct wp_kernel_ops {
     const char *name;
 

@@ -21,6 +21,9 @@
 #endif
 
 #include "cli.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/kernel_times.h"
+#include "util/atomic_file.h"
 #include "run/adapt.h"
 #include "run/changes.h"
 #include "run/checkpoint.h"
@@ -51,7 +54,7 @@
 
 enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, OPT_DATA, OPT_RESULTS, OPT_TRACE,
        OPT_PARTITION, OPT_SYNTHETIC, OPT_SAVE, OPT_SAVE_EVERY, OPT_KEEP, OPT_RESUME, OPT_SVG, OPT_DEVICE, OPT_STAGES, OPT_TENSOR, OPT_MESH, OPT_PLAN,
-       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_CHANGES, OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_WATCHDOG, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
+       OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_KERNEL_TIMES, OPT_CHANGES, OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_WATCHDOG, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY,
        OPT_ADAPT_MAX_K, OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN,
        OPT_ADAPT_HORIZON, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_RECOMPUTE };
 
@@ -122,6 +125,10 @@ static void usage(void)
            "                         pause_s (a move after it), stage_compute_s (per stage F+B+W of\n"
            "                         one micro-batch) and link_bandwidth_Bps (per boundary, the\n"
            "                         slower direction; 0: none timed)\n"
+           "  --kernel-times FILE.csv  where the compute went: per rank and kernel (the tied LM head's\n"
+           "                         matmuls apart) calls, wall and process CPU seconds per step, the\n"
+           "                         first step (warm-up) left out when there are more; rank 0 writes\n"
+           "                         the file (columns rank,kernel,calls,wall_s,cpu_s)\n"
            "  --measure FILE.csv     append what every iteration measured, agreed over the ranks: per\n"
            "                         stage F, B, W and allreduce seconds; per stage boundary and\n"
            "                         direction (activation, gradient) the messages, their bytes, and\n"
@@ -256,7 +263,7 @@ static void usage(void)
 struct run_options {
     struct wp_sched_cli sched;
     const char *config, *data, *results, *trace, *svg, *partition, *save, *resume, *device, *plan_path;
-    const char *layers_path, *slowdown_path, *measure;
+    const char *layers_path, *slowdown_path, *measure, *kernel_times;
     const char *changes_path, *changes_hook; /* --changes, --changes-hook */
     struct wp_adapt_options adapt;
     int adapt_given[2 * 64];
@@ -301,6 +308,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         {"compute", required_argument, NULL, OPT_COMPUTE},
         {"layers", required_argument, NULL, OPT_LAYERS},
         {"slowdown-file", required_argument, NULL, OPT_SLOWDOWN},
+        {"kernel-times", required_argument, NULL, OPT_KERNEL_TIMES},
         {"changes", required_argument, NULL, OPT_CHANGES},
         {"changes-hook", required_argument, NULL, OPT_CHANGES_HOOK},
         {"progress-us", required_argument, NULL, OPT_PROGRESS_US},
@@ -431,6 +439,7 @@ static int parse(int argc, char **argv, struct run_options *o)
         case OPT_CHANGES: o->changes_path = optarg; break;
         case OPT_CHANGES_HOOK: o->changes_hook = optarg; break;
         case OPT_MEASURE: o->measure = optarg; break;
+        case OPT_KERNEL_TIMES: o->kernel_times = optarg; break;
         case OPT_ADAPT: {
             int both = strcmp(optarg, "both") == 0;
             if (!both && strcmp(optarg, "none") != 0 && strcmp(optarg, "k") != 0 && strcmp(optarg, "partition") != 0)
@@ -728,10 +737,56 @@ static int count_nodes(void)
     return n;
 }
 
+/* --kernel-times: every rank's rows (kernel_times.h) gathered to rank 0,
+ * which writes them (temporary name, then renamed). */
+static int write_kernel_times(const char *path, int rank, int P, long steps, struct wp_err *err)
+{
+    char *mine = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&mine, &len);
+    if (mem) {
+        wp_kernel_times_write(mem, rank, steps, 0);
+        fclose(mem);
+    }
+    int n = mine ? (int)len : 0, *lens = rank == 0 ? calloc((size_t)P, sizeof *lens) : NULL;
+    int *offs = rank == 0 ? calloc((size_t)P, sizeof *offs) : NULL;
+    MPI_Gather(&n, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    size_t total = 0;
+    for (int r = 0; rank == 0 && lens && offs && r < P; r++) {
+        offs[r] = (int)total;
+        total += (size_t)lens[r];
+    }
+    char *all = rank == 0 ? malloc(total + 1) : NULL;
+    MPI_Gatherv(mine, n, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int rc = 0;
+    if (rank == 0) {
+        struct wp_atomic_file af;
+        if (!all || !lens || !offs)
+            rc = wp_errorf(err, "out of memory");
+        else if ((rc = wp_atomic_open(&af, path, err)) == 0) {
+            fprintf(af.fp, "rank,kernel,calls,wall_s,cpu_s\n");
+            fwrite(all, 1, total, af.fp);
+            rc = wp_atomic_commit(&af, err);
+        }
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(mine);
+    free(all);
+    free(lens);
+    free(offs);
+    if (rc == 0)
+        return 0;
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", rank == 0 && err->msg[0] ? err->msg : "rank 0 cannot write it");
+    return wp_errorf(err, "--kernel-times: %s", why);
+}
+
 /* One thread per rank unless OMP_NUM_THREADS says otherwise: with several
  * ranks per node, threads of busy-waiting OpenMP barriers steal the cores
  * the ranks compute on (measured here: a 2-thread rank ran its step 20x
- * slower on a loaded 2-core node). Rank 0 says when ranks outnumber cores. */
+ * slower on a loaded 2-core node). OpenBLAS gets as many threads as OpenMP
+ * (the matrix products are most of a step). Denormals are flushed on every
+ * thread (kernels/cpu/fp_env.c). Rank 0 says when ranks outnumber cores. */
 static int share_cores(int rank, int *nodes_out)
 {
     MPI_Comm local;
@@ -740,11 +795,16 @@ static int share_cores(int rank, int *nodes_out)
     MPI_Comm_size(local, &lsize);
     MPI_Comm_free(&local);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = 1;
 #ifdef _OPENMP
     if (!getenv("OMP_NUM_THREADS"))
         omp_set_num_threads(1);
+    threads = omp_get_max_threads();
 #endif
-    openblas_set_num_threads(1);
+    int flushing = wp_cpu_flush_denormals();
+    openblas_set_num_threads(threads);
+    if (rank == 0 && !flushing)
+        printf("note: this CPU keeps denormal floats (no FTZ/DAZ here): steps with tiny values run slower\n");
     if (rank == 0 && lsize > cores)
         printf("note: %d ranks share %ld cores on this node; waiting ranks poll and sleep instead of spinning, "
                "and timings include the sharing\n",
@@ -1462,6 +1522,8 @@ int wp_cmd_run(int argc, char **argv)
         cops = &wp_comm_nccl;
     }
 #endif
+    if (o.kernel_times)
+        kernels = wp_kernels_timed(kernels);
     if (status == 0)
         status = cops->init(&comm, &err);
     /* --tensor: the group's collectives on the backend, the interpreter's
@@ -1667,6 +1729,8 @@ int wp_cmd_run(int argc, char **argv)
         status = wp_interp_step(&in, step, &loss_sum, &err);
         if (step == first_step)
             run_start_s = in.timing.start_s;
+        if (o.kernel_times && step == first_step && cfg.train.steps - first_step > 1)
+            wp_kernel_times_reset(); /* the first step warms up */
         /* a tensor group's lanes run the same list: its lane 0 speaks for the schedule rank */
         double sums[3] = {loss_sum, lane == 0 ? in.timing.busy_s : 0, 0};
         double iter = in.timing.iter_s;
@@ -1825,6 +1889,10 @@ int wp_cmd_run(int argc, char **argv)
                    o.adapt.k ? " and tuning" : "", 1e3 * cost, o.adapt.k ? ", and every N to decide" : "",
                    100 * cost / median, 1e3 * mean, 100 * mean / median);
         }
+    }
+    if (status == 0 && o.kernel_times) {
+        long timed = cfg.train.steps - first_step > 1 ? cfg.train.steps - first_step - 1 : 1;
+        status = write_kernel_times(o.kernel_times, rank, world_P, timed, &err);
     }
     if (status == 0 && (o.trace || o.svg)) {
         struct run_timeline tl = {(o.adapt.k || o.adapt.partition) && nsteps > 0 ? &adapt : NULL, &clock, run_start_s,

@@ -8,6 +8,7 @@
 #endif
 
 #include "kernels/kernels.h"
+#include "kernels/elementwise_math.h"
 #include "tap.h"
 
 static const struct wp_kernel_ops *const K = &wp_kernels_cpu;
@@ -552,9 +553,13 @@ static double att_loss(void *p)
     return dot_d(c->out, c->dout, (size_t)c->B * c->T * c->C);
 }
 
-static void test_attention(struct rng *r)
+/* T = 5 (one block of rows) and T = 150 (WP_ATTENTION_ROW_BLOCK rows at a
+ * time: three blocks, the last partial); the gradient checked whole at
+ * T = 5, at T = 150 on the first keys (gradients from every block) and the
+ * last rows */
+static void attention_case(struct rng *r, int T)
 {
-    enum { B = 2, T = 5, C = 8, NH = 2, HS = C / NH };
+    enum { B = 2, C = 8, NH = 2, HS = C / NH };
     const size_t nin = (size_t)B * T * 3 * C, nout = (size_t)B * T * C, natt = (size_t)B * NH * T * T;
     float *inp = falloc(nin), *out = falloc(nout), *dout = falloc(nout), *preatt = falloc(natt),
           *att = falloc(natt);
@@ -562,6 +567,7 @@ static void test_attention(struct rng *r)
     fill(r, inp, nin, 0, 1);
     fill(r, dout, nout, 0, 1);
 
+    if (T == 5) {
     /* T = 1: the only weight is 1, the output is v */
     fill(r, att, natt, 0, 100);
     K->attention_forward(out, preatt, att, inp, B * T, 1, C, NH); /* B*T sequences of one token */
@@ -570,28 +576,29 @@ static void test_attention(struct rng *r)
         for (int i = 0; i < C; i++)
             is_v &= out[n * C + i] == inp[n * 3 * C + 2 * C + i];
     ok(is_v, "attention with T = 1 returns v");
+    }
 
-    /* T = 5 against a double reference; att rows sum to 1, the future is 0 */
+    /* against a double reference; att rows sum to 1, the future is 0 */
     fill(r, att, natt, 0, 100);
     fill(r, out, nout, 0, 100);
     K->attention_forward(out, preatt, att, inp, B, T, C, NH);
-    double want[B * T * C];
-    double want_att[B * NH * T * T];
+    double *want = malloc(nout * sizeof *want), *want_att = malloc(natt * sizeof *want_att);
+    double *score = malloc((size_t)T * sizeof *score);
     const double scale = 1.0 / sqrt((double)HS);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++)
             for (int t = 0; t < T; t++) {
                 const float *q = inp + (size_t)(b * T + t) * 3 * C + h * HS;
-                double s[T], m = -1e300, sum = 0.0;
+                double m = -1e300, sum = 0.0;
                 for (int t2 = 0; t2 <= t; t2++) {
                     const float *k = inp + (size_t)(b * T + t2) * 3 * C + C + h * HS;
-                    s[t2] = dot_d(q, k, HS) * scale;
-                    m = fmax(m, s[t2]);
+                    score[t2] = dot_d(q, k, HS) * scale;
+                    m = fmax(m, score[t2]);
                 }
                 for (int t2 = 0; t2 <= t; t2++)
-                    sum += exp(s[t2] - m);
+                    sum += exp(score[t2] - m);
                 for (int t2 = 0; t2 < T; t2++)
-                    want_att[((b * NH + h) * T + t) * T + t2] = t2 <= t ? exp(s[t2] - m) / sum : 0.0;
+                    want_att[((b * NH + h) * T + t) * T + t2] = t2 <= t ? exp(score[t2] - m) / sum : 0.0;
                 for (int i = 0; i < HS; i++) {
                     double o = 0.0;
                     for (int t2 = 0; t2 <= t; t2++)
@@ -600,8 +607,14 @@ static void test_attention(struct rng *r)
                     want[(b * T + t) * C + h * HS + i] = o;
                 }
             }
-    near_all(out, want, nout, 1e-6, 1e-5, "attention forward = double reference (causal, scale 1/sqrt(hs))");
-    near_all(att, want_att, natt, 1e-7, 1e-5, "attention weights = causal softmax, 0 above the diagonal");
+    char what[128];
+    snprintf(what, sizeof what, "attention forward, T = %d = double reference (causal, scale 1/sqrt(hs))", T);
+    near_all(out, want, nout, 1e-6, 1e-5, what);
+    snprintf(what, sizeof what, "attention weights, T = %d = causal softmax, 0 above the diagonal", T);
+    near_all(att, want_att, natt, 1e-7, 1e-5, what);
+    free(want);
+    free(want_att);
+    free(score);
     double worst_sum = 0.0;
     int future_zero = 1;
     for (int row = 0; row < B * NH * T; row++) {
@@ -621,7 +634,15 @@ static void test_attention(struct rng *r)
     fill(r, datt, natt, -1e30f, 0);
     K->attention_backward(dinp, dpreatt, datt, dout, inp, att, B, T, C, NH);
     struct att_ctx ctx = {B, T, C, NH, inp, out, preatt, att, dout};
-    grad_check("attention", "inp (q, k, v)", att_loss, &ctx, inp, dinp, nin);
+    if (T <= WP_ATTENTION_ROW_BLOCK) {
+        grad_check("attention", "inp (q, k, v)", att_loss, &ctx, inp, dinp, nin);
+    } else {
+        const size_t first = (size_t)4 * 3 * C, last = (size_t)(B * T - 2) * 3 * C;
+        grad_check("attention, several row blocks", "inp (q, k, v) of the first 4 positions", att_loss, &ctx, inp,
+                   dinp, first);
+        grad_check("attention, several row blocks", "inp (q, k, v) of the last 2 positions", att_loss, &ctx,
+                   inp + last, dinp + last, (size_t)2 * 3 * C);
+    }
 
     fill(r, dpreatt, natt, 1e30f, 0);
     K->attention_backward(dinp2, dpreatt, datt, dout, inp, att, B, T, C, NH);
@@ -632,6 +653,12 @@ static void test_attention(struct rng *r)
     float *bufs[] = {inp, out, dout, preatt, att, dinp, dinp2, dpreatt, datt};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         K->release(bufs[i]);
+}
+
+static void test_attention(struct rng *r)
+{
+    attention_case(r, 5);
+    attention_case(r, 150);
 }
 
 /* ---- gelu and residual ------------------------------------------------------------ */
@@ -658,6 +685,26 @@ static double residual_loss(void *p)
 static double gelu_ref(double x)
 {
     return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+}
+
+/* the softmaxes' exp (kernels/elementwise_math.h) against libm's, in double */
+static void test_fast_expf(void)
+{
+    double worst = 0.0;
+    float worst_x = 0.0f;
+    for (float x = -87.0f; x <= 10.0f; x += 0.000917f) {
+        const double want = exp((double)x), err = fabs((double)wp_fast_expf(x) - want) / want;
+        if (err > worst) {
+            worst = err;
+            worst_x = x;
+        }
+    }
+    ok(worst < 2.0 * FLT_EPSILON, "wp_fast_expf within 2 ulp of exp on [-87, 10] (worst %.2g relative at %g)", worst,
+       (double)worst_x);
+    const float tiny = wp_fast_expf(-1e30f), huge = wp_fast_expf(1e30f);
+    ok(tiny > 0.0f && tiny < 1.01f * FLT_MIN && isfinite(huge) && wp_fast_expf(0.0f) == 1.0f,
+       "wp_fast_expf clamps: exp(-1e30) about FLT_MIN (%g), exp(1e30) finite (%g), exp(0) = 1", (double)tiny,
+       (double)huge);
 }
 
 static void test_gelu(struct rng *r)
@@ -1033,6 +1080,7 @@ int main(void)
     matmul_reference_check(&r, 70, 96, 130, WP_WEIGHT_OUT_IN, 1);
     matmul_reference_check(&r, 70, 96, 130, WP_WEIGHT_OUT_IN, 0);
     test_attention(&r);
+    test_fast_expf();
     test_gelu(&r);
     test_residual(&r);
     test_crossentropy(&r);

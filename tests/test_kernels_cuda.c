@@ -362,6 +362,7 @@ static void test_attention(uint64_t *s)
     test_attention_case(s, 1, 1, 8, 2);  /* one position */
     test_attention_case(s, 3, 5, 12, 1); /* one head */
     test_attention_case(s, 1, 70, 16, 4); /* more softmax rows (NH T = 280) than a block */
+    test_attention_case(s, 2, 150, 32, 2); /* three blocks of WP_ATTENTION_ROW_BLOCK query rows, the last partial */
 }
 
 static void test_gelu_residual_case(uint64_t *s, size_t n)

@@ -1,10 +1,13 @@
 /* Causal multi-head self-attention (CPU): per (batch, head) the products go
  * through CBLAS (scores Q K^T, output att V, and their four gradients), the
- * causal softmax and its backward row by row in between; entries t2 > t of
- * preatt, att and their gradients are zero, so full T x T products stay
- * exact. Serial over (b, h): each sgemm is the parallel part (when BLAS has
+ * causal softmax and its backward row by row in between. The products run
+ * by blocks of WP_ATTENTION_ROW_BLOCK query rows [t0, t1) against keys
+ * [0, t1) only: entries t2 > t of preatt, att and their gradients are zero
+ * (the row loops write them), so the products past t1 would add zeros.
+ * Serial over (b, h): each sgemm is the parallel part (when BLAS has
  * threads), and results do not depend on OpenMP's thread count. */
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/elementwise_math.h"
 
 #include <cblas.h>
 #include <float.h>
@@ -22,27 +25,36 @@ void wp_cpu_attention_forward(float *out, float *preatt, float *att, const float
             const float *q = inp + (size_t)b * T * C3 + (size_t)h * hs; /* (T,hs), row stride 3C */
             const float *k = q + C, *v = q + 2 * C;
             float *pre = preatt + ((size_t)b * NH + h) * TT, *a = att + ((size_t)b * NH + h) * TT;
-            /* preatt (T,T) = scale * q k^T */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, k, C3, 0.0f, pre, T);
+            /* preatt rows [t0,t1), columns [0,t1) = scale * q k^T */
+            for (int t0 = 0; t0 < T; t0 += WP_ATTENTION_ROW_BLOCK) {
+                const int t1 = t0 + WP_ATTENTION_ROW_BLOCK < T ? t0 + WP_ATTENTION_ROW_BLOCK : T;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t1 - t0, t1, hs, scale, q + (size_t)t0 * C3, C3,
+                            k, C3, 0.0f, pre + (size_t)t0 * T, T);
+            }
             for (int t = 0; t < T; t++) {
                 float *p = pre + (size_t)t * T, *at = a + (size_t)t * T;
                 float maxval = -FLT_MAX;
                 for (int t2 = 0; t2 <= t; t2++)
                     maxval = p[t2] > maxval ? p[t2] : maxval;
+#pragma omp simd
+                for (int t2 = 0; t2 <= t; t2++)
+                    at[t2] = wp_fast_expf(p[t2] - maxval);
                 float expsum = 0.0f;
-                for (int t2 = 0; t2 <= t; t2++) {
-                    at[t2] = expf(p[t2] - maxval);
+                for (int t2 = 0; t2 <= t; t2++)
                     expsum += at[t2];
-                }
                 const float inv = expsum == 0.0f ? 0.0f : 1.0f / expsum;
                 for (int t2 = 0; t2 <= t; t2++)
                     at[t2] *= inv;
                 for (int t2 = t + 1; t2 < T; t2++)
                     at[t2] = p[t2] = 0.0f;
             }
-            /* out (T,hs), row stride C = att (T,T) v (T,hs) */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, v, C3, 0.0f,
-                        out + (size_t)b * T * C + (size_t)h * hs, C);
+            /* out rows [t0,t1) (hs each, row stride C) = att rows [t0,t1) (columns [0,t1)) v [0,t1) */
+            float *out_bh = out + (size_t)b * T * C + (size_t)h * hs;
+            for (int t0 = 0; t0 < T; t0 += WP_ATTENTION_ROW_BLOCK) {
+                const int t1 = t0 + WP_ATTENTION_ROW_BLOCK < T ? t0 + WP_ATTENTION_ROW_BLOCK : T;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t1 - t0, hs, t1, 1.0f, a + (size_t)t0 * T, T, v,
+                            C3, 0.0f, out_bh + (size_t)t0 * C, C);
+            }
         }
     }
 }
@@ -61,9 +73,14 @@ void wp_cpu_attention_backward(float *dinp, float *dpreatt, float *datt, const f
             float *dq = dinp + qkv, *dk = dq + C, *dv = dq + 2 * C;
             const float *a = att + ((size_t)b * NH + h) * TT, *dout_bh = dout + (size_t)b * T * C + (size_t)h * hs;
             float *da = datt + ((size_t)b * NH + h) * TT, *dp = dpreatt + ((size_t)b * NH + h) * TT;
-            /* datt (T,T) = dout v^T; dv (T,hs) += att^T dout */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, dout_bh, C, v, C3, 0.0f, da, T);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, dout_bh, C, 1.0f, dv, C3);
+            /* per block of rows [t0,t1): datt (rows, [0,t1)) = dout v^T; dv [0,t1) += att^T dout */
+            for (int t0 = 0; t0 < T; t0 += WP_ATTENTION_ROW_BLOCK) {
+                const int t1 = t0 + WP_ATTENTION_ROW_BLOCK < T ? t0 + WP_ATTENTION_ROW_BLOCK : T;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t1 - t0, t1, hs, 1.0f, dout_bh + (size_t)t0 * C, C,
+                            v, C3, 0.0f, da + (size_t)t0 * T, T);
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t1, hs, t1 - t0, 1.0f, a + (size_t)t0 * T, T,
+                            dout_bh + (size_t)t0 * C, C, 1.0f, dv, C3);
+            }
             /* softmax: dpreatt[t2] = att[t2] (datt[t2] - sum att datt), zero past t */
             for (int t = 0; t < T; t++) {
                 const float *at = a + (size_t)t * T;
@@ -76,9 +93,14 @@ void wp_cpu_attention_backward(float *dinp, float *dpreatt, float *datt, const f
                 for (int t2 = t + 1; t2 < T; t2++)
                     dat[t2] = dpt[t2] = 0.0f;
             }
-            /* dq (T,hs) += scale dpreatt k; dk (T,hs) += scale dpreatt^T q */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, scale, dp, T, k, C3, 1.0f, dq, C3);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, scale, dp, T, q, C3, 1.0f, dk, C3);
+            /* per block: dq [t0,t1) += scale dpreatt k [0,t1); dk [0,t1) += scale dpreatt^T q [t0,t1) */
+            for (int t0 = 0; t0 < T; t0 += WP_ATTENTION_ROW_BLOCK) {
+                const int t1 = t0 + WP_ATTENTION_ROW_BLOCK < T ? t0 + WP_ATTENTION_ROW_BLOCK : T;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t1 - t0, hs, t1, scale, dp + (size_t)t0 * T, T, k,
+                            C3, 1.0f, dq + (size_t)t0 * C3, C3);
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t1, hs, t1 - t0, scale, dp + (size_t)t0 * T, T,
+                            q + (size_t)t0 * C3, C3, 1.0f, dk, C3);
+            }
         }
     }
 }

@@ -17,6 +17,10 @@
  * are the same either way. */
 #define WP_CPU_PAR_MIN 16384
 
+/* fp_env.c: FTZ and DAZ on the calling thread, OpenMP's and OpenBLAS's
+ * threads; 1 when every OpenMP thread flushes, 0 where the CPU cannot */
+int wp_cpu_flush_denormals(void);
+
 /* backend.c: host memory */
 void *wp_cpu_alloc(size_t bytes);
 void wp_cpu_release(void *p);

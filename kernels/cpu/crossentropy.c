@@ -1,6 +1,7 @@
 /* Softmax + cross-entropy (CPU): probs (N,V), losses (N) = -log probs[target],
  * and the fused backward dlogits += (probs - onehot) * dloss, per row. */
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/elementwise_math.h"
 
 #include <math.h>
 
@@ -18,12 +19,12 @@ void wp_cpu_crossentropy_forward(float *losses, float *probs, const float *logit
         for (int i = 1; i < V; i++)
             if (l[i] > maxval)
                 maxval = l[i];
+#pragma omp simd
+        for (int i = 0; i < V; i++)
+            p[i] = wp_fast_expf(l[i] - maxval);
         double sum = 0.0;
-        for (int i = 0; i < V; i++) {
-            const float e = expf(l[i] - maxval);
-            p[i] = e;
-            sum += e;
-        }
+        for (int i = 0; i < V; i++)
+            sum += p[i];
         const float inv = (float)(1.0 / sum);
         for (int i = 0; i < V; i++)
             p[i] *= inv;

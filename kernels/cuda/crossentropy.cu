@@ -3,6 +3,7 @@
 #include <config.h>
 
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/elementwise_math.h"
 
 #include <float.h>
 
@@ -59,7 +60,7 @@ static __global__ void crossentropy_forward_kernel(float *losses, float *probs, 
 
     double sum = 0.0;
     for (int i = threadIdx.x; i < V; i += blockDim.x) {
-        const float e = expf(l[i] - maxval);
+        const float e = wp_fast_expf(l[i] - maxval);
         p[i] = e;
         sum += e;
     }
