@@ -158,29 +158,11 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 if [ "$FULL" = 1 ]; then PERIOD=20; else PERIOD=10; fi
 EVERY=3
 [ "$FULL" = 1 ] && EVERY=5
-MEAS=$RP_WORK/measured
 GRID_RUNS=static+k2+k4
 SHAPED=shaped-steady:static
 [ "$FULL" = 1 ] && SHAPED=shaped-steady:$GRID_RUNS
-if [ -n "${REPRODUCE_REUSE:-}" ]; then
-    MEAS=$(cd "$REPRODUCE_REUSE" && pwd)
-    rp_log "the measured part from $MEAS (REPRODUCE_REUSE: no runs)"
-else
-    rp_log "measuring on the virtual cluster (waits for its lock; ADAPT_PERIOD=$PERIOD)"
-    cut -d' ' -f1-3 /proc/loadavg > "$MEAS.load-before"
-    ADAPT_PERIOD=$PERIOD ADAPT_MODE=k ADAPT_EVERY=$EVERY ADAPT_CANDIDATES=2:1,4:1 \
-        bash "$RP_SRC/bench/adaptive.sh" "$WP" "$RP_SRC" "$MEAS" \
-        "$SHAPED" "preempted-steady:$GRID_RUNS" preempted-network:static+adaptive >&2 ||
-        rp_die "bench/adaptive.sh failed (logs in $MEAS/logs; RP_KEEP_WORK=1 keeps them)"
-fi
-for s in shaped-steady preempted-steady preempted-network; do
-    [ -s "$MEAS/$s.csv" ] && [ "$(wc -l < "$MEAS/$s.csv")" -gt 2 ] || rp_die "no rows measured for $s (see $MEAS/logs)"
-done
-MPI_LINE=$(sed -n 's/^MPI: //p' "$MEAS/adaptive.txt")
-# the machine's load average (1, 5, 15 min) as the measurement began and ended: it is shared
-[ -f "$MEAS.load-before" ] && [ ! -f "$MEAS.load-after" ] && cut -d' ' -f1-3 /proc/loadavg > "$MEAS.load-after"
-REUSED=$( [ -n "${REPRODUCE_REUSE:-}" ] && echo "The measurements are reused (REPRODUCE_REUSE) from a run that ended $(date -u -r "$MEAS/adaptive.txt" +%Y-%m-%dT%H:%MZ); the tables and plots were made again from them." || echo "Measured by this run.")
-LOAD=$( [ -f "$MEAS.load-before" ] && echo "$(cat "$MEAS.load-before") before, $(cat "$MEAS.load-after") after" || echo "not recorded")
+rp_adaptive_measure ADAPT_PERIOD=$PERIOD ADAPT_MODE=k ADAPT_EVERY=$EVERY ADAPT_CANDIDATES=2:1,4:1 -- \
+    "$SHAPED" "preempted-steady:$GRID_RUNS" preempted-network:static+adaptive
 # measured_k.csv: per steady scenario and run, samples over time from iteration 1
 {
     echo "scenario,run,k,iterations,mean_iter_s,samples_per_s,over_1f1b"

@@ -59,26 +59,8 @@ DT=$RP_OUT/decision_time.csv
 
 # --- figures 9 and 10: measured on the test cluster ----------------------------------------
 if [ "$FULL" = 1 ]; then PERIOD=20 EVERY=5; else PERIOD=10 EVERY=3; fi
-MEAS=$RP_WORK/measured
-if [ -n "${REPRODUCE_REUSE:-}" ]; then
-    MEAS=$(cd "$REPRODUCE_REUSE" && pwd)
-    rp_log "the measured part from $MEAS (REPRODUCE_REUSE: no runs)"
-else
-    rp_log "measuring on the virtual cluster (waits for its lock; ADAPT_PERIOD=$PERIOD)"
-    cut -d' ' -f1-3 /proc/loadavg > "$MEAS.load-before"
-    ADAPT_PERIOD=$PERIOD ADAPT_MODE=partition ADAPT_EVERY=$EVERY \
-        bash "$RP_SRC/bench/adaptive.sh" "$WP" "$RP_SRC" "$MEAS" \
-        bandwidth-steps:static+adaptive contended-gpu:static+adaptive >&2 ||
-        rp_die "bench/adaptive.sh failed (logs in $MEAS/logs; RP_KEEP_WORK=1 keeps them)"
-fi
-for s in bandwidth-steps contended-gpu; do
-    [ -s "$MEAS/$s.csv" ] && [ "$(wc -l < "$MEAS/$s.csv")" -gt 2 ] || rp_die "no rows measured for $s (see $MEAS/logs)"
-done
-MPI_LINE=$(sed -n 's/^MPI: //p' "$MEAS/adaptive.txt")
-# the machine's load average (1, 5, 15 min) as the measurement began and ended: it is shared
-[ -f "$MEAS.load-before" ] && [ ! -f "$MEAS.load-after" ] && cut -d' ' -f1-3 /proc/loadavg > "$MEAS.load-after"
-REUSED=$( [ -n "${REPRODUCE_REUSE:-}" ] && echo "The measurements are reused (REPRODUCE_REUSE) from a run that ended $(date -u -r "$MEAS/adaptive.txt" +%Y-%m-%dT%H:%MZ); the tables and plots were made again from them." || echo "Measured by this run.")
-LOAD=$( [ -f "$MEAS.load-before" ] && echo "$(cat "$MEAS.load-before") before, $(cat "$MEAS.load-after") after" || echo "not recorded")
+rp_adaptive_measure ADAPT_PERIOD=$PERIOD ADAPT_MODE=partition ADAPT_EVERY=$EVERY -- \
+    bandwidth-steps:static+adaptive contended-gpu:static+adaptive
 {
     head -n 1 "$MEAS/bandwidth-steps.csv"
     tail -n +2 "$MEAS/bandwidth-steps.csv"

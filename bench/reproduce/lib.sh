@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # RP_SIMULATED, MPI_LINE, REUSED, LOAD ... are for the scripts that source this
 # bench/reproduce/lib.sh -- what every paper's reproduction script shares
 # (sourced by bench/reproduce/<paper>.sh; see bench/reproduce/README.md):
 # where results go, how a file is published (temporary name, then rename,
@@ -111,4 +113,41 @@ rp_provenance() {
     echo "- Made by \`make reproduce-$RP_PAPER\` (\`bench/reproduce/$RP_PAPER.sh\`) at commit \`$commit\`,"
     echo "  on $(nproc) cores of $(uname -m) ($(awk -F: '/model name/ { gsub(/^ +/, "", $2); print $2; exit }' /proc/cpuinfo 2> /dev/null || echo unknown cpu)),"
     echo "  $(date -u +%Y-%m-%d), in $(( $(date +%s) - RP_START_S )) s."
+}
+
+# rp_adaptive_measure [VAR=VALUE...] -- SCENARIO:RUNS...: bench/adaptive.sh's
+# runs of the scenarios on the test cluster (the VARs its settings, e.g.
+# ADAPT_PERIOD, ADAPT_MODE) into RP_WORK/measured, or with REPRODUCE_REUSE=DIR
+# an earlier run's output (no runs); every scenario must have rows. Sets
+# MEAS (the directory), MPI_LINE, REUSED (a sentence for the README) and
+# LOAD (the machine's load average, 1/5/15 min, before and after measuring).
+rp_adaptive_measure() {
+    local settings=() s
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do settings+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    MEAS=$RP_WORK/measured
+    if [ -n "${REPRODUCE_REUSE:-}" ]; then
+        MEAS=$(cd "$REPRODUCE_REUSE" && pwd)
+        rp_log "the measured part from $MEAS (REPRODUCE_REUSE: no runs)"
+        REUSED="The measurements are reused (REPRODUCE_REUSE) from a run that ended $(date -u -r "$MEAS/adaptive.txt" +%Y-%m-%dT%H:%MZ); the tables and plots were made again from them."
+    else
+        rp_log "measuring on the virtual cluster (waits for its lock; ${settings[*]})"
+        cut -d' ' -f1-3 /proc/loadavg > "$MEAS.load-before"
+        env "${settings[@]}" bash "$RP_SRC/bench/adaptive.sh" "$RP_WP" "$RP_SRC" "$MEAS" "$@" >&2 ||
+            rp_die "bench/adaptive.sh failed (logs in $MEAS/logs; RP_KEEP_WORK=1 keeps them)"
+        cut -d' ' -f1-3 /proc/loadavg > "$MEAS.load-after"
+        REUSED="Measured by this run."
+    fi
+    for s in "$@"; do
+        s=${s%%:*}
+        if [ ! -s "$MEAS/$s.csv" ] || [ "$(wc -l < "$MEAS/$s.csv")" -le 2 ]; then
+            rp_die "no rows measured for $s (see $MEAS/logs)"
+        fi
+    done
+    MPI_LINE=$(sed -n 's/^MPI: //p' "$MEAS/adaptive.txt")
+    if [ -f "$MEAS.load-before" ] && [ -f "$MEAS.load-after" ]; then
+        LOAD="$(cat "$MEAS.load-before") before, $(cat "$MEAS.load-after") after"
+    else
+        LOAD="not recorded"
+    fi
 }
