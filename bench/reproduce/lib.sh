@@ -64,6 +64,9 @@ rp_plot() {
 # rp_diff_pct OURS PAPER: (ours / paper - 1) in percent, one decimal, signed
 rp_diff_pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "n/a"; else printf "%+.1f %%", 100 * (a / b - 1) }'; }
 
+# rp_within OURS REF LIMIT_PCT: true when |OURS / REF - 1| <= LIMIT_PCT %
+rp_within() { awk -v a="$1" -v b="$2" -v l="$3" 'BEGIN { d = b ? 100 * (a / b - 1) : 0; if (d < 0) d = -d; exit !(d <= l) }'; }
+
 # rp_row WHAT PAPER OURS LIMIT_PCT WHY: one markdown row "| what | paper | ours |
 # difference | note |"; the note is WHY when |difference| > LIMIT_PCT, else
 # "reproduces". PAPER may be "n/a" (a figure the paper shows only as a plot).
@@ -73,8 +76,7 @@ rp_row() {
         diff="n/a"; note=$why
     else
         diff=$(rp_diff_pct "$ours" "$paper")
-        note=$(awk -v a="$ours" -v b="$paper" -v l="$limit" 'BEGIN { d = b ? 100 * (a / b - 1) : 0; if (d < 0) d = -d; print (d > l) ? "far" : "ok" }')
-        [ "$note" = ok ] && note="reproduces (within $limit %)" || note=$why
+        if rp_within "$ours" "$paper" "$limit"; then note="reproduces (within $limit %)"; else note=$why; fi
     fi
     printf '| %s | %s | %s | %s | %s |\n' "$what" "$paper" "$ours" "$diff" "$note"
 }
@@ -91,8 +93,7 @@ rp_row_range() {
         diff="in range"; note="reproduces (within the paper's range)"
     else
         diff=$(rp_diff_pct "$ours" "$bound")
-        note=$(awk -v a="$ours" -v b="$bound" -v l="$limit" 'BEGIN { d = b ? 100 * (a / b - 1) : 0; if (d < 0) d = -d; print (d > l) ? "far" : "ok" }')
-        [ "$note" = ok ] && note="reproduces (within $limit % of the range)" || note=$why
+        if rp_within "$ours" "$bound" "$limit"; then note="reproduces (within $limit % of the range)"; else note=$why; fi
     fi
     printf '| %s | %s | %s | %s | %s |\n' "$what" "$paper" "$ours" "$diff" "$note"
 }
