@@ -197,15 +197,13 @@ static int parse(int argc, char **argv, struct plan_options *o)
                 return 2;
             break;
         case OPT_PLACE:
+            o->place_only = -1;
             if (strcmp(optarg, "all") == 0)
                 o->place_only = 0;
-            else if (strcmp(optarg, "fresh") == 0)
-                o->place_only = 1 + WP_PLACE_FRESH;
-            else if (strcmp(optarg, "append") == 0)
-                o->place_only = 1 + WP_PLACE_APPEND;
-            else if (strcmp(optarg, "scatter") == 0)
-                o->place_only = 1 + WP_PLACE_SCATTER;
-            else
+            for (int pol = WP_PLACE_FRESH; pol <= WP_PLACE_SCATTER; pol++)
+                if (strcmp(optarg, wp_place_policy_name((enum wp_place_policy)pol)) == 0)
+                    o->place_only = 1 + pol;
+            if (o->place_only < 0)
                 return wp_usage_error(CMD, "--place '%s': expected all, fresh, append or scatter", optarg);
             break;
         case OPT_FORMAT:
