@@ -554,7 +554,7 @@ static int follows_nodes(const struct wp_harvest *h, const char *scaling, const 
     if (strcmp(axis, "nodes") == 0)
         return 1;
     if (strcmp(axis, "micro_batches") == 0)
-        return micro_batches_follow_nodes(h);
+        return h->micro_batches_follow_nodes;
     return strcmp(scaling, "weak") == 0 && (strcmp(axis, "global_batch") == 0 || strcmp(axis, "layers") == 0);
 }
 
@@ -707,6 +707,7 @@ int wp_harvest_scan(const char *dir, int warmup, FILE *log, struct wp_harvest *h
                 wp_strlcpy(h->axis_name[h->naxes++], p->axis_name[a], WP_POINT_NAME_MAX);
         }
     }
+    h->micro_batches_follow_nodes = micro_batches_follow_nodes(h);
     compute_scaling(h);
     compute_adapt_vs_static(h);
     return 0;
