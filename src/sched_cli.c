@@ -13,7 +13,8 @@
 
 enum {
     OPT_KIND = 1000, OPT_RANKS, OPT_MICRO, OPT_K, OPT_WAVES, OPT_CHUNKS, OPT_POLICY, OPT_MAX_INFLIGHT,
-    OPT_REPLICAS, OPT_STAGE_COSTS, OPT_FORMAT, OPT_VALIDATE, OPT_TF, OPT_TB, OPT_TW, OPT_TC, OPT_SCHEDULE_FILE
+    OPT_REPLICAS, OPT_STAGE_COSTS, OPT_FORMAT, OPT_VALIDATE, OPT_TF, OPT_TB, OPT_TW, OPT_TC, OPT_SCHEDULE_FILE,
+    OPT_ORDER_SEARCH
 };
 
 const struct option wp_sched_long_options[] = {
@@ -34,6 +35,7 @@ const struct option wp_sched_long_options[] = {
     {"tw", required_argument, NULL, OPT_TW},
     {"tc", required_argument, NULL, OPT_TC},
     {"schedule-file", required_argument, NULL, OPT_SCHEDULE_FILE},
+    {"order-search", required_argument, NULL, OPT_ORDER_SEARCH},
 };
 const int wp_sched_long_option_count = sizeof wp_sched_long_options / sizeof wp_sched_long_options[0];
 
@@ -92,7 +94,8 @@ static int conflict(const char *command, const struct wp_sched_cli *o)
 {
     return wp_usage_error(command, "--schedule-file FILE and %s: the file fixes the ranks, stages, micro-batches "
                                    "and order; the generator options (%s, --ranks, --micro-batches, --k, --waves, "
-                                   "--chunks, --policy, --max-inflight, --replicas, --stage-costs%s) do not go with it",
+                                   "--chunks, --policy, --max-inflight, --order-search, --replicas, --stage-costs%s) "
+                                   "do not go with it",
                           o->generator_option, strcmp(command, "run") == 0 ? "--schedule" : "--kind",
                           strcmp(command, "run") == 0 ? ", --stages" : "");
 }
@@ -116,6 +119,7 @@ static const char *generator_option_name(int opt)
     case OPT_CHUNKS: return "--chunks";
     case OPT_POLICY: return "--policy";
     case OPT_MAX_INFLIGHT: return "--max-inflight";
+    case OPT_ORDER_SEARCH: return "--order-search";
     case OPT_REPLICAS: return "--replicas";
     case OPT_STAGE_COSTS: return "--stage-costs";
     default: return NULL;
@@ -152,6 +156,13 @@ int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp
     case OPT_CHUNKS: return wp_parse_int_option(command, "--chunks", arg, 1, 4096, &p->chunks) ? 2 : 0;
     case OPT_MAX_INFLIGHT:
         return wp_parse_int_option(command, "--max-inflight", arg, 1, 1 << 24, &p->max_inflight) ? 2 : 0;
+    case OPT_ORDER_SEARCH: {
+        int steps;
+        if (wp_parse_int_option(command, "--order-search", arg, 0, 1 << 30, &steps))
+            return 2;
+        p->order_search = steps;
+        return 0;
+    }
     case OPT_POLICY:
         if ((arg[0] != 'A' && arg[0] != 'B') || arg[1])
             return wp_usage_error(command, "--policy must be A or B (DAPPLE's warm-up policies)");
@@ -197,6 +208,10 @@ void wp_sched_cli_help(void)
            "                          hanayo and the zero-bubble kinds); hanayo given more than P also\n"
            "                          tries steady-state orders, which reach the interleaved bound\n"
            "                          M (tf+tb) + (P-1)(tf+tb)/2W from M = 2P on with D = 2 W P\n"
+           "  --order-search N        hanayo: then N steps of hill climbing over every rank's order\n"
+           "                          (a pass moved a few places, kept when the memory bound holds and\n"
+           "                          the makespan at the given costs does not grow; seeded, so the same\n"
+           "                          N gives the same schedule); about 1e5-1e6 steps for M = 4P-8P, P = 4\n"
            "  --replicas r0,r1,...    ranks per stage (DAPPLE replication; gpipe, 1f1b, kfkb);\n"
            "                          they must add up to --ranks, and set the number of stages\n"
            "  --stage-costs c0,c1,... relative cost of each stage (default: all equal)\n"

@@ -184,7 +184,9 @@ int wp_sched_generate_variant(const struct wp_sched_params *p, int nstages, cons
             rc = wp_sched_order_dualpipev(s, err);
             break;
         default:
-            if (how->v_order) {
+            if (how->given) {
+                rc = wp_sched_emit_given(s, how->given, err);
+            } else if (how->v_order) {
                 rc = wp_sched_order_zbv(s, err);
             } else if (how->steady && how->cycle) {
                 rc = wp_sched_order_steady(s, how->cycle, err);

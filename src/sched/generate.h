@@ -65,8 +65,13 @@ void wp_steady_cycle_free(struct wp_steady_cycle *cy);
 /* How generate.c makes one schedule of a searched kind: list scheduling
  * with the given options, (one Hanayo wave, a V) the zero-bubble paper's
  * ZB-V order with whole backwards, or a steady state compacted. */
+struct wp_given_order {
+    const int *const *passes; /* per rank: (stage * M + mb) * 2 + (0 F, 1 B), in order */
+    const int *count;         /* per rank */
+};
 struct wp_order_variant {
     int v_order;
+    const struct wp_given_order *given; /* this compute order, as it is */
     struct wp_greedy_opts greedy;
     int steady;      /* a steady state compacted: */
     const struct wp_steady_cycle *cycle; /* this cycle, or when NULL */
@@ -80,6 +85,17 @@ int wp_sched_generate_variant(const struct wp_sched_params *p, int nstages, cons
  * within the memory bound on the simulator kept. */
 int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct wp_schedule *best,
                           struct wp_err *err);
+/* order_search.c: the makespan and peak of s on the simulator with the
+ * costs it was made for, and whether every rank kept its bound. */
+int wp_sched_simulate_own_costs(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,
+                                struct wp_err *err);
+/* order_improve.c: p->order_search steps of hill climbing over best's
+ * compute order (one rank per stage, whole backwards); best is replaced
+ * when the simulator times the result faster within the bound (makespan:
+ * best's, updated). And the emitter of a given order. */
+int wp_sched_improve_order(const struct wp_sched_params *p, int nstages, struct wp_schedule *best, double *makespan,
+                           struct wp_err *err);
+int wp_sched_emit_given(struct wp_schedule *s, const struct wp_given_order *given, struct wp_err *err);
 /* order_zero_bubble.c: zb-h1, zb-v and dualpipev in closed form. */
 int wp_sched_order_zbh1(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_order_zbv(struct wp_schedule *s, struct wp_err *err);

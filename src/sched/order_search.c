@@ -4,7 +4,8 @@
  * kind's memory bound is kept. So an order built for a slow network is never
  * slower on it than the one built for none, and a rule that stalls (the
  * list scheduler's headroom rule can with several waves) is simply not a
- * candidate. */
+ * candidate. With --order-search N the winner is then improved by N steps
+ * of hill climbing (order_improve.c). */
 #include "sched/generate.h"
 
 #include <math.h>
@@ -12,8 +13,7 @@
 
 #include "sched/simulate.h"
 
-/* Makespan and peak of s on the simulator with the costs it was made for. */
-static int simulate_at_params(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,
+int wp_sched_simulate_own_costs(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,
                               struct wp_err *err)
 {
     struct wp_cost_model c;
@@ -58,7 +58,7 @@ static int consider(const struct wp_sched_params *p, int nstages, const struct w
             sr->first_err = cerr;
         return 0;
     }
-    if (simulate_at_params(&cand, &makespan, &peak, &within, err)) {
+    if (wp_sched_simulate_own_costs(&cand, &makespan, &peak, &within, err)) {
         wp_schedule_destroy(&cand);
         return -1;
     }
@@ -141,7 +141,15 @@ int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct w
     }
     if (!sr.have && !sr.first_err.msg[0])
         wp_errorf(&sr.first_err, "%s: no order within the memory bound", wp_sched_kind_name(p->kind));
-    if (!sr.have)
+    if (!sr.have) {
         *err = sr.first_err;
-    return sr.have ? 0 : -1;
+        return -1;
+    }
+    /* then, when asked, hill climbing from the winner (order_improve.c);
+     * Chimera's two copies are not climbed */
+    if (p->order_search > 0 && p->kind == WP_SCHED_HANAYO && wp_sched_improve_order(p, nstages, best, &sr.makespan, err)) {
+        wp_schedule_destroy(best);
+        return -1;
+    }
+    return 0;
 }

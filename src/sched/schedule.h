@@ -56,6 +56,7 @@ struct wp_sched_params {
     int nstage_costs;   /* entries in stage_cost_scale (0: equal stages) */
     const double *stage_cost_scale;
     double tf, tb, tw, tc; /* costs the greedy generators schedule by */
+    long order_search;  /* steps of hill climbing over a searched kind's order (0: none) */
 };
 
 struct wp_schedule {
