@@ -71,6 +71,8 @@ for P in ${EQUIV_RANKS:-1 2 4 8}; do
         check "hanayo-2.$P" "$P" exact --schedule hanayo --waves 2
         # given 2WP of memory: a steady-state order (order_steady.c)
         check "hanayo-2-steady.$P" "$P" exact --schedule hanayo --waves 2 --max-inflight $((4 * P))
+        # the order climbed from the generator's (order_improve.c)
+        [ "$P" -ge 2 ] && check "hanayo-2-searched.$P" "$P" exact --schedule hanayo --waves 2 --order-search 20000
     else
         check "hanayo-1.$P" "$P" exact --schedule hanayo --waves 1
     fi
