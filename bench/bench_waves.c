@@ -2,7 +2,8 @@
  * r and 2P-1-r of every wave on rank r) come to the interleaved bound
  * M (tf+tb) + (P-1)(tf+tb)/(2W) within a memory bound D (micro-batches
  * through a rank's share of the model, held from F until B)? Beside the
- * generator's order (within P) it shows steady-state orders compacted
+ * generator's order (within P), and that order climbed (--order-search
+ * CLIMB_STEPS, src/sched/order_improve.c, within P), it shows steady-state orders compacted
  * into M micro-batches (src/sched/order_steady.c): the uniform cycle at
  * its best stagger, with the memory it needs, and cycles searched by
  * simulated annealing (seeded, so reproducible): each rank's cyclic order
@@ -10,7 +11,7 @@
  * for the compacted schedule of least makespan within D. tf = 1, tb = 2,
  * tc = 0.
  *
- *   bench/bench_waves P M W [D] [ITERATIONS] [SEED]                       */
+ *   bench/bench_waves P M W [D] [ITERATIONS] [SEED] [CLIMB_STEPS]         */
 #include <config.h>
 
 #include <math.h>
@@ -211,7 +212,9 @@ static double uniform(struct study *st, double *peak_out)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s P M W [D (default P)] [ITERATIONS (default 20000)] [SEED (default 1)]\n", argv[0]);
+        fprintf(stderr, "usage: %s P M W [D (default P)] [ITERATIONS (default 20000)] [SEED (default 1)] "
+                        "[CLIMB_STEPS (default 1000000)]\n",
+                argv[0]);
         return 2;
     }
     int P = atoi(argv[1]), M = atoi(argv[2]), W = atoi(argv[3]);
@@ -247,11 +250,16 @@ int main(int argc, char **argv)
     double t_gen = timed(&gen, st.S, NULL, &pk_gen);
     double t_uniform = uniform(&st, &pk_uniform);
     double t_search = search(&st, iterations, &pk_search);
+    struct wp_sched_params climbed = gen;
+    climbed.order_search = argc > 7 ? atol(argv[7]) : 1000000;
+    double pk_climbed = 0, t_climbed = timed(&climbed, st.S, NULL, &pk_climbed);
     double bound = 3.0 * M + 3.0 * (P - 1) / (2 * W);
     printf("P=%d M=%d W=%d, tf=1 tb=2 tc=0, memory bound D=%g (micro-batches of a rank's share)\n", P, M, W, st.D);
     printf("  %-46s %10s %8s\n", "order", "makespan", "peak");
     printf("  %-46s %10g %8.3g\n", "1f1b", t_1f1b, pk_1f1b);
     printf("  %-46s %10g %8.3g\n", "hanayo, the generator's (within P)", t_gen, pk_gen);
+    printf("  %-46s %10g %8.3g   (%ld steps)\n", "hanayo, the generator's, --order-search", t_climbed, pk_climbed,
+           climbed.order_search);
     printf("  %-46s %10g %8.3g\n", "uniform steady state (memory unbounded)", t_uniform, pk_uniform);
     printf("  %-46s %10g %8.3g   (%ld iterations)\n", "searched steady state, compacted, within D", t_search,
            pk_search, iterations);
