@@ -4,8 +4,12 @@
  * by blocks of WP_ATTENTION_ROW_BLOCK query rows [t0, t1) against keys
  * [0, t1) only: entries t2 > t of preatt, att and their gradients are zero
  * (the row loops write them), so the products past t1 would add zeros.
- * Serial over (b, h): each sgemm is the parallel part (when BLAS has
- * threads), and results do not depend on OpenMP's thread count. */
+ * Parallel over (b, h), each pair's products one BLAS call on one thread
+ * (an OpenMP BLAS runs single-threaded inside the region): some 400 small
+ * products a layer, each threaded on its own, cost a fork and a join apiece,
+ * and with the cores shared a join waits for a descheduled thread
+ * (bench/README.md). Each pair writes only its own columns and T x T
+ * matrices, so results do not depend on the thread count. */
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/elementwise_math.h"
 
@@ -20,6 +24,7 @@ void wp_cpu_attention_forward(float *out, float *preatt, float *att, const float
     const int C3 = C * 3, hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     const size_t TT = (size_t)T * T;
+#pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             const float *q = inp + (size_t)b * T * C3 + (size_t)h * hs; /* (T,hs), row stride 3C */
@@ -66,6 +71,7 @@ void wp_cpu_attention_backward(float *dinp, float *dpreatt, float *datt, const f
     const int C3 = C * 3, hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     const size_t TT = (size_t)T * T;
+#pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             const size_t qkv = (size_t)b * T * C3 + (size_t)h * hs;

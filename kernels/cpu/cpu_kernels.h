@@ -21,6 +21,12 @@
  * threads; 1 when every OpenMP thread flushes, 0 where the CPU cannot */
 int wp_cpu_flush_denormals(void);
 
+/* blas_library.c: the loaded CBLAS's thread count (OpenBLAS's or BLIS's
+ * call, whichever is linked), and a line naming it: implementation,
+ * threading and the file it was loaded from */
+void wp_cpu_blas_set_threads(int threads);
+void wp_cpu_blas_describe(char *buf, size_t len);
+
 /* backend.c: host memory */
 void *wp_cpu_alloc(size_t bytes);
 void wp_cpu_release(void *p);
