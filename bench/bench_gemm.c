@@ -1,19 +1,19 @@
 /* Benchmark (not a test): the linked CBLAS's sgemm on the products of one
  * GPT-2-small training step (issue 16): B x T = 1024 rows, C = 768, the
- * blocks' four linear layers and the tied LM head (V = 50,257), each with the
- * three calls kernels/cpu/matmul.c makes (forward, dinp, dweight, with its
- * transposes and beta). Prints GFLOP/s per call (best of REPEATS), the
- * library the process really loaded (its file, found from cblas_sgemm's
- * address) and what one step's products would take at these rates.
+ * blocks' four linear layers and the tied LM head (V = 50,257), each as the
+ * three products of kernels/cpu/matmul.c (forward, dinp, dweight: its own
+ * functions, so its transposes and beta). Prints the CBLAS the process
+ * loaded (kernels/cpu/blas_library.c: which, its threading, its file),
+ * seconds and GFLOP/s a call (best of REPEATS) and what one step's products
+ * would take at these rates.
  * Threads: whatever the BLAS reads (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
  * BLIS_NUM_THREADS); the runtime's own setting is not applied here.
  * Usage: bench_gemm [REPEATS [LAYERS]]   (defaults 3 and 12) */
-#define _GNU_SOURCE
-#include <cblas.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "kernels/cpu/cpu_kernels.h"
 
 #define ROWS 1024 /* B x T: batch 4 x 256 tokens */
 #define CHANNELS 768
@@ -47,27 +47,18 @@ static float *filled(size_t n, unsigned seed)
     return p;
 }
 
-/* One of the three calls of matmul.c for layer p, by index: 0 forward
- * out = inp W, 1 dinp += dout W^T, 2 dW += inp^T dout (weight's layout). */
+/* One of the three products of matmul.c's kernels for layer p, by index:
+ * 0 forward out = inp W, 1 dinp += dout W^T, 2 dW += inp^T dout (in the
+ * weight's layout); no bias, so each is one sgemm. */
 static void call(const struct product *p, int which, const float *inp, const float *w, float *out,
                  const float *dout, float *dinp, float *dw)
 {
-    const int N = ROWS, C = p->in, OC = p->out;
-    if (!p->out_in) {
-        if (which == 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, OC, C, 1.0f, inp, C, w, OC, 0.0f, out, OC);
-        else if (which == 1)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, C, OC, 1.0f, dout, OC, w, OC, 1.0f, dinp, C);
-        else
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, C, OC, N, 1.0f, inp, C, dout, OC, 1.0f, dw, OC);
-    } else {
-        if (which == 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, w, C, 0.0f, out, OC);
-        else if (which == 1)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, w, C, 1.0f, dinp, C);
-        else
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dw, C);
-    }
+    const enum wp_weight_layout layout = p->out_in ? WP_WEIGHT_OUT_IN : WP_WEIGHT_IN_OUT;
+    if (which == 0)
+        wp_cpu_matmul_forward(out, inp, w, NULL, ROWS, p->in, p->out, layout);
+    else
+        wp_cpu_matmul_backward(which == 1 ? dinp : NULL, which == 2 ? dw : NULL, NULL, dout, inp, w, ROWS, p->in,
+                               p->out, layout);
 }
 
 int main(int argc, char **argv)
@@ -86,9 +77,10 @@ int main(int argc, char **argv)
     const char *call_names[3] = {"forward", "dinp", "dweight"};
     const char *call_ops[2][3] = {{"NN", "NT", "TN"}, {"NT", "NN", "TN"}};
 
-    Dl_info lib;
+    char blas[512];
+    wp_cpu_blas_describe(blas, sizeof blas);
+    printf("# CBLAS: %s\n", blas);
     const char *env[] = {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "BLIS_NUM_THREADS"};
-    printf("# CBLAS loaded from %s\n", dladdr((void *)cblas_sgemm, &lib) && lib.dli_fname ? lib.dli_fname : "?");
     printf("# threads:");
     for (int i = 0; i < 3; i++)
         printf(" %s=%s", env[i], getenv(env[i]) ? getenv(env[i]) : "(unset)");
