@@ -4,10 +4,10 @@
  * by blocks of WP_ATTENTION_ROW_BLOCK query rows [t0, t1) against keys
  * [0, t1) only: entries t2 > t of preatt, att and their gradients are zero
  * (the row loops write them), so the products past t1 would add zeros.
- * Parallel over (b, h), each pair's products one BLAS call on one thread
- * (an OpenMP BLAS runs single-threaded inside the region): some 400 small
- * products a layer, each threaded on its own, cost a fork and a join apiece,
- * and with the cores shared a join waits for a descheduled thread
+ * Parallel over the (b, h) pairs, each pair's products on its thread (an
+ * OpenMP BLAS runs single-threaded inside the region). Threading each small
+ * product instead (1,152 a layer at T = 256, B = 4) costs a fork and a join
+ * apiece, and on shared cores a join waits for a descheduled thread
  * (bench/README.md). Each pair writes only its own columns and T x T
  * matrices, so results do not depend on the thread count. */
 #include "kernels/cpu/cpu_kernels.h"
