@@ -1,6 +1,7 @@
 /* The CBLAS this process loaded: its thread count (the runtime gives it
- * OpenMP's) and what it is (implementation, threading, the file the loader
- * took it from, which rpath or the system alternatives decide). Any CBLAS
+ * OpenMP's), whether its calls may run on several OpenMP threads at once,
+ * and what it is (implementation, threading, the file the loader took it
+ * from, which rpath or the system alternatives decide). Any CBLAS
  * links: each library's own calls are weak references, used where present
  * (OpenBLAS, or FlexiBLAS's OpenBLAS-compatible call; BLIS). */
 #define _GNU_SOURCE
@@ -27,6 +28,15 @@ void wp_cpu_blas_set_threads(int threads)
         openblas_set_num_threads(threads);
     if (bli_thread_set_num_threads)
         bli_thread_set_num_threads(threads);
+}
+
+int wp_cpu_blas_single_in_parallel(void)
+{
+    if (openblas_get_parallel)
+        return openblas_get_parallel() != 1;
+    if (bli_info_get_enable_pthreads)
+        return !bli_info_get_enable_pthreads();
+    return 0;
 }
 
 void wp_cpu_blas_describe(char *buf, size_t len)

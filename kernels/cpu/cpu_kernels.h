@@ -22,9 +22,13 @@
 int wp_cpu_flush_denormals(void);
 
 /* blas_library.c: the loaded CBLAS's thread count (OpenBLAS's or BLIS's
- * call, whichever is linked), and a line naming it: implementation,
- * threading and the file it was loaded from */
+ * call, whichever is linked); whether a call made inside an OpenMP parallel
+ * region computes on its calling thread alone (1: an OpenMP or a sequential
+ * build, so calls can be spread over OpenMP's threads; 0: a pthreads build,
+ * whose pool the calls of several threads would queue for, or a BLAS not
+ * known); and a line naming it: implementation, threading, its file */
 void wp_cpu_blas_set_threads(int threads);
+int wp_cpu_blas_single_in_parallel(void);
 void wp_cpu_blas_describe(char *buf, size_t len);
 
 /* backend.c: host memory */
