@@ -17,7 +17,8 @@
 # BENCH_REPEATS (default 1), BENCH_STEPS (default 5), LOSS_TOL (default 1e-4),
 # BENCH_PROFILE (sizes whose one-thread runs also print where the time goes:
 # wavepipe's `run --kernel-times`, torch.profiler on one more step; default
-# gpt2-small-T256).
+# gpt2-small-T256). The header names the CBLAS wavepipe loaded and
+# OMP_WAIT_POLICY, which both sides' libgomp read.
 set -u
 [ $# -eq 2 ] || { echo "usage: bench_vs_pytorch.sh WAVEPIPE SRCDIR" >&2; exit 2; }
 wavepipe=$1 srcdir=$2
@@ -59,7 +60,8 @@ median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)
 
 echo "# CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores;" \
     "SIMD: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(sse4_2|avx|avx2|fma|avx512[a-z]*)$' | tr '\n' ' ')"
-echo "# wavepipe: $("$wavepipe" --version 2>&1 | head -n 1)"
+echo "# wavepipe: $("$wavepipe" --version 2>&1 | head -n 1); its CBLAS: $("$wavepipe" --version 2>&1 | sed -n 's/^  CBLAS loaded: //p')"
+echo "# OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}, on both sides"
 echo "# pytorch: $("$py" -c 'import torch; print(torch.__version__, "CPU capability", torch.backends.cpu.get_cpu_capability())')"
 echo "# $steps steps a run (step 0 warm-up), $repeats run(s) a side in turn; wall seconds a step, medians; denormals flushed on both sides"
 printf '%-18s %-26s %3s %10s %10s %6s %9s %9s %6s %9s\n' size "L C H T V, batch" thr "wavepipe s" "pytorch s" ratio \

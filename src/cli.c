@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/cpu_kernels.h"
 #include "kernels/device_info.h"
 
 int wp_usage_error(const char *command, const char *fmt, ...)
@@ -82,7 +83,10 @@ void wp_print_versions(void)
     printf("  hwloc     : %s\n", WP_HWLOC_VERSION);
     printf("  PMIx      : %s\n", WP_PMIX_VERSION);
     printf("  libconfig : %s\n", WP_LIBCONFIG_VERSION);
-    printf("  CBLAS     : %s\n", WP_CBLAS_VERSION);
+    printf("  CBLAS     : %s (built against)\n", WP_CBLAS_VERSION);
+    char loaded_blas[512];
+    wp_cpu_blas_describe(loaded_blas, sizeof loaded_blas);
+    printf("  CBLAS loaded: %s\n", loaded_blas);
     struct wp_device_info info;
     wp_device_query(&info);
     printf("  CUDA/NCCL : %s\n", info.summary);

@@ -2,7 +2,6 @@
  * action lists (generated, or read with --schedule-file); one CSV row per
  * iteration, a measured timeline on request. */
 #include <config.h>
-#include <cblas.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -784,8 +783,8 @@ static int write_kernel_times(const char *path, int rank, int P, long steps, str
 /* One thread per rank unless OMP_NUM_THREADS says otherwise: with several
  * ranks per node, threads of busy-waiting OpenMP barriers steal the cores
  * the ranks compute on (measured here: a 2-thread rank ran its step 20x
- * slower on a loaded 2-core node). OpenBLAS gets as many threads as OpenMP
- * (the matrix products are most of a step). Denormals are flushed on every
+ * slower on a loaded 2-core node). The CBLAS gets as many threads as OpenMP
+ * (the matrix products are most of a step; kernels/cpu/blas_library.c). Denormals are flushed on every
  * thread (kernels/cpu/fp_env.c). Rank 0 says when ranks outnumber cores. */
 static int share_cores(int rank, int *nodes_out)
 {
@@ -802,7 +801,7 @@ static int share_cores(int rank, int *nodes_out)
     threads = omp_get_max_threads();
 #endif
     int flushing = wp_cpu_flush_denormals();
-    openblas_set_num_threads(threads);
+    wp_cpu_blas_set_threads(threads);
     if (rank == 0 && !flushing)
         printf("note: this CPU keeps denormal floats (no FTZ/DAZ here): steps with tiny values run slower\n");
     if (rank == 0 && lsize > cores)

@@ -4,8 +4,14 @@
  * by blocks of WP_ATTENTION_ROW_BLOCK query rows [t0, t1) against keys
  * [0, t1) only: entries t2 > t of preatt, att and their gradients are zero
  * (the row loops write them), so the products past t1 would add zeros.
- * Serial over (b, h): each sgemm is the parallel part (when BLAS has
- * threads), and results do not depend on OpenMP's thread count. */
+ * With an OpenMP (or sequential) BLAS, parallel over the (b, h) pairs,
+ * each pair's products on its own thread: threading each small product
+ * instead (1,152 a layer at T = 256, B = 4) costs a fork and a join apiece,
+ * and on shared cores a join waits for a descheduled thread. With a BLAS
+ * that keeps a pthreads pool, one pair after another, each product on the
+ * pool: its calls from several threads at once queue for it (22 s of
+ * attention a step instead of 0.7 at 2 threads; bench/README.md). Each pair
+ * writes only its own columns and T x T matrices. */
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/elementwise_math.h"
 
@@ -20,6 +26,7 @@ void wp_cpu_attention_forward(float *out, float *preatt, float *att, const float
     const int C3 = C * 3, hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     const size_t TT = (size_t)T * T;
+#pragma omp parallel for collapse(2) schedule(static) if (wp_cpu_blas_single_in_parallel())
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             const float *q = inp + (size_t)b * T * C3 + (size_t)h * hs; /* (T,hs), row stride 3C */
@@ -66,6 +73,7 @@ void wp_cpu_attention_backward(float *dinp, float *dpreatt, float *datt, const f
     const int C3 = C * 3, hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     const size_t TT = (size_t)T * T;
+#pragma omp parallel for collapse(2) schedule(static) if (wp_cpu_blas_single_in_parallel())
     for (int b = 0; b < B; b++) {
         for (int h = 0; h < NH; h++) {
             const size_t qkv = (size_t)b * T * C3 + (size_t)h * hs;

@@ -21,6 +21,16 @@
  * threads; 1 when every OpenMP thread flushes, 0 where the CPU cannot */
 int wp_cpu_flush_denormals(void);
 
+/* blas_library.c: the loaded CBLAS's thread count (OpenBLAS's or BLIS's
+ * call, whichever is linked); whether a call made inside an OpenMP parallel
+ * region computes on its calling thread alone (1: an OpenMP or a sequential
+ * build, so calls can be spread over OpenMP's threads; 0: a pthreads build,
+ * whose pool the calls of several threads would queue for, or a BLAS not
+ * known); and a line naming it: implementation, threading, its file */
+void wp_cpu_blas_set_threads(int threads);
+int wp_cpu_blas_single_in_parallel(void);
+void wp_cpu_blas_describe(char *buf, size_t len);
+
 /* backend.c: host memory */
 void *wp_cpu_alloc(size_t bytes);
 void wp_cpu_release(void *p);

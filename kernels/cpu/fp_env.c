@@ -6,7 +6,8 @@
  * (one parallel region; libgomp keeps its threads) and OpenBLAS's own
  * pthread pool, which it starts when the library loads, before main: that
  * pool is shut down here and OpenBLAS starts it again, from this thread and
- * with its MXCSR, at the next threaded call. */
+ * with its MXCSR, at the next threaded call. An OpenMP build of the BLAS
+ * (the default, configure.ac) computes on OpenMP's threads, set above. */
 #include "kernels/cpu/cpu_kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
