@@ -36,7 +36,6 @@ struct climb {
     int *log_code;     /* what replay() played again, saved: pass codes, */
     double *log_finish, *log_end; /* their ends before, */
     int *log_start;    /* per rank: from which of its passes */
-    long nlog;
     int *cursor;       /* per rank, while playing */
     double *free_at;   /* per rank, while playing */
     double tf, tb, tc;
@@ -120,7 +119,7 @@ static double replay(struct climb *c, int r, int lo)
 {
     const double *ends_r = c->ends + c->held_offset[r];
     double since = lo > 0 ? ends_r[lo - 1] : 0, makespan = 0;
-    c->nlog = 0;
+    long n = 0; /* passes saved */
     for (int q = 0; q < c->P; q++) {
         const double *ends = c->ends + c->held_offset[q];
         int k = 0;
@@ -142,9 +141,9 @@ static double replay(struct climb *c, int r, int lo)
         makespan = c->free_at[q] > makespan ? c->free_at[q] : makespan;
         for (int i = k; i < c->count[q]; i++) {
             int code = c->order[q][i];
-            c->log_code[c->nlog] = code;
-            c->log_finish[c->nlog] = c->finish[code];
-            c->log_end[c->nlog++] = ends[i];
+            c->log_code[n] = code;
+            c->log_finish[n] = c->finish[code];
+            c->log_end[n++] = ends[i];
             c->finish[code] = -1;
         }
     }
@@ -328,7 +327,6 @@ int wp_sched_improve_order(const struct wp_sched_params *p, int nstages, struct 
         if (!try_move(&c, r, i, j))
             continue;
         double m = replay(&c, r, lo);
-
         if (m <= current + 1e-12 * (1 + current)) {
             current = m;
         } else {
