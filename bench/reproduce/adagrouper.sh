@@ -29,9 +29,7 @@ set -euo pipefail
 # shellcheck source=bench/reproduce/lib.sh
 . "$(dirname "$0")/lib.sh"
 [ $# -eq 2 ] || { echo "usage: $0 WAVEPIPE SRCDIR" >&2; exit 2; }
-FULL=${REPRODUCE_FULL:-0}
-# the full lengths go to their own folder, so that each target regenerates its own files
-rp_init adagrouper "$1" "$2" "$( [ "$FULL" = 1 ] && echo "$(cd "$2" && pwd)/results/adagrouper/full")"
+rp_init_full adagrouper "$1" "$2"
 WP=$RP_WP
 
 # --- simulated at the paper's scale -------------------------------------------------

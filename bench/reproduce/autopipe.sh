@@ -31,9 +31,7 @@ set -euo pipefail
 # shellcheck source=bench/reproduce/lib.sh
 . "$(dirname "$0")/lib.sh"
 [ $# -eq 2 ] || { echo "usage: $0 WAVEPIPE SRCDIR" >&2; exit 2; }
-FULL=${REPRODUCE_FULL:-0}
-# the full lengths go to their own folder, so that each target regenerates its own files
-rp_init autopipe "$1" "$2" "$( [ "$FULL" = 1 ] && echo "$(cd "$2" && pwd)/results/autopipe/full")"
+rp_init_full autopipe "$1" "$2"
 WP=$RP_WP
 TUNE=${BENCH_TUNE:-$(cd "$(dirname "$WP")/.." && pwd)/bench/bench_tune}
 [ -x "$TUNE" ] || rp_die "no bench_tune at $TUNE (make bench/bench_tune)"

@@ -33,6 +33,14 @@ rp_init() { # rp_init PAPER WAVEPIPE SRCDIR [OUTDIR]
     RP_START_S=$(date +%s)
 }
 
+# rp_init_full PAPER WAVEPIPE SRCDIR: rp_init for a script with full
+# lengths on request: FULL from REPRODUCE_FULL (default 0), and with FULL = 1
+# the results in results/PAPER/full, so that each target regenerates its own
+rp_init_full() {
+    FULL=${REPRODUCE_FULL:-0}
+    rp_init "$1" "$2" "$3" "$( [ "$FULL" = 1 ] && echo "$(cd "$3" && pwd)/results/$1/full")"
+}
+
 # rp_publish TMPFILE NAME: moves a finished file to RP_OUT/NAME in one rename
 rp_publish() {
     mkdir -p "$(dirname "$RP_OUT/$2")"
