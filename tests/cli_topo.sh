@@ -16,6 +16,17 @@ expect_contains "$out/topo-help.txt" "--network NAME,BW,LAT" "topo --help explai
 "$WAVEPIPE" --version > "$out/version.txt"; expect_status 0 $? "--version exits 0"
 expect_contains "$out/version.txt" "hwloc" "--version names hwloc"
 expect_contains "$out/version.txt" "MPI loaded: MPICH Version: " "--version names the MPI library actually loaded"
+expect_contains "$out/version.txt" "CBLAS loaded: " "--version names the CBLAS actually loaded"
+# a Debian BLAS build linked by directory (configure's default with gcc) is
+# the one the loader took, whatever the system's alternative says (RUNPATH)
+blas_dir=$(sed -n 's/^  CBLAS *: .*, \(\/[^,]*\) (built against)$/\1/p' "$out/version.txt")
+if [ -n "$blas_dir" ]; then
+    if grep -q "^  CBLAS loaded: .*loaded from $blas_dir/" "$out/version.txt"; then
+        pass "the CBLAS loaded is the configured one, from $blas_dir"
+    else
+        fail "the CBLAS loaded is not from the configured $blas_dir: $(grep 'CBLAS loaded' "$out/version.txt")"
+    fi
+fi
 
 "$WAVEPIPE" topo --xml "$dgx" > "$out/dgx2.txt"; expect_status 0 $? "topo --xml DGX-2 exits 0"
 expect_contains "$out/dgx2.txt" "16 GPUs, 12 NVSwitches" "DGX-2: 16 GPUs and 12 NVSwitches"
