@@ -234,23 +234,49 @@ static void test_hanayo_beats_1f1b(void)
     }
 }
 
-/* More waves at M <= 4P: every W beats 1F1B, and at M = 2P the makespan
- * falls with W (what does not hold yet, W >= 2 at M = 8P, is in the README). */
-static void test_hanayo_waves_beyond_p(void)
+/* Hanayo's waves within the papers' bound of P micro-batches a rank, as
+ * generated, at tf = 1, tb = 2, tc = 0, for P = 4, 8, 16 and M = P, 2P, 4P,
+ * 8P. No order within that bound can beat M (tf+tb) + (P-1) tb / W: rank
+ * P-1's first backward (of its stage 2WP-P) cannot start before the first
+ * micro-batch's 2WP forwards and P-1 backwards, at most P micro-batches of
+ * forwards fit before it, and its last pass (a backward of its stage P-1)
+ * leaves P-1 backwards after it. One wave (the V-shaped 1F1B) meets that
+ * bound; the lap groups (order_greedy.c) come within P tb / 4W of it from
+ * W = 2 on. So the makespan is below 1F1B's, falls with W (1, 2, 3, 4),
+ * is never above the V-shaped 1F1B's of the same memory (zb-v at tw = 0),
+ * and the peaks validate within P. At M not a multiple of P every W still
+ * beats 1F1B. */
+static void test_hanayo_waves_within_p(void)
 {
     for (int P = 4; P <= 16; P *= 2) {
-        double f2 = 0, f4 = 0, prev = INFINITY;
-        struct wp_sched_params f = params(WP_SCHED_1F1B, P, 2 * P), g = params(WP_SCHED_1F1B, P, 4 * P);
-        f2 = makespan_of(&f);
-        f4 = makespan_of(&g);
-        for (int W = 1; W <= 4; W *= 2) {
-            struct wp_sched_params h2 = params(WP_SCHED_HANAYO, P, 2 * P), h4 = params(WP_SCHED_HANAYO, P, 4 * P);
-            h2.waves = h4.waves = W;
-            double t2 = makespan_of(&h2), t4 = makespan_of(&h4);
-            ok(t2 > 0 && t2 < prev && t2 < f2, "hanayo W=%d P=%d M=2P: makespan %g below W/2's %g and 1f1b's %g", W, P,
-               t2, prev, f2);
-            ok(t4 > 0 && t4 < f4, "hanayo W=%d P=%d M=4P: makespan %g below 1f1b's %g", W, P, t4, f4);
-            prev = t2;
+        int ms[] = {P, 2 * P, 4 * P, 8 * P, P + 1, 2 * P + 1, 5 * P + 3};
+        for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+            int M = ms[i], multiple = M % P == 0;
+            struct wp_sched_params f = params(WP_SCHED_1F1B, P, M), v = params(WP_SCHED_ZBV, P, M);
+            double t1f1b = makespan_of(&f), tv = makespan_of(&v), prev = INFINITY;
+            for (int W = 1; W <= 4; W++) {
+                struct wp_sched_params h = params(WP_SCHED_HANAYO, P, M);
+                h.waves = W;
+                struct wp_sim_result res;
+                struct wp_validation val;
+                if (run(&h, &res, &val))
+                    continue;
+                double t = res.makespan, bound = M * (h.tf + h.tb) + (P - 1) * h.tb / W;
+                ok(t < t1f1b, "hanayo W=%d P=%d M=%d: makespan %g below 1f1b's %g", W, P, M, t, t1f1b);
+                ok(val.peak_max <= P + 1e-9, "hanayo W=%d P=%d M=%d: peak %.3g within P", W, P, M, val.peak_max);
+                if (multiple) {
+                    ok(t < prev && t <= tv + 1e-9,
+                       "hanayo W=%d P=%d M=%d: makespan %g below W-1's %g, not above the V-shaped 1F1B's %g", W, P,
+                       M, t, prev, tv);
+                    double slack = W == 1 ? 0 : P * h.tb / (4 * W);
+                    ok(t >= bound - 1e-9 && t <= bound + slack + 1e-9,
+                       "hanayo W=%d P=%d M=%d: makespan %g within %g of the bound M(tf+tb) + (P-1)tb/W = %g", W, P, M,
+                       t, slack, bound);
+                }
+                prev = t;
+                wp_validation_destroy(&val);
+                wp_sim_result_destroy(&res);
+            }
         }
     }
 }
@@ -940,7 +966,7 @@ int main(void)
     test_zero_bubble();
     test_zero_bubble_v();
     test_hanayo_beats_1f1b();
-    test_hanayo_waves_beyond_p();
+    test_hanayo_waves_within_p();
     test_hanayo_waves_with_memory();
     test_hanayo_order_search();
     test_chimera();

@@ -29,7 +29,10 @@ int wp_sched_order_grouped(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_order_interleaved(struct wp_schedule *s, struct wp_err *err);
 /* order_greedy.c: list scheduling by priority for chimera and hanayo,
  * under one of two memory rules, with messages costing tc while ordering. */
-enum wp_greedy_memory { WP_GREEDY_HOLD_WITH_HEADROOM, WP_GREEDY_RESERVE_AT_ADMISSION };
+enum wp_greedy_memory { WP_GREEDY_HOLD_WITH_HEADROOM, WP_GREEDY_RESERVE_AT_ADMISSION, WP_GREEDY_HOLD };
+/* Under lap groups, where the micro-batches left over from M / lap_group go:
+ * a short last group, a short first group, or a longer last group. */
+enum wp_lap_remainder { WP_LAP_REMAINDER_LAST, WP_LAP_REMAINDER_FIRST, WP_LAP_REMAINDER_JOINS_LAST };
 struct wp_greedy_opts {
     enum wp_greedy_memory rule;
     double tc;              /* seconds per message while ordering */
@@ -39,6 +42,9 @@ struct wp_greedy_opts {
                                 instead of the memory rule, at most this many
                                 micro-batches between F and B (1F1B's warm-up,
                                 per stage copy) */
+    int lap_group;           /* > 0: Hanayo's waves as laps, priorities by groups of
+                                this many micro-batches (order_greedy.c) */
+    enum wp_lap_remainder lap_remainder; /* where a group short of lap_group goes */
 };
 int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err);
 /* order_steady.c: a steady state of one period, compacted. Per rank the

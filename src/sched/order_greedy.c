@@ -21,6 +21,16 @@
  * zero-bubble paper's ZB-V, and with more waves it keeps the pipeline from
  * draining wave by wave). Or, instead of a memory rule, a cap per stage copy on the micro-batches
  * between its F and B (1F1B's warm-up per stage: Chimera's two pipelines).
+ * Lap groups (Hanayo's waves), with the plain memory rule (a forward runs
+ * when its activation fits): each wave is a lap of a V, and micro-batches
+ * run in groups of G (P): a group's forwards go lap after lap, its
+ * backwards the laps in reverse, before the next group's (Megatron-LM's
+ * interleaved 1F1B, whose chunks are these laps). A rank starts the ready
+ * backward, else forward, of the lowest place in that order (the deeper
+ * stage on a tie). With alternation this keeps a rank's held activations
+ * at the bound in the steady state, and at M = 4P, P = 4 ... 16 comes
+ * within P tb / 2W of the least makespan within P micro-batches,
+ * M (tf+tb) + (P-1) tb / W (see README, "Comparing schedules").
  * The generator (generate.c) plays these at the given tc and at tc = 0, and
  * keeps the order its simulator times fastest; a rule that stalls (the
  * headroom rule can with several waves) is simply not a candidate. */
@@ -107,6 +117,9 @@ struct greedy {
     double limit;           /* per rank */
     /* backwards scheduled whose activation is given back at their finish */
     int *pending_stage, *pending_mb, npending;
+    /* lap groups: per stage its lap, per micro-batch its group's first
+     * micro-batch and size; NULL without */
+    int *lap, *group_first, *group_size, laps;
 };
 
 static double cost(const struct greedy *g, int op, int stage)
@@ -135,7 +148,8 @@ static int admits(const struct greedy *g, int rank, const struct held *h, int m)
                 return 0;
         return 1;
     }
-    double need = wp_stage_weight(s, h->stage) + (h->first_visit ? g->headroom[rank] : 0);
+    double need = wp_stage_weight(s, h->stage) +
+                  (g->rule == WP_GREEDY_HOLD_WITH_HEADROOM && h->first_visit ? g->headroom[rank] : 0);
     return g->in_use[rank] + need <= g->limit + 1e-9;
 }
 
@@ -171,15 +185,47 @@ static double ready_time(const struct greedy *g, int rank, const struct held *h,
     return ready;
 }
 
+/* Lap groups: the place of pass op of (stage, m) in its rank's order, lower
+ * first. Forwards take the group's laps in order, backwards in reverse;
+ * within a lap the group's micro-batches in turn; the deeper stage first. */
+static long lap_place(const struct greedy *g, int op, int stage, int m)
+{
+    int lap = g->lap[stage], first = g->group_first[m];
+    int turn = op == WP_OP_F ? lap : g->laps - 1 - lap;
+    long place = (long)first * g->laps + (long)turn * g->group_size[m] + (m - first);
+    return place * g->S + (g->S - 1 - stage);
+}
+
+/* Lap groups: the ready pass op of lowest place on rank, or NULL. */
+static struct held *lowest_place(const struct greedy *g, int rank, double t, int op)
+{
+    struct held *best = NULL;
+    long best_place = 0;
+    for (int i = 0; i < g->nheld[rank]; i++) {
+        struct held *h = &g->held[rank][i];
+        if (ready_time(g, rank, h, op) > t + 1e-9)
+            continue;
+        long place = lap_place(g, op, h->stage, h->mbs[h->next[op]]);
+        if (!best || place < best_place) {
+            best = h;
+            best_place = place;
+        }
+    }
+    return best;
+}
+
 /* With alternation: the pass other than the rank's last, if one is ready (a
- * backward of the oldest micro-batch, a forward of the deepest stage). */
+ * backward of the oldest micro-batch, a forward of the deepest stage; with
+ * lap groups the lowest place). */
 static int pick_alternating(const struct greedy *g, int rank, double t, int *op_out, struct held **h_out)
 {
     if (g->last_op[rank] < 0)
         return 0;
     int want = g->last_op[rank] == WP_OP_F ? WP_OP_B : WP_OP_F, best_m = 0;
     struct held *best = NULL;
-    for (int i = 0; i < g->nheld[rank]; i++) {
+    if (g->lap)
+        best = lowest_place(g, rank, t, want);
+    for (int i = 0; !g->lap && i < g->nheld[rank]; i++) {
         struct held *h = &g->held[rank][i];
         if (ready_time(g, rank, h, want) > t)
             continue;
@@ -201,6 +247,14 @@ static int pick(const struct greedy *g, int rank, double t, int *op_out, struct 
 {
     if (g->alternate && pick_alternating(g, rank, t, op_out, h_out))
         return 1;
+    if (g->lap) { /* a backward before a forward, each of lowest place */
+        for (int op = WP_OP_B; op >= WP_OP_F; op--)
+            if ((*h_out = lowest_place(g, rank, t, op)) != NULL) {
+                *op_out = op;
+                return 1;
+            }
+        return 0;
+    }
     int best_op = -1, best_m = 0;
     struct held *best = NULL;
     for (int op = WP_OP_F; op <= WP_OP_B; op++) {
@@ -248,6 +302,41 @@ static void greedy_free(struct greedy *g)
     free(g->pending_stage);
     free(g->pending_mb);
     free(g->last_op);
+    free(g->lap);
+    free(g->group_first);
+    free(g->group_size);
+}
+
+/* Lap groups: each stage's lap (Hanayo's wave) and each micro-batch's group. */
+static int lap_groups_init(struct greedy *g, const struct wp_greedy_opts *o, struct wp_err *err)
+{
+    int G = o->lap_group, M = g->M, laps = g->s->params.waves > 0 ? g->s->params.waves : 1;
+    if (g->S % laps)
+        return wp_errorf(err, "lap groups: %d stages do not make %d laps", g->S, laps);
+    g->laps = laps;
+    g->lap = malloc((size_t)g->S * sizeof *g->lap);
+    g->group_first = malloc((size_t)M * sizeof *g->group_first);
+    g->group_size = malloc((size_t)M * sizeof *g->group_size);
+    if (!g->lap || !g->group_first || !g->group_size)
+        return wp_errorf(err, "out of memory");
+    for (int st = 0; st < g->S; st++)
+        g->lap[st] = st / (g->S / laps);
+    int full = M / G, rest = M % G, first = 0;
+    for (int k = 0; first < M; k++) {
+        int size = G;
+        if (rest && o->lap_remainder == WP_LAP_REMAINDER_FIRST && k == 0)
+            size = rest;
+        else if (rest && o->lap_remainder == WP_LAP_REMAINDER_JOINS_LAST && k == full - 1)
+            size = G + rest;
+        if (size > M - first)
+            size = M - first;
+        for (int m = first; m < first + size; m++) {
+            g->group_first[m] = first;
+            g->group_size[m] = size;
+        }
+        first += size;
+    }
+    return 0;
 }
 
 static int greedy_init(struct greedy *g, struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err)
@@ -284,6 +373,8 @@ static int greedy_init(struct greedy *g, struct wp_schedule *s, const struct wp_
         return wp_errorf(err, "out of memory");
     for (int r = 0; r < g->P; r++)
         g->last_op[r] = -1;
+    if (o->lap_group > 0 && lap_groups_init(g, o, err))
+        return -1;
     for (int st = 0; st < g->S; st++)
         for (int c = 0; c < s->place[st].ncopies; c++)
             g->footprint[c * g->P + s->place[st].ranks[c]] += wp_stage_weight(s, st);
@@ -359,7 +450,7 @@ int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o,
             g.finish[op][st * g.M + m] = end;
             g.busy_until[r] = end;
             remaining--;
-            if (op == WP_OP_F && rule == WP_GREEDY_HOLD_WITH_HEADROOM)
+            if (op == WP_OP_F && rule != WP_GREEDY_RESERVE_AT_ADMISSION)
                 g.in_use[r] += wp_stage_weight(s, st);
             if (op == WP_OP_F && rule == WP_GREEDY_RESERVE_AT_ADMISSION && st == 0)
                 for (int q = 0; q < g.P; q++)

@@ -88,7 +88,7 @@ static int consider(const struct wp_sched_params *p, int nstages, const struct w
 int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct wp_schedule *best,
                           struct wp_err *err)
 {
-    struct wp_order_variant variants[16];
+    struct wp_order_variant variants[24];
     int nvariants = 0;
     for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++) {
         double tc = ti == 0 ? p->tc : 0;
@@ -99,6 +99,15 @@ int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct w
     }
     if (p->kind == WP_SCHED_HANAYO && p->waves == 1 && p->max_inflight == 0)
         variants[nvariants++] = (struct wp_order_variant){.v_order = 1};
+    if (p->kind == WP_SCHED_HANAYO) {
+        /* the waves as laps in groups of P micro-batches (order_greedy.c);
+         * where M is not a multiple of P, each place for the short group */
+        int remainders = p->microbatches % p->ranks ? 3 : 1;
+        for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++)
+            for (int rem = 0; rem < remainders; rem++)
+                variants[nvariants++] = (struct wp_order_variant){
+                    .greedy = {WP_GREEDY_HOLD, ti == 0 ? p->tc : 0, 1, NULL, p->ranks, (enum wp_lap_remainder)rem}};
+    }
     int *caps = NULL;
     if (p->kind == WP_SCHED_CHIMERA) {
         /* two 1F1B pipelines sharing the ranks: stage s of either copy warms
