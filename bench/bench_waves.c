@@ -1,7 +1,9 @@
 /* Wave orders studied: how close can a Hanayo pipeline of W waves (stage
  * r and 2P-1-r of every wave on rank r) come to the interleaved bound
  * M (tf+tb) + (P-1)(tf+tb)/(2W) within a memory bound D (micro-batches
- * through a rank's share of the model, held from F until B)? Beside the
+ * through a rank's share of the model, held from F until B), and to the
+ * least makespan possible within P, M (tf+tb) + (P-1) tb / W (README,
+ * "Comparing schedules")? Beside the
  * generator's order (within P), and that order climbed (--order-search
  * CLIMB_STEPS, src/sched/order_improve.c, within P), it shows steady-state orders compacted
  * into M micro-batches (src/sched/order_steady.c): the uniform cycle at
@@ -264,6 +266,7 @@ int main(int argc, char **argv)
     printf("  %-46s %10g %8.3g   (%ld iterations)\n", "searched steady state, compacted, within D", t_search,
            pk_search, iterations);
     printf("  %-46s %10g\n", "interleaved bound M T + (P-1) T / 2W", bound);
+    printf("  %-46s %10g\n", "bound within P: M T + (P-1) tb / W", 3.0 * M + 2.0 * (P - 1) / W);
     if (isfinite(t_search)) {
         printf("  searched cycles (phase in units of a chunk's F: passes):\n");
         for (int r = 0; r < P; r++) {

@@ -80,7 +80,10 @@ static int consider(const struct wp_sched_params *p, int nstages, const struct w
 /* Candidates: list scheduling under both memory rules, with and without
  * alternation, at the given tc and at tc = 0; for Chimera also with 1F1B's
  * warm-up caps per stage copy; for one Hanayo wave the V-shaped 1F1B in
- * closed form; for Hanayo given more memory than P (--max-inflight) the
+ * closed form; for Hanayo its waves as laps in groups of P micro-batches
+ * (order_greedy.c: within P tb / 4W of the least makespan within P, at
+ * M a multiple of P, tc = 0), with the short group first, last or joined
+ * to the last where P does not divide M; for Hanayo given more memory than P (--max-inflight) the
  * uniform steady state at every stagger of a chunk's F (order_steady.c),
  * which reaches the interleaved bound where it fits. The winner is the
  * candidate within the bound that the simulator times fastest at the given
