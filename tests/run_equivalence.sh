@@ -71,8 +71,12 @@ for P in ${EQUIV_RANKS:-1 2 4 8}; do
         check "hanayo-2.$P" "$P" exact --schedule hanayo --waves 2
         # given 2WP of memory: a steady-state order (order_steady.c)
         check "hanayo-2-steady.$P" "$P" exact --schedule hanayo --waves 2 --max-inflight $((4 * P))
-        # the order climbed from the generator's (order_improve.c)
-        [ "$P" -ge 2 ] && check "hanayo-2-searched.$P" "$P" exact --schedule hanayo --waves 2 --order-search 20000
+        # the order climbed from the generator's (order_improve.c); at M = 6
+        # on 4 ranks the climb changes it (22.5 -> 21.75 at tf = 1, tb = 2),
+        # where at M a multiple of P from 2P on the generator's is already
+        # the least makespan within P and stays
+        [ "$P" -eq 4 ] && ref=reference6 check "hanayo-2-searched.$P" "$P" exact --schedule hanayo --waves 2 \
+            --order-search 20000 --global-batch 6 --micro-batches 6
     else
         check "hanayo-1.$P" "$P" exact --schedule hanayo --waves 1
     fi

@@ -241,8 +241,9 @@ static void test_hanayo_beats_1f1b(void)
  * micro-batch's 2WP forwards and P-1 backwards, at most P micro-batches of
  * forwards fit before it, and its last pass (a backward of its stage P-1)
  * leaves P-1 backwards after it. One wave (the V-shaped 1F1B) meets that
- * bound; the lap groups (order_greedy.c) come within P tb / 4W of it from
- * W = 2 on. So the makespan is below 1F1B's, falls with W (1, 2, 3, 4),
+ * bound, and so do the lap groups (order_greedy.c) for W = 2, 3, 4 from
+ * M = 2P on; at M = P they come within P tb / 4W of it. So the makespan
+ * is below 1F1B's, falls with W (1, 2, 3, 4),
  * is never above the V-shaped 1F1B's of the same memory (zb-v at tw = 0),
  * and the peaks validate within P. At M not a multiple of P every W still
  * beats 1F1B. */
@@ -268,7 +269,7 @@ static void test_hanayo_waves_within_p(void)
                     ok(t < prev && t <= tv + 1e-9,
                        "hanayo W=%d P=%d M=%d: makespan %g below W-1's %g, not above the V-shaped 1F1B's %g", W, P,
                        M, t, prev, tv);
-                    double slack = W == 1 ? 0 : P * h.tb / (4 * W);
+                    double slack = W == 1 || M >= 2 * P ? 0 : P * h.tb / (4 * W);
                     ok(t >= bound - 1e-9 && t <= bound + slack + 1e-9,
                        "hanayo W=%d P=%d M=%d: makespan %g within %g of the bound M(tf+tb) + (P-1)tb/W = %g", W, P, M,
                        t, slack, bound);
@@ -282,44 +283,42 @@ static void test_hanayo_waves_within_p(void)
 }
 
 /* The order search (--order-search N, order_improve.c) within the papers'
- * bound of P micro-batches a rank, from the lap groups' order at P = 4:
- * a million steps take it lower at M = 4P and 8P, and at M = 4P to the
- * least makespan possible within P, M (tf+tb) + (P-1) tb / W (see
- * test_hanayo_waves_within_p), for two and four waves; every result
- * validates within P. The search is seeded (the same N, the same
- * makespan) and N = 0 leaves the generator's order. */
+ * bound of P micro-batches a rank, at P = 4 where the generated order is
+ * not yet the least makespan possible within P, M (tf+tb) + (P-1) tb / W
+ * (see test_hanayo_waves_within_p): M = P for two and four waves, and
+ * M = 2P + 1, not a multiple of P, for two. A million steps take each to
+ * that bound, and every result validates within P. The search is seeded
+ * (the same N, the same makespan) and N = 0 leaves the generator's
+ * order. */
 static void test_hanayo_order_search(void)
 {
     const int P = 4;
-    for (int M = 4 * P; M <= 8 * P; M *= 2) {
-        for (int W = 2; W <= (M == 4 * P ? 4 : 2); W *= 2) {
-            struct wp_sched_params h = params(WP_SCHED_HANAYO, P, M);
-            h.waves = W;
-            double generated = makespan_of(&h), bound = M * (h.tf + h.tb) + (P - 1) * h.tb / W;
-            h.order_search = 1000000;
-            struct wp_sim_result res;
-            struct wp_validation v;
-            if (run(&h, &res, &v))
-                continue;
-            ok(res.makespan < generated, "hanayo W=%d P=%d M=%d, order searched: makespan %g below the generated %g",
-               W, P, M, res.makespan, generated);
-            if (M == 4 * P)
-                is_near(res.makespan, bound, 1e-9, "hanayo W=%d P=%d M=%d, order searched: the least makespan within P, %g",
-                        W, P, M, bound);
-            ok(v.peak_max <= P + 1e-9, "hanayo W=%d P=%d M=%d, order searched: peak %.3g within P", W, P, M,
-               v.peak_max);
-            wp_validation_destroy(&v);
-            wp_sim_result_destroy(&res);
-        }
+    static const int cases[][2] = {{P, 2}, {P, 4}, {2 * P + 1, 2}}; /* M, W */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int M = cases[i][0], W = cases[i][1];
+        struct wp_sched_params h = params(WP_SCHED_HANAYO, P, M);
+        h.waves = W;
+        double generated = makespan_of(&h), bound = M * (h.tf + h.tb) + (P - 1) * h.tb / W;
+        h.order_search = 1000000;
+        struct wp_sim_result res;
+        struct wp_validation v;
+        if (run(&h, &res, &v))
+            continue;
+        ok(generated > bound + 1e-9, "hanayo W=%d P=%d M=%d: generated %g, above the bound %g", W, P, M, generated,
+           bound);
+        is_near(res.makespan, bound, 1e-9, "hanayo W=%d P=%d M=%d, order searched: the least makespan within P, %g",
+                W, P, M, bound);
+        ok(v.peak_max <= P + 1e-9, "hanayo W=%d P=%d M=%d, order searched: peak %.3g within P", W, P, M, v.peak_max);
+        wp_validation_destroy(&v);
+        wp_sim_result_destroy(&res);
     }
-    struct wp_sched_params a = params(WP_SCHED_HANAYO, P, 2 * P), b = a, none = a, plain = a;
+    struct wp_sched_params a = params(WP_SCHED_HANAYO, P, 2 * P + 1), b = a, none = a, plain = a;
     a.waves = b.waves = none.waves = plain.waves = 2;
     a.order_search = b.order_search = 100000;
     none.order_search = 0;
     double ta = makespan_of(&a), tb = makespan_of(&b), t0 = makespan_of(&none), tp = makespan_of(&plain);
-    ok(ta == tb && ta <= t0, "hanayo W=2 P=4 M=8: the same search twice gives %g and %g, no slower than none's %g",
-       ta, tb, t0);
-    ok(t0 == tp, "hanayo W=2 P=4 M=8: --order-search 0 keeps the generator's order (%g, %g)", t0, tp);
+    ok(ta == tb && ta < t0, "hanayo W=2 P=4 M=9: the same search twice gives %g and %g, below none's %g", ta, tb, t0);
+    ok(t0 == tp, "hanayo W=2 P=4 M=9: --order-search 0 keeps the generator's order (%g, %g)", t0, tp);
 }
 
 /* Hanayo given the memory of 2 W P micro-batches a rank (--max-inflight):

@@ -45,6 +45,8 @@ struct wp_greedy_opts {
     int lap_group;           /* > 0: Hanayo's waves as laps, priorities by groups of
                                 this many micro-batches (order_greedy.c) */
     enum wp_lap_remainder lap_remainder; /* where a group short of lap_group goes */
+    int lap_turn_first;      /* lap groups: the last group's forwards on the last
+                                lap's way back run before backwards */
 };
 int wp_sched_order_greedy(struct wp_schedule *s, const struct wp_greedy_opts *o, struct wp_err *err);
 /* order_steady.c: a steady state of one period, compacted. Per rank the

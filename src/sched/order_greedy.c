@@ -27,10 +27,13 @@
  * backwards the laps in reverse, before the next group's (Megatron-LM's
  * interleaved 1F1B, whose chunks are these laps). A rank starts the ready
  * backward, else forward, of the lowest place in that order (the deeper
- * stage on a tie). With alternation this keeps a rank's held activations
- * at the bound in the steady state, and at M = 4P, P = 4 ... 16 comes
- * within P tb / 2W of the least makespan within P micro-batches,
- * M (tf+tb) + (P-1) tb / W (see README, "Comparing schedules").
+ * stage on a tie), alternating the two; optionally the last group's
+ * forwards on the last lap's way back go first, so that its micro-batches
+ * turn and the drain's backwards start sooner. That keeps a rank's held
+ * activations at the bound in the steady state, and for M a multiple of
+ * P from 2P on (P = 4 ... 16, W = 2 ... 4 tested) reaches the least
+ * makespan within P micro-batches, M (tf+tb) + (P-1) tb / W (README,
+ * "Comparing schedules").
  * The generator (generate.c) plays these at the given tc and at tc = 0, and
  * keeps the order its simulator times fastest; a rule that stalls (the
  * headroom rule can with several waves) is simply not a candidate. */
@@ -120,6 +123,7 @@ struct greedy {
     /* lap groups: per stage its lap, per micro-batch its group's first
      * micro-batch and size; NULL without */
     int *lap, *group_first, *group_size, laps;
+    int turn_first; /* the last group's forwards on the last lap's way back first */
 };
 
 static double cost(const struct greedy *g, int op, int stage)
@@ -245,6 +249,15 @@ static int pick_alternating(const struct greedy *g, int rank, double t, int *op_
 /* Picks the best task ready by time t on rank; returns 0 if none. */
 static int pick(const struct greedy *g, int rank, double t, int *op_out, struct held **h_out)
 {
+    if (g->lap && g->turn_first) {
+        struct held *h = lowest_place(g, rank, t, WP_OP_F);
+        int m = h ? h->mbs[h->next[WP_OP_F]] : 0;
+        if (h && g->group_first[m] + g->group_size[m] == g->M && h->stage >= g->S - g->S / (2 * g->laps)) {
+            *op_out = WP_OP_F;
+            *h_out = h;
+            return 1;
+        }
+    }
     if (g->alternate && pick_alternating(g, rank, t, op_out, h_out))
         return 1;
     if (g->lap) { /* a backward before a forward, each of lowest place */
@@ -314,6 +327,7 @@ static int lap_groups_init(struct greedy *g, const struct wp_greedy_opts *o, str
     if (g->S % laps)
         return wp_errorf(err, "lap groups: %d stages do not make %d laps", g->S, laps);
     g->laps = laps;
+    g->turn_first = o->lap_turn_first;
     g->lap = malloc((size_t)g->S * sizeof *g->lap);
     g->group_first = malloc((size_t)M * sizeof *g->group_first);
     g->group_size = malloc((size_t)M * sizeof *g->group_size);

@@ -81,9 +81,10 @@ static int consider(const struct wp_sched_params *p, int nstages, const struct w
  * alternation, at the given tc and at tc = 0; for Chimera also with 1F1B's
  * warm-up caps per stage copy; for one Hanayo wave the V-shaped 1F1B in
  * closed form; for Hanayo its waves as laps in groups of P micro-batches
- * (order_greedy.c: within P tb / 4W of the least makespan within P, at
- * M a multiple of P, tc = 0), with the short group first, last or joined
- * to the last where P does not divide M; for Hanayo given more memory than P (--max-inflight) the
+ * (order_greedy.c; the least makespan within P at tc = 0 for M a multiple
+ * of P from 2P on), with and without the last group's turn first, and the
+ * short group first, last or joined to the last where P does not divide
+ * M; for Hanayo given more memory than P (--max-inflight) the
  * uniform steady state at every stagger of a chunk's F (order_steady.c),
  * which reaches the interleaved bound where it fits. The winner is the
  * candidate within the bound that the simulator times fastest at the given
@@ -91,7 +92,7 @@ static int consider(const struct wp_sched_params *p, int nstages, const struct w
 int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct wp_schedule *best,
                           struct wp_err *err)
 {
-    struct wp_order_variant variants[24];
+    struct wp_order_variant variants[32];
     int nvariants = 0;
     for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++) {
         double tc = ti == 0 ? p->tc : 0;
@@ -108,8 +109,10 @@ int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct w
         int remainders = p->microbatches % p->ranks ? 3 : 1;
         for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++)
             for (int rem = 0; rem < remainders; rem++)
-                variants[nvariants++] = (struct wp_order_variant){
-                    .greedy = {WP_GREEDY_HOLD, ti == 0 ? p->tc : 0, 1, NULL, p->ranks, (enum wp_lap_remainder)rem}};
+                for (int turn_first = 0; turn_first <= 1; turn_first++)
+                    variants[nvariants++] = (struct wp_order_variant){
+                        .greedy = {WP_GREEDY_HOLD, ti == 0 ? p->tc : 0, 1, NULL, p->ranks, (enum wp_lap_remainder)rem,
+                                   turn_first}};
     }
     int *caps = NULL;
     if (p->kind == WP_SCHED_CHIMERA) {
