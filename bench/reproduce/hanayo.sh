@@ -319,7 +319,7 @@ sc() { thr "$1" TACC bert-64 "$2" 8 "$3" "$4"; }
     echo
     bubble_table "$TC_OVER_TF"
     echo
-    echo "Beyond figure 2's setting, M = 4P = 32 micro-batches at P = 8 (T_C = 0; no closed form in the paper): within the memory bound of P micro-batches a rank no order can beat M (T_F + T_B) + (P - 1) T_B / W (96 + 14 / W here: 110, 103, 99.5 for W = 1, 2, 4; the project README's \"Comparing schedules\"), so the waves gain less than at M = P; wavepipe's orders for two and four waves (laps of a V in groups of P micro-batches) come within P T_B / 4W of that bound:"
+    echo "Beyond figure 2's setting, M = 4P = 32 micro-batches at P = 8 (T_C = 0; no closed form in the paper): within the memory bound of P micro-batches a rank no order can beat M (T_F + T_B) + (P - 1) T_B / W (96 + 14 / W here: 110, 103, 99.5 for W = 1, 2, 4; the project README's \"Comparing schedules\"), so the waves gain less than at M = P; wavepipe's orders for two and four waves (laps of a V in groups of P micro-batches) meet that bound:"
     echo
     echo "| scheme | makespan | bubble |"
     echo "|---|---|---|"
