@@ -28,7 +28,8 @@ void wp_sched_set_weights(struct wp_schedule *s);
 int wp_sched_order_grouped(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_order_interleaved(struct wp_schedule *s, struct wp_err *err);
 /* order_greedy.c: list scheduling by priority for chimera and hanayo,
- * under one of two memory rules, with messages costing tc while ordering. */
+ * under one of three memory rules (or caps per stage copy), with messages
+ * costing tc while ordering; for hanayo also by lap groups. */
 enum wp_greedy_memory { WP_GREEDY_HOLD_WITH_HEADROOM, WP_GREEDY_RESERVE_AT_ADMISSION, WP_GREEDY_HOLD };
 /* Under lap groups, where the micro-batches left over from M / lap_group go:
  * a short last group, a short first group, or a longer last group. */

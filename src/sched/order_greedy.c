@@ -4,7 +4,8 @@
  * first (the oldest micro-batch), then a forward if the memory rule admits
  * it (the oldest micro-batch, the deepest stage). Activations are held from
  * a stage's F until its B, and no rank holds more than P micro-batches'
- * worth (the papers' bound), or the D given. Two memory rules:
+ * worth (the papers' bound), or the D given. Two memory rules (and a
+ * plain one for lap groups, below):
  *  - hold with headroom: a forward runs when its activation fits, and one
  *    that brings a micro-batch to a rank for the first time must also leave
  *    room for one of the rank's later stages. Later stages of a wave (the

@@ -106,7 +106,7 @@ int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct w
     if (p->kind == WP_SCHED_HANAYO) {
         /* the waves as laps in groups of P micro-batches (order_greedy.c);
          * where M is not a multiple of P, each place for the short group */
-        int remainders = p->microbatches % p->ranks ? 3 : 1;
+        int remainders = p->microbatches > p->ranks && p->microbatches % p->ranks ? 3 : 1;
         for (int ti = 0; ti < (p->tc > 0 ? 2 : 1); ti++)
             for (int rem = 0; rem < remainders; rem++)
                 for (int turn_first = 0; turn_first <= 1; turn_first++)
