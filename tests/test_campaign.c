@@ -71,6 +71,36 @@ static void failure_reasons(void)
              "srun: error: wpn1: tasks 0-1: Killed\n",
              map);
     is_str(reason_of(log), "task 2 on wpn2: Killed (srun)", "srun: its first task line");
+    snprintf(log, sizeof log,
+             "%sstep 13: loss 4.2, 0.2 s, bubble 0.6\n"
+             "srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n"
+             "wavepipe run: rank 0 on wpn1: MPI failed waiting on a sum over a group of ranks: Other MPI error; "
+             "ending the job (a rank or its node lost?)\n"
+             "srun: error: wpn2: tasks 2-3: Killed\n"
+             "srun: error: wpn1: task 0: Exited with exit code 69\nsrun: error: wpn1: task 1: Killed\n",
+             map);
+    is_str(reason_of(log), "tasks 2-3 on wpn2: Killed (srun)",
+           "srun aborted the step before the run spoke: its task line names the cause, though the run's MPI "
+           "error is printed before it");
+    snprintf(log, sizeof log,
+             "%swavepipe run: rank 0 on wpn1: MPI failed waiting on a sum over a group of ranks: Other MPI error; "
+             "ending the job (a rank or its node lost?)\n"
+             "srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n"
+             "srun: error: wpn2: tasks 2-3: Killed\n",
+             map);
+    is_str(reason_of(log), "rank 0 on wpn1: MPI failed waiting on a sum over a group of ranks: Other MPI error; "
+                           "ending the job (a rank or its node lost?)",
+           "the run spoke before srun aborted the step: srun's kills are its consequence");
+    snprintf(log, sizeof log,
+             "%swavepipe run: rank 2 on wpn2: MPI failed waiting on a receive from rank 3 (on wpn2): Other MPI "
+             "error, error stack:\ncopy_iovs(224).........: process_vm_readv failed (errno 3); ending the job (a "
+             "rank or its node lost?)\n"
+             "srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n"
+             "srun: error: wpn2: task 2: Exited with exit code 69\nsrun: error: wpn1: tasks 0-1: Killed\n"
+             "srun: error: wpn2: task 3: Killed\n",
+             map);
+    is_str(reason_of(log), "task 3 on wpn2: Killed (srun)",
+           "the rank a failed MPI call waited on, ended by a signal: the cause, though the run spoke first");
     snprintf(log, sizeof log, "%s=   PID 201 RUNNING AT wpn2\n=   EXIT CODE: 9\n", map);
     is_str(reason_of(log), "process 201 on wpn2 (rank 3) ended badly (mpiexec)", "mpiexec: the map gives the rank");
     ok(!wp_point_failure_reason("/nonexistent/run.log", log, sizeof log) && log[0] == '\0', "no log: no reason");

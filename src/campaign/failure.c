@@ -15,7 +15,9 @@ struct stall {
 
 struct findings {
     char srun[256];   /* srun's first "task(s) R: ..." line of the last run, reworded */
+    int srun_first;   /* srun aborted the step before the run said anything: a task died first */
     char mpi[256];    /* the first "MPI failed" line */
+    int mpi_peer;     /* the rank that line's call waited on, or -1 */
     char hydra[128];  /* "process N on HOST" */
     int hydra_pid;
     struct stall stalls[MAX_STALLS];
@@ -27,6 +29,32 @@ struct findings {
 static void forget(struct findings *f)
 {
     memset(f, 0, sizeof *f);
+    f->mpi_peer = -1;
+}
+
+/* Whether srun's task list ("3", "2-3", "0,2-3") holds task. */
+static int task_list_holds(const char *list, int task)
+{
+    for (const char *p = list; *p >= '0' && *p <= '9';) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        if (task >= a && task <= b)
+            return 1;
+        if (*end != ',')
+            break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+/* Whether an srun "task(s) LIST: ..." line's LIST holds task. */
+static int srun_line_names(const char *tasks, int task)
+{
+    if (strncmp(tasks, "tasks ", 6) == 0)
+        return task_list_holds(tasks + 6, task);
+    return strncmp(tasks, "task ", 5) == 0 && task_list_holds(tasks + 5, task);
 }
 
 static void note_line(struct findings *f, const char *line)
@@ -40,10 +68,18 @@ static void note_line(struct findings *f, const char *line)
             forget(f);
         size_t len = strlen(f->map);
         snprintf(f->map + len, sizeof f->map - len, "%s\n", line);
-    } else if (!f->srun[0] && !f->nstalls && !f->mpi[0] && strncmp(line, "srun: error: ", 13) == 0 &&
-               (at = strstr(line, ": task")) != NULL && !strstr(line, "Exited with exit code")) {
-        /* before the run said anything: a cause (after, srun kills the ranks that are ending the job;
-         * an exit code is theirs) */
+    } else if (strncmp(line, "srun: Job step aborted", 22) == 0) {
+        if (!f->nstalls && !f->mpi[0])
+            f->srun_first = 1;
+    } else if (!f->srun[0] && strncmp(line, "srun: error: ", 13) == 0 && (at = strstr(line, ": task")) != NULL &&
+               !strstr(line, "Exited with exit code") &&
+               ((!f->nstalls && !f->mpi[0]) || f->srun_first ||
+                (!f->nstalls && f->mpi_peer >= 0 && srun_line_names(at + 2, f->mpi_peer)))) {
+        /* A task ended by a signal is the cause: before the run said anything; after srun
+         * aborted the step before the run said anything (the run's words then race srun's);
+         * or where it is the rank the run's failed MPI call waited on. Otherwise srun kills
+         * the ranks that are ending the job, and an exit code is theirs. srun may name a
+         * node's tasks together ("tasks 2-3") when they end at once. */
         /* "srun: error: HOST: task R: Killed" */
         snprintf(host, sizeof host, "%.*s", (int)(at - line - 13), line + 13);
         const char *task = at + 2, *colon = strchr(task, ':');
@@ -69,6 +105,11 @@ static void note_line(struct findings *f, const char *line)
         }
     } else if (!f->mpi[0] && strncmp(line, "wavepipe run: rank ", 19) == 0 && strstr(line, ": MPI failed")) {
         snprintf(f->mpi, sizeof f->mpi, "%.200s", line + 14);
+        const char *r = strstr(line, " from rank ");
+        if (!r)
+            r = strstr(line, " to rank ");
+        if (!r || sscanf(strstr(r, "rank "), "rank %d", &f->mpi_peer) != 1)
+            f->mpi_peer = -1;
     } else if (!f->hydra[0] && (at = strstr(line, "PID ")) != NULL && strstr(line, " RUNNING AT ")) {
         int pid;
         if (sscanf(at, "PID %d RUNNING AT %63s", &pid, host) == 2) {
@@ -153,6 +194,7 @@ int wp_point_failure_reason(const char *run_log_path, char *buf, size_t size)
         fclose(fp);
         return 0;
     }
+    forget(f);
     char line[1024];
     while (fgets(line, sizeof line, fp)) {
         line[strcspn(line, "\n")] = '\0';

@@ -2,7 +2,9 @@
  * and its host, as the run and the launcher said it. Lines looked for (the
  * last run in the log counts; a requeued job appends):
  *   srun: error: HOST: task R: Killed            (or "tasks R-S"; a signal, not an exit code,
- *                                                before any line of the run's below)
+ *                                                before any line of the run's below, or
+ *                                                after "srun: Job step aborted" that was, or
+ *                                                naming the rank a failed MPI call waited on)
  *   wavepipe run: rank R on HOST: no progress for T s waiting on a receive from rank P (on HOST2) ...
  *   wavepipe run: rank R on HOST: MPI failed ...
  *   = PID N RUNNING AT HOST                      (mpiexec; the start's map gives its rank)
