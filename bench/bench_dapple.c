@@ -29,6 +29,7 @@
 
 #include "bench/dapple_table5.h"
 #include "plan/plan.h"
+#include "plan/plan_search.h"
 
 #define GIB (1024.0 * 1024 * 1024)
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "plan/megatron.h"
+#include "plan/plan_search.h"
 #include "topo/cluster_io.h"
 #include "util/clock.h"
 

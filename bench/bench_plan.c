@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "plan/plan_search.h"
 #include "topo/cluster_io.h"
 #include "util/clock.h"
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "plan/sbp.h"
+#include "plan/sbp_search.h"
 
 #define PLAIN_MAX 1e8 /* plain enumeration only for spaces up to this many strategies */
 

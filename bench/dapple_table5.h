@@ -7,6 +7,7 @@
 #define WP_BENCH_DAPPLE_TABLE5_H
 
 #include "plan/plan.h"
+#include "plan/plan_search.h"
 #include "topo/cluster_io.h"
 
 struct dapple_case {

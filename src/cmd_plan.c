@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "plan/plan.h"
+#include "plan/plan_search.h"
 #include "run/gpt2_config.h"
 #include "sched/grad_overlap.h"
 #include "topo/cluster_io.h"

@@ -21,7 +21,7 @@
 #include "plan/layers.h"
 #include "run/gpt2_config.h"
 #include "run/gpt2_stage.h"
-#include "run/rng.h"
+#include "util/rng.h"
 #include "util/clock.h"
 #include "util/stats.h"
 #include "util/strutil.h"

@@ -16,6 +16,7 @@
 #include "config/schema.h"
 #include "plan/plan.h"
 #include "plan/sbp.h"
+#include "plan/sbp_search.h"
 #include "plan/sbp_strategy.h"
 #include "sbp_measure.h"
 #include "topo/cluster_io.h"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "plan/plan_search.h"
 #include "plan/tp_block.h"
 #include "sched/generate.h"
 #include "sched/simulate.h"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "plan/megatron.h"
+#include "plan/plan_search.h"
 #include "tap.h"
 #include "topo/cluster_io.h"
 

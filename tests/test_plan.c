@@ -12,6 +12,7 @@
 
 #include "bench/dapple_table5.h"
 #include "plan/plan.h"
+#include "plan/plan_search.h"
 #include "tap.h"
 #include "topo/cluster_io.h"
 

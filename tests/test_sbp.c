@@ -12,6 +12,7 @@
 #include "config/schema.h"
 #include "topo/collective_cost.h"
 #include "plan/sbp.h"
+#include "plan/sbp_search.h"
 #include "plan/sbp_cost.h"
 #include "tap.h"
 

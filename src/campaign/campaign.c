@@ -82,13 +82,6 @@ static const struct wp_cfg_key campaign_keys[] = {
     WP_KEY_GROUP("axes", WP_CFG_GROUP, 1, axes_keys),
     WP_KEY_END};
 
-int wp_campaign_safe_name(const char *s)
-{
-    if (!s || !*s || *s == '-')
-        return 0;
-    return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(s);
-}
-
 static int only_chars(const char *s, const char *set)
 {
     return *s && strspn(s, set) == strlen(s);
@@ -115,7 +108,7 @@ static int unsafe(struct wp_err *err, const config_setting_t *s, const char *wha
 
 static int check_safe(struct wp_err *err, const config_setting_t *s, const char *what, const char *v)
 {
-    if (!wp_campaign_safe_name(v))
+    if (!wp_point_safe_name(v))
         return unsafe(err, s, what, v, "letters, digits, '.', '_' and '-' (not first)");
     if (strlen(v) >= WP_POINT_NAME_MAX)
         return wp_cfg_errorf(err, s, "%s \"%s\" is longer than %d characters", what, v, WP_POINT_NAME_MAX - 1);

@@ -133,7 +133,5 @@ int wp_campaign_read(const char *path, struct wp_campaign *c, struct wp_err *err
 int wp_campaign_expand(const struct wp_campaign *c, struct wp_campaign_point **points, int *npoints,
                        struct wp_err *err);
 
-/* 1 when s is a non-empty name from [A-Za-z0-9._-] not starting with '-'. */
-int wp_campaign_safe_name(const char *s);
 
 #endif

@@ -85,3 +85,10 @@ const char *wp_point_axis(const struct wp_point *p, const char *name)
             return p->axis_value[i];
     return NULL;
 }
+
+int wp_point_safe_name(const char *s)
+{
+    if (!s || !*s || *s == '-')
+        return 0;
+    return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(s);
+}

@@ -40,5 +40,8 @@ int wp_point_write(const char *path, const struct wp_point *p, struct wp_err *er
 int wp_point_read(const char *path, struct wp_point *p, struct wp_err *err);
 /* The value of an axis, or NULL. */
 const char *wp_point_axis(const struct wp_point *p, const char *name);
+/* 1 when s is a non-empty name from [A-Za-z0-9._-] not starting with '-':
+ * safe in a path and a job name (campaigns, points, axis values, scenarios). */
+int wp_point_safe_name(const char *s);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "campaign/campaign.h"
+#include "campaign/point.h"
 #include "config/schema.h"
 #include "run/changes.h"
 #include "util/strutil.h"
@@ -16,7 +16,7 @@ static int read_one(const config_setting_t *list, struct wp_scenario *sc, struct
     int t = config_setting_type(list);
     if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
         return wp_cfg_errorf(err, list, "scenario '%s' must be an array of changes, e.g. [\"20 slow 1 2\"]", name);
-    if (!wp_campaign_safe_name(name) || strcmp(name, "none") == 0 || strlen(name) >= sizeof sc->name)
+    if (!wp_point_safe_name(name) || strcmp(name, "none") == 0 || strlen(name) >= sizeof sc->name)
         return wp_cfg_errorf(err, list, "scenario name '%s' must be of [A-Za-z0-9._-], shorter than %d characters, "
                              "and not \"none\" (no change)", name, (int)sizeof sc->name);
     int n = config_setting_length(list);

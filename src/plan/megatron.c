@@ -1,5 +1,6 @@
 /* Megatron-LM's SC21 table 1 runs as plans (see megatron.h). */
 #include "plan/megatron.h"
+#include "plan/plan_search.h"
 
 #include <stdio.h>
 #include <stdlib.h>

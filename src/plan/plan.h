@@ -346,36 +346,6 @@ void wp_stage_shape_of(const struct wp_plan_device *d, int n, struct wp_stage_sh
 /* The same for `replicas` groups of t GPUs listed as above (counts in groups). */
 void wp_stage_shape_of_groups(const struct wp_plan_device *d, int replicas, int t, struct wp_stage_shape *shape);
 
-/* ---- plan_dapple.c ---- */
-
-/* The search at m's point. Writes the best plan (fits in memory) into
- * *best; errors when none fits, saying the smallest device memory that
- * would. */
-int wp_plan_dapple(struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err);
-/* The search over every point of the hybrid space in m's scope: the tensor
- * groups that divide a node's GPUs (or m->fixed_tensor) and can split the
- * table's blocks, and, when the table's
- * times scale (analytic tables), slices of 1, 2, 4, ... samples (else the
- * profile batch); recomputation as m->recompute says. The best plans by L
- * of every point are re-ranked by the simulator together. Leaves m at the
- * chosen plan's point (for wp_plan_evaluate, wp_plan_simulate, kFkB, ...). */
-int wp_plan_search(struct wp_plan_model *m, struct wp_plan *best, struct wp_err *err);
-
-/* ---- plan_uniform.c ---- */
-
-/* A given plan at m's point: stages of the layer counts given (sum =
- * layers), replicas (groups) per stage, devices taken in order by append.
- * For baselines and tests. */
-int wp_plan_fixed(const struct wp_plan_model *m, int nstages, const int *layer_counts,
-                  const int *replicas, struct wp_plan *p, struct wp_err *err);
-
-/* Megatron-LM's interleaved schedule of a plan whose stages all have the
- * same replica count (m at its point): its P stages' devices run `chunks`
- * virtual stages each (plan.h), of the layer counts given (chunks x P
- * entries) or, when NULL, balanced by F + B. */
-int wp_plan_interleave(const struct wp_plan_model *m, const struct wp_plan *base, int chunks, const int *layer_counts,
-                       struct wp_plan *out, struct wp_err *err);
-
 /* ---- plan_io.c ---- */
 
 /* The plan file (libconfig, "wavepipe-plan" version 1), written atomically. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "plan/plan.h"
+#include "plan/sbp_search.h"
 
 /* Blocks ("blockN") of layers [first, last] of the table. */
 static int blocks_in(const struct wp_layer_table *t, int first, int last)

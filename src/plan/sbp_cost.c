@@ -1,28 +1,11 @@
 /* The SBP cost model (described in sbp.h): a layer's gather, reduce and
  * weight synchronisation on its mesh, the alltoall between consecutive
- * layers, memory per device, and wp_sbp_evaluate, which costs a chain. */
+ * layers and memory per device. */
 #include "plan/sbp_cost.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-void wp_sbp_problem_default(struct wp_sbp_problem *pr)
-{
-    memset(pr, 0, sizeof *pr);
-    pr->batch = 1;
-    pr->devices = 1;
-    pr->gpus_per_node = 1;
-    pr->element_bytes = 4;
-    pr->weight_state_bytes = 16;
-    pr->activation_bytes = 4;
-    pr->input = WP_SBP_INPUT_BATCH_SPLIT;
-}
-
-int wp_sbp_mesh_axis(const struct wp_sbp_mesh *m, int k)
-{
-    return m->nodes[k] * m->gpus[k];
-}
 
 static const struct wp_link_cost *link_for(const struct wp_sbp_problem *pr, int crosses_nodes)
 {
@@ -246,64 +229,4 @@ int wp_sbp_layer_classes(const struct wp_sbp_problem *pr, int *layer_class)
             layer_class[l] = n++;
     }
     return n;
-}
-
-void wp_sbp_result_destroy(struct wp_sbp_result *res)
-{
-    free(res->layers);
-    res->layers = NULL;
-    res->nlayers = 0;
-}
-
-int wp_sbp_evaluate(const struct wp_sbp_problem *pr, const struct wp_sbp_mesh *meshes,
-                    struct wp_sbp_result *res, struct wp_err *err)
-{
-    memset(res, 0, sizeof *res);
-    int nodes, gpus;
-    if (wp_sbp_check_problem(pr, &nodes, &gpus, err))
-        return -1;
-    for (int l = 0; l < pr->nlayers; l++) {
-        const struct wp_sbp_mesh *m = &meshes[l];
-        if (!wp_sbp_mesh_fits(pr, nodes, gpus, l, m))
-            return wp_errorf(err,
-                             "layer %s: mesh nodes [%d, %d, %d] x GPUs [%d, %d, %d] is not %d nodes x %d GPUs "
-                             "splitting batch %d, n_out %d and n_in %d evenly",
-                             pr->layers[l].name, m->nodes[0], m->nodes[1], m->nodes[2], m->gpus[0], m->gpus[1],
-                             m->gpus[2], nodes, gpus, pr->batch, pr->layers[l].n_out, pr->layers[l].n_in);
-    }
-    int *layer_class = malloc((size_t)pr->nlayers * sizeof *layer_class);
-    res->layers = calloc((size_t)pr->nlayers, sizeof *res->layers);
-    if (!layer_class || !res->layers) {
-        free(layer_class);
-        wp_sbp_result_destroy(res);
-        return wp_errorf(err, "out of memory");
-    }
-    res->nlayers = pr->nlayers;
-    res->nclasses = wp_sbp_layer_classes(pr, layer_class);
-    for (int l = 0; l < pr->nlayers; l++) {
-        struct wp_sbp_layer_cost *c = &res->layers[l];
-        struct wp_sbp_terms t;
-        wp_sbp_layer_terms(pr, l, &meshes[l], &t);
-        c->layer_class = layer_class[l];
-        c->mesh = meshes[l];
-        c->gather_s = t.gather_s;
-        c->reduce_s = t.reduce_s;
-        c->weight_sync_s = t.weight_sync_s;
-        c->sent_bytes = t.sent_bytes;
-        c->weight_sync_sent_bytes = t.weight_sync_sent_bytes;
-        c->reduce_to = WP_SBP_COLS; /* the last layer's; the next layer's alltoall sets the others */
-        if (l > 0 || pr->input == WP_SBP_INPUT_BATCH_SPLIT) {
-            double sent = 0;
-            c->alltoall_s = wp_sbp_alltoall_s(pr, nodes, gpus, l > 0 ? &meshes[l - 1] : NULL, l, &meshes[l],
-                                              l > 0 ? &res->layers[l - 1].reduce_to : NULL, &c->gather_from, &sent);
-            c->sent_bytes += sent;
-        }
-        c->comm_s = c->alltoall_s + c->gather_s + c->reduce_s + c->weight_sync_s;
-        c->memory_bytes = wp_sbp_layer_memory_bytes(pr, l, &meshes[l]);
-        res->comm_s += c->comm_s;
-        res->sent_bytes += c->sent_bytes;
-        res->memory_bytes += c->memory_bytes;
-    }
-    free(layer_class);
-    return 0;
 }

@@ -3,51 +3,17 @@
  * three axes that splits the layer evenly), tables of their costs, and
  * three searches over one mesh per class: exhaustive (depth first with
  * bounds, exact), coordinate descent with random restarts, and
- * Metropolis-Hastings. Both random searches are seeded and deterministic. */
+ * Metropolis-Hastings. Both random searches are seeded and deterministic;
+ * and the cost of given meshes, one per layer (wp_sbp_evaluate). */
+#include "plan/sbp_search.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/sbp.h"
 #include "plan/sbp_cost.h"
-#include "run/rng.h"
+#include "util/rng.h"
 #include "util/units.h"
-
-void wp_sbp_search_default(struct wp_sbp_search_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->kind = WP_SBP_COORDINATE_DESCENT;
-    o->seed = 1;
-    o->restarts = 8;
-    o->iterations = 100000;
-    o->mh_beta = 200;
-    o->exhaustive_bounds = 1;
-    o->exhaustive_max = 1e9;
-}
-
-int wp_sbp_search_from_name(const char *name)
-{
-    if (strcmp(name, "exhaustive") == 0)
-        return WP_SBP_EXHAUSTIVE;
-    if (strcmp(name, "cd") == 0 || strcmp(name, "coordinate-descent") == 0)
-        return WP_SBP_COORDINATE_DESCENT;
-    if (strcmp(name, "mh") == 0 || strcmp(name, "metropolis") == 0)
-        return WP_SBP_METROPOLIS;
-    return -1;
-}
-
-const char *wp_sbp_search_name(enum wp_sbp_search kind)
-{
-    switch (kind) {
-    case WP_SBP_EXHAUSTIVE:
-        return "exhaustive";
-    case WP_SBP_COORDINATE_DESCENT:
-        return "cd";
-    case WP_SBP_METROPOLIS:
-        return "mh";
-    }
-    return "?";
-}
 
 /* The alltoall between consecutive layers of classes a then b, for every
  * pair of their meshes, times how often the chain has a then b. */
@@ -609,4 +575,57 @@ int wp_sbp_plan(const struct wp_sbp_problem *pr, const struct wp_sbp_search_opts
     free(meshes);
     space_destroy(&sp);
     return rc;
+}
+
+int wp_sbp_evaluate(const struct wp_sbp_problem *pr, const struct wp_sbp_mesh *meshes,
+                    struct wp_sbp_result *res, struct wp_err *err)
+{
+    memset(res, 0, sizeof *res);
+    int nodes, gpus;
+    if (wp_sbp_check_problem(pr, &nodes, &gpus, err))
+        return -1;
+    for (int l = 0; l < pr->nlayers; l++) {
+        const struct wp_sbp_mesh *m = &meshes[l];
+        if (!wp_sbp_mesh_fits(pr, nodes, gpus, l, m))
+            return wp_errorf(err,
+                             "layer %s: mesh nodes [%d, %d, %d] x GPUs [%d, %d, %d] is not %d nodes x %d GPUs "
+                             "splitting batch %d, n_out %d and n_in %d evenly",
+                             pr->layers[l].name, m->nodes[0], m->nodes[1], m->nodes[2], m->gpus[0], m->gpus[1],
+                             m->gpus[2], nodes, gpus, pr->batch, pr->layers[l].n_out, pr->layers[l].n_in);
+    }
+    int *layer_class = malloc((size_t)pr->nlayers * sizeof *layer_class);
+    res->layers = calloc((size_t)pr->nlayers, sizeof *res->layers);
+    if (!layer_class || !res->layers) {
+        free(layer_class);
+        wp_sbp_result_destroy(res);
+        return wp_errorf(err, "out of memory");
+    }
+    res->nlayers = pr->nlayers;
+    res->nclasses = wp_sbp_layer_classes(pr, layer_class);
+    for (int l = 0; l < pr->nlayers; l++) {
+        struct wp_sbp_layer_cost *c = &res->layers[l];
+        struct wp_sbp_terms t;
+        wp_sbp_layer_terms(pr, l, &meshes[l], &t);
+        c->layer_class = layer_class[l];
+        c->mesh = meshes[l];
+        c->gather_s = t.gather_s;
+        c->reduce_s = t.reduce_s;
+        c->weight_sync_s = t.weight_sync_s;
+        c->sent_bytes = t.sent_bytes;
+        c->weight_sync_sent_bytes = t.weight_sync_sent_bytes;
+        c->reduce_to = WP_SBP_COLS; /* the last layer's; the next layer's alltoall sets the others */
+        if (l > 0 || pr->input == WP_SBP_INPUT_BATCH_SPLIT) {
+            double sent = 0;
+            c->alltoall_s = wp_sbp_alltoall_s(pr, nodes, gpus, l > 0 ? &meshes[l - 1] : NULL, l, &meshes[l],
+                                              l > 0 ? &res->layers[l - 1].reduce_to : NULL, &c->gather_from, &sent);
+            c->sent_bytes += sent;
+        }
+        c->comm_s = c->alltoall_s + c->gather_s + c->reduce_s + c->weight_sync_s;
+        c->memory_bytes = wp_sbp_layer_memory_bytes(pr, l, &meshes[l]);
+        res->comm_s += c->comm_s;
+        res->sent_bytes += c->sent_bytes;
+        res->memory_bytes += c->memory_bytes;
+    }
+    free(layer_class);
+    return 0;
 }

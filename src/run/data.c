@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/rng.h"
+#include "util/rng.h"
 #include "util/read_file.h"
 #include "util/strutil.h"
 

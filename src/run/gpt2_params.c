@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/rng.h"
+#include "util/rng.h"
 
 static const char *const block_suffix[WP_BLOCK_TENSORS] = {
     "ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",

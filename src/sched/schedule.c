@@ -6,18 +6,6 @@
 
 #include "util/huge_pages.h"
 
-static const char *const op_names[WP_OP_COUNT] = {
-    [WP_OP_F] = "F",
-    [WP_OP_B] = "B",
-    [WP_OP_W] = "W",
-    [WP_OP_SEND_ACT] = "SEND_ACT",
-    [WP_OP_RECV_ACT] = "RECV_ACT",
-    [WP_OP_SEND_GRAD] = "SEND_GRAD",
-    [WP_OP_RECV_GRAD] = "RECV_GRAD",
-    [WP_OP_ALLREDUCE] = "ALLREDUCE",
-    [WP_OP_STEP] = "STEP",
-};
-
 static const char *const kind_names[WP_SCHED_KIND_COUNT] = {
     [WP_SCHED_GPIPE] = "gpipe",   [WP_SCHED_1F1B] = "1f1b",       [WP_SCHED_KFKB] = "kfkb",
     [WP_SCHED_INTERLEAVED] = "interleaved", [WP_SCHED_CHIMERA] = "chimera",
@@ -25,19 +13,6 @@ static const char *const kind_names[WP_SCHED_KIND_COUNT] = {
     [WP_SCHED_ZBV] = "zb-v",      [WP_SCHED_DUALPIPEV] = "dualpipev",
     [WP_SCHED_FILE] = "file",
 };
-
-const char *wp_op_name(enum wp_op op)
-{
-    return (unsigned)op < WP_OP_COUNT ? op_names[op] : "?";
-}
-
-int wp_op_from_name(const char *name)
-{
-    for (int i = 0; i < WP_OP_COUNT; i++)
-        if (strcmp(op_names[i], name) == 0)
-            return i;
-    return -1;
-}
 
 const char *wp_sched_kind_name(enum wp_sched_kind kind)
 {

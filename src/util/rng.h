@@ -1,8 +1,8 @@
 /* A small deterministic random generator (splitmix64 seeding, xoshiro256**)
  * so that parameters and synthetic data are the same on every rank and
  * every machine, whatever the C library. */
-#ifndef WP_RUN_RNG_H
-#define WP_RUN_RNG_H
+#ifndef WP_UTIL_RNG_H
+#define WP_UTIL_RNG_H
 
 struct wp_rng {
     unsigned long long s[4];

@@ -1,5 +1,5 @@
 /* xoshiro256** seeded through splitmix64. */
-#include "run/rng.h"
+#include "util/rng.h"
 
 #include <math.h>
 
