@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Gradient buckets overlapped with the backward (wavepipe run --grad-overlap,
-# src/run/grad_reduce.h) against one sum at the ALLREDUCE, measured and
+# src/run/core/grad_reduce.h) against one sum at the ALLREDUCE, measured and
 # predicted, by hand (not a timed test): data-parallel-heavy plans with
 # compute emulated from a layer table (each pass sleeps the table's time,
 # as a GPU rank's host waits; the gradients are real buffers of the table's

@@ -22,9 +22,9 @@
 
 #include "plan/layer_stages.h"
 #include "plan/layers.h"
-#include "run/measure.h"
-#include "run/tune_k.h"
-#include "run/tune_partition.h"
+#include "run/adapt/measure.h"
+#include "run/adapt/tune_k.h"
+#include "run/adapt/tune_partition.h"
 #include "sched/generate.h"
 #include "util/clock.h"
 

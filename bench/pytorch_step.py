@@ -9,7 +9,7 @@ Usage: pytorch_step.py CKDIR --data CORPUS --batch B --seq T --steps S --threads
 CKDIR is `wavepipe run --steps 0 --save CKDIR` (the initial weights of the run it is
 compared with: same config, same seed). Step I trains on wavepipe's batch of step I
 (tests/torch_reference.py's make_batch: byte tokens of the corpus, the same rule as
-src/run/data.c) with AdamW of the same settings, so that the losses of the two
+src/run/model/data.c) with AdamW of the same settings, so that the losses of the two
 sides agree step by step. Idiomatic current PyTorch, each op PyTorch's own fastest
 CPU path: F.embedding, F.layer_norm, torch.addmm on the Conv1D-layout weights,
 F.scaled_dot_product_attention(is_causal=True), tanh GELU, the LM head tied to wte,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# src/run/comm_nccl.c on the host emulation's NCCL (tests/cuda_host, over
+# src/run/comm/comm_nccl.c on the host emulation's NCCL (tests/cuda_host, over
 # MPI) against the MPI backend on 2 and 4 ranks of this machine: messages in
 # a ring, sums, gathers and scatters over all ranks and over pairs, channel
 # sums (tests/test_comm_nccl_host; one rank runs in the unit tests).

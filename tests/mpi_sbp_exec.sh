@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `mpiexec -n 8 wavepipe sbp --measure`: a strategy's communication
-# executed over MPI (run/sbp_exec.c), 8 ranks posing as 2 nodes x 4 GPUs.
+# executed over MPI (run/comm/sbp_exec.c), 8 ranks posing as 2 nodes x 4 GPUs.
 # For the chosen mesh, Megatron's 1D split, data parallelism and a
 # written-out strategy (alltoalls within a node and across nodes, the P2P
 # permutation, mesh axes within and across nodes) each term's bytes

@@ -18,7 +18,7 @@
 # nodes: 6 ranks (2+2+2) train one stage replicated 6 ways (data
 # parallelism), a group with the same number of ranks on every node, which
 # the runtime sums node-aware (reduce-scatter inside each node, allreduce
-# across nodes by column, allgather: src/run/comm_mpi.c); its losses must
+# across nodes by column, allgather: src/run/comm/comm_mpi.c); its losses must
 # equal a single rank's within float rounding. Every step runs under a timeout.
 # Skips (77) only where network namespaces cannot be made; the cluster lives
 # in the build tree (tests/vcluster.slurm_internode), torn down on exit.
@@ -129,7 +129,7 @@ mb_seqs=$(csv_column "$csv" micro_batch_size | head -n 1)
 replicas=$(csv_column "$csv" replicas | head -n 1)
 iters=$(csv_column "$csv" iteration | wc -l)
 # One stage a rank (replicas all 1): a message carries the whole micro-batch's
-# activations (or their gradients), as message_buffer in src/run/interpreter.c.
+# activations (or their gradients), as message_buffer in src/run/core/interpreter.c.
 expect_status "1:1:1:1:1:1:1:1" "$replicas" "one rank per stage, so each message carries a whole micro-batch"
 msg_bytes=$((seq_len * channels * 4 * ${mb_seqs:-0}))
 bound=$((cross * msg_bytes * iters))

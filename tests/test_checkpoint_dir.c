@@ -1,4 +1,4 @@
-/* The checkpoint directory layout (src/run/checkpoint_dir.h): one step
+/* The checkpoint directory layout (src/run/train/checkpoint_dir.h): one step
  * directory per save, `latest` swapped by rename, --keep pruning, and what
  * a load finds after every state a crash can leave (a partial directory, a
  * renamed one before the swap, a dangling `latest`), plus a directory
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "run/checkpoint_dir.h"
+#include "run/train/checkpoint_dir.h"
 #include "tap.h"
 
 static char root[256];

@@ -1,4 +1,4 @@
-/* The NCCL backend (src/run/comm_nccl.c, built unchanged against the host
+/* The NCCL backend (src/run/comm/comm_nccl.c, built unchanged against the host
  * emulation of tests/cuda_host, whose NCCL runs over MPI) against the MPI
  * backend on any number of ranks (tests/mpi_comm_nccl_host.sh runs 2 and 4):
  * the same messages, sums, gathers and scatters of the same data give the
@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/comm.h"
+#include "run/comm/comm.h"
 #include "tap.h"
 #include "topo/calibrate_mpi.h"
 #include "topo/collective_cost.h"
 
-extern const struct wp_comm_ops wp_comm_nccl; /* run/comm.h declares it in the CUDA build only */
+extern const struct wp_comm_ops wp_comm_nccl; /* run/comm/comm.h declares it in the CUDA build only */
 
 static int rank, size;
 static struct wp_comm *mpi_c, *nccl_c;

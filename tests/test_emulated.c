@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "plan/layer_stages.h"
-#include "run/slowdown.h"
-#include "run/stage_emulated.h"
+#include "run/adapt/slowdown.h"
+#include "run/model/stage_emulated.h"
 #include "sched/generate.h"
 #include "sched/lanes.h"
 #include "sched/simulate.h"

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
-#include "run/data.h"
-#include "run/gpt2_stage.h"
+#include "run/model/data.h"
+#include "run/model/gpt2_stage.h"
 #include "tap.h"
 
 static const struct wp_kernel_ops *K = &wp_kernels_cpu;

@@ -10,9 +10,9 @@
 
 #include "kernels/kernels.h"
 #include "plan/layer_stages.h"
-#include "run/gpt2_stage.h"
-#include "run/grad_reduce.h"
-#include "run/stage_emulated.h"
+#include "run/model/gpt2_stage.h"
+#include "run/core/grad_reduce.h"
+#include "run/model/stage_emulated.h"
 #include "sched/generate.h"
 #include "sched/grad_overlap.h"
 #include "sched/simulate.h"

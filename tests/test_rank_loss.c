@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "run/rank_loss.h"
-#include "run/stop_signal.h"
-#include "run/watchdog.h"
+#include "run/fault/rank_loss.h"
+#include "run/fault/stop_signal.h"
+#include "run/fault/watchdog.h"
 #include "tap.h"
 
 static atomic_int expired;

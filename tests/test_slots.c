@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "run/interpreter.h"
+#include "run/core/interpreter.h"
 #include "sched/generate.h"
 #include "sched/simulate.h"
 #include "sched/validate.h"

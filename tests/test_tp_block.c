@@ -2,7 +2,7 @@
  * Megatron-LM's four AllReduces of (N, C) per block (Narayanan et al.,
  * SC21, section 2.3), AutoDDL's per-matmul reduce and gather volumes
  * (plan/sbp.h) plus the LayerNorms' column gathers; the parameter count
- * the planner uses against the runtime's shards (run/gpt2_params.h), and
+ * the planner uses against the runtime's shards (run/model/gpt2_params.h), and
  * the shards themselves: every element of a split tensor in exactly one
  * piece, a replicated one whole in each. */
 #include <math.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "plan/tp_block.h"
-#include "run/gpt2_params.h"
+#include "run/model/gpt2_params.h"
 #include "tap.h"
 
 static double sent_total(const struct wp_tp_block_volume *v)

@@ -150,7 +150,7 @@ GPU Cluster* (shared/papers/001). Its figures 9, 10 and 12 are plots missing
 from the text: the rows compare against what its text states (sections 3,
 5.3 and the abstract) and say so where it states no number.
 
-What wavepipe's \`--adapt partition\` is (src/run/tune_partition.h): the
+What wavepipe's \`--adapt partition\` is (src/run/adapt/tune_partition.h): the
 predictor is the simulator fed with each stage's measured speed and each
 link's measured time a byte (AutoPipe learns a meta-network); the moves are
 AutoPipe's, one boundary between two workers by 1-4 layers (then both

@@ -46,7 +46,7 @@
 #include <stdio.h>
 
 #include "campaign/point.h"
-#include "run/changes.h"
+#include "run/adapt/changes.h"
 #include "util/error.h"
 #include "util/stats.h" /* struct wp_stat3: median, min and max over the kept iterations */
 

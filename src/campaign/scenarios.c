@@ -7,7 +7,7 @@
 
 #include "campaign/point.h"
 #include "config/schema.h"
-#include "run/changes.h"
+#include "run/adapt/changes.h"
 #include "util/strutil.h"
 
 static int read_one(const config_setting_t *list, struct wp_scenario *sc, struct wp_err *err)

@@ -1,5 +1,5 @@
 /* A campaign's scenarios: named lists of timed changes (the lines of
- * `wavepipe run --changes`, run/changes.h) that the axis "scenario" picks
+ * `wavepipe run --changes`, run/adapt/changes.h) that the axis "scenario" picks
  * per point, so that static and adaptive runs meet the same changes and
  * `wavepipe harvest` compares them (issue 12):
  *

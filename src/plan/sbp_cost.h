@@ -1,6 +1,6 @@
 /* The SBP cost model's building blocks (sbp_cost.c), shared by
  * wp_sbp_evaluate, the searches and the executor of a strategy's
- * communication (run/sbp_exec.c), so all three see the same collectives
+ * communication (run/comm/sbp_exec.c), so all three see the same collectives
  * with the same sizes. The model itself is described in sbp.h. */
 #ifndef WP_PLAN_SBP_COST_H
 #define WP_PLAN_SBP_COST_H

@@ -1,5 +1,5 @@
 /* SBP strategies a user names rather than searches for, as one mesh per
- * layer for wp_sbp_evaluate and the executor (run/sbp_exec.h): Megatron's
+ * layer for wp_sbp_evaluate and the executor (run/comm/sbp_exec.h): Megatron's
  * 1D split, data parallelism, or meshes written out. */
 #ifndef WP_PLAN_SBP_STRATEGY_H
 #define WP_PLAN_SBP_STRATEGY_H

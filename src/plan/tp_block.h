@@ -1,6 +1,6 @@
 /* One GPT-2 block on a tensor group of p1 x p2 ranks (AutoDDL's mesh
  * p0 x p1 x p2 with p0 the stage's data-parallel replicas): the collectives
- * the runtime makes (run/gpt2_stage.c) and the sizes it keeps, so that the
+ * the runtime makes (run/model/gpt2_stage.c) and the sizes it keeps, so that the
  * planner, the simulator and the byte-count test cost one dataflow.
  *
  * Rank (j1, j2) of the group; N = B T rows of the replica's slice, C

@@ -2,7 +2,7 @@
  * overlapped with the backward (PyTorch DDP's buckets, Megatron's overlapped
  * grad reduce): one timing, used by the simulator and the planner alike, and
  * the one rule for when a bucket is full, used by the runtime's reducer
- * (run/grad_reduce.h) too. Gradients become final during the stage's final
+ * (run/core/grad_reduce.h) too. Gradients become final during the stage's final
  * backward-weights pass of the step (W when the backward is split, else B),
  * layer by layer from the last layer to the first; a bucket's sum starts
  * when it is full (or at the pass's end, for the rest) and after the

@@ -1,5 +1,5 @@
 /* The host emulation's CUDA runtime header (tests only): what the
- * kernels/cuda .cu files and the NCCL backends (src/run/comm_nccl.c,
+ * kernels/cuda .cu files and the NCCL backends (src/run/comm/comm_nccl.c,
  * src/topo/calibrate_nccl.c) use of CUDA, so that they
  * build unchanged against it (this directory first on the include path; the
  * .cu files as C++ with -DWP_CUDA_HOST_EMULATION) and run on the host: each

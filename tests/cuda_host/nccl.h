@@ -1,5 +1,5 @@
 /* The host emulation's NCCL header (tests only): the communicators, point to
- * point, collective and group calls src/run/comm_nccl.c and
+ * point, collective and group calls src/run/comm/comm_nccl.c and
  * src/topo/calibrate_nccl.c make, with NCCL's argument
  * rules, carried out by MPI between the test's ranks (nccl_mpi.cc). C. */
 #ifndef WP_CUDA_HOST_NCCL_H

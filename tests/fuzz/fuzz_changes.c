@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "fuzz_input.h"
-#include "run/changes.h"
+#include "run/adapt/changes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

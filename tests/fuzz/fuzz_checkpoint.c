@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "fuzz_input.h"
-#include "run/checkpoint.h"
+#include "run/train/checkpoint.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -3,7 +3,7 @@
 #include <stdint.h>
 
 #include "fuzz_input.h"
-#include "run/gpt2_config.h"
+#include "run/model/gpt2_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

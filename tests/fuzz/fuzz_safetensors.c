@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "fuzz_input.h"
-#include "run/safetensors.h"
+#include "run/train/safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

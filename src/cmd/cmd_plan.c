@@ -1,0 +1,503 @@
+/* wavepipe plan: the planner over a layer table and a cluster description
+ * (src/plan/plan.h: DAPPLE's partitions, replication and placement with
+ * tensor-parallel groups, micro-batch sizes and recomputation), with the
+ * plan compared against data parallelism, a straight pipeline and even
+ * splits by the same cost model and by the simulator, and Ada-Grouper's
+ * kFkB candidates for it. */
+#include <config.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "cmd/commands.h"
+#include "plan/plan.h"
+#include "plan/plan_search.h"
+#include "run/model/gpt2_config.h"
+#include "sched/grad_overlap.h"
+#include "topo/cluster_io.h"
+#include "util/datadir.h"
+#include "util/units.h"
+
+#define CMD "plan"
+#define WP_PLAN_MAX_TABLES 16
+
+enum { OPT_LAYERS = 3000, OPT_PROFILE_BATCH, OPT_GLOBAL_BATCH, OPT_CLUSTER, OPT_MEMORY, OPT_OUT, OPT_FORMAT,
+       OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL, OPT_UNEVEN, OPT_TENSOR, OPT_RECOMPUTE,
+       OPT_CHUNKS, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_PLACE };
+
+static void usage(void)
+{
+    printf("Usage: wavepipe plan --layers FILE [--layers FILE ...] [--profile-batch N] [--contract MODE]\n"
+           "         --global-batch G --cluster FILE [--devices N] [--memory BYTES] [--out plan.cfg]\n"
+           "         [--tensor auto|P1xP2] [--recompute auto|never|always] [--chunks N]\n"
+           "         [--format text|csv] [--compare] [--compare-dir DIR] [--model MODEL.cfg]\n\n"
+           "The planner over pipeline stages x tensor parallelism x data parallelism x\n"
+           "micro-batch size: splits the model of the layer table into stages (DAPPLE),\n"
+           "runs each stage on replicas that are tensor-parallel groups of P1 x P2\n"
+           "consecutive GPUs of a node (Megatron-LM's split of a GPT block at P2 = 1,\n"
+           "AutoDDL's 2D mesh otherwise; only layers the table marks as transformer\n"
+           "blocks are split, so profiles get groups of one GPU), places the replicas on\n"
+           "the cluster's nodes (fresh, append or scatter first) and, for analytic tables,\n"
+           "tries micro-batches of 1, 2, 4, ... samples per replica, so that the time of\n"
+           "one global batch is smallest and every GPU's memory (weights, gradients,\n"
+           "optimizer state of its shards and the activations 1F1B keeps in flight) fits;\n"
+           "a stage that would not fit recomputes its forward. Candidates are ranked by\n"
+           "DAPPLE's L = Tw + Ts + Te, the best re-ranked by the simulator. The summary\n"
+           "gives TP, PP, DP, micro-batch size, predicted time, TFLOP/s and memory per GPU.\n"
+           "The plan file also lists Ada-Grouper's kFkB candidates (k, micro-batch size).\n\n"
+           "Options:\n"
+           "  --layers FILE        layer table: DAPPLE/PipeDream profile text or wavepipe-layers\n"
+           "                       (wavepipe profile -o); repeat it with tables of one model at\n"
+           "                       several micro-batch sizes (profile --micro-batch 1,2,4 -o T.cfg\n"
+           "                       writes T.b1.cfg ...): one plan each, the fastest is kept\n"
+           "  --profile-batch N    the profile's micro-batch when its file name has no pbs-N\n"
+           "  --contract MODE      how a profile graph becomes a chain: auto (default), lines,\n"
+           "                       cuts or frontier (see wavepipe profile --help)\n"
+           "  --global-batch G     samples per iteration\n"
+           "  --cluster FILE       cluster description (wavepipe topo --out, topology/*.cfg);\n"
+           "                       a relative FILE (of --layers too) not found from here is\n"
+           "                       looked up in the installed PREFIX/share/wavepipe\n"
+           "  --devices N          plan for N of its GPUs (at most one node's, or whole nodes)\n"
+           "  --memory BYTES       per-GPU memory (e.g. 16GiB); default: from the GPU model name\n"
+           "  --out FILE           write the plan file (libconfig) for wavepipe run --plan\n"
+           "  --tensor auto|P1xP2  the tensor-parallel group: searched among those that divide a\n"
+           "                       node's GPUs (auto, the default), or only P1 x P2 (1x1: none;\n"
+           "                       P1 splits the attention heads, P2 the channels)\n"
+           "  --recompute MODE     activation recomputation: auto (default; on a stage whose\n"
+           "                       activations would not fit otherwise), never (DAPPLE's\n"
+           "                       setting) or always (Megatron-LM's --recompute-method uniform)\n"
+           "  --chunks N           also try Megatron-LM's interleaved 1F1B with up to N virtual\n"
+           "                       stages per GPU for the best plans (default 1: none; the plan\n"
+           "                       file's schedule is then \"interleaved\" with its chunks)\n"
+           "  --format text|csv    summary (default) or CSV stage,first_layer,last_layer,replicas,\n"
+           "                       devices,predicted_iter_s\n"
+           "  --compare-dir DIR    --compare, and write each compared plan to DIR (chosen.cfg,\n"
+           "                       data-parallel.cfg, stages-2.cfg, ..., straight.cfg) with\n"
+           "                       DIR/compared.csv: plan,file,shape,latency_s,simulated_s,fits\n"
+           "  --compare            also print data parallelism, straight and even splits as the\n"
+           "                       cost model and the simulator time them\n"
+           "  --model MODEL.cfg    the GPT model of a wavepipe-profile table: each replicated stage\n"
+           "                       also gets AutoDDL's SBP meshes for its blocks' MLP matmuls\n"
+           "  --uneven-slices      DAPPLE's own micro-batch rule: the profile batch on each replica\n"
+           "                       of the widest stage, split unevenly over other stages' replicas\n"
+           "                       (its table V plans such as 15:1); by default every micro-batch\n"
+           "                       divides the global batch and every stage's replicas split it\n"
+           "                       evenly, as wavepipe run --plan needs\n"
+           "  --grad-overlap on|off\n"
+           "                       on (default, as wavepipe run): a replicated stage's allreduce\n"
+           "                       counts only what runs past its last backward, its gradients summed\n"
+           "                       in buckets as that backward finishes their layers; off: all of it\n"
+           "                       (DAPPLE's formula)\n"
+           "  --grad-bucket-mb MB  the buckets' size in MiB (default 25)\n"
+           "  --place POLICY       all (default): each stage placed fresh, append or scatter first,\n"
+           "                       whichever is best (uniform plans by append); fresh, append or\n"
+           "                       scatter: every stage by that policy only, to compare DAPPLE's\n"
+           "                       policies (IV-B)\n"
+           "  -h, --help           this text\n");
+}
+
+struct plan_options {
+    const char *layers[WP_PLAN_MAX_TABLES], *cluster, *out, *format, *model, *compare_dir;
+    int nlayers;
+    int profile_batch, global_batch, devices, compare, uneven_slices;
+    int grad_overlap;
+    int place_only; /* wp_plan_model's: 0 all policies, else 1 + one */
+    double memory_bytes, grad_bucket_bytes;
+    enum wp_layer_contract contract;
+    struct wp_plan_tensor tensor; /* p1 0: searched */
+    enum wp_recompute recompute;
+    int chunks;
+};
+
+static int parse(int argc, char **argv, struct plan_options *o)
+{
+    static const struct option longopts[] = {
+        {"layers", required_argument, NULL, OPT_LAYERS},
+        {"profile-batch", required_argument, NULL, OPT_PROFILE_BATCH},
+        {"contract", required_argument, NULL, OPT_CONTRACT},
+        {"global-batch", required_argument, NULL, OPT_GLOBAL_BATCH},
+        {"cluster", required_argument, NULL, OPT_CLUSTER},
+        {"devices", required_argument, NULL, OPT_DEVICES},
+        {"memory", required_argument, NULL, OPT_MEMORY},
+        {"out", required_argument, NULL, OPT_OUT},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"compare", no_argument, NULL, OPT_COMPARE},
+        {"compare-dir", required_argument, NULL, OPT_COMPARE_DIR},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"uneven-slices", no_argument, NULL, OPT_UNEVEN},
+        {"tensor", required_argument, NULL, OPT_TENSOR},
+        {"recompute", required_argument, NULL, OPT_RECOMPUTE},
+        {"chunks", required_argument, NULL, OPT_CHUNKS},
+        {"grad-overlap", required_argument, NULL, OPT_GRAD_OVERLAP},
+        {"grad-bucket-mb", required_argument, NULL, OPT_GRAD_BUCKET_MB},
+        {"place", required_argument, NULL, OPT_PLACE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->format = "text";
+    o->contract = WP_CONTRACT_AUTO;
+    o->recompute = WP_RECOMPUTE_WHERE_NEEDED;
+    o->chunks = 1;
+    o->grad_overlap = 1;
+    o->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'h': usage(); return 1;
+        case ':': return wp_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
+        case '?': return wp_usage_error(CMD, "unknown option %s", argv[optind - 1]);
+        case OPT_LAYERS:
+            if (o->nlayers == WP_PLAN_MAX_TABLES)
+                return wp_usage_error(CMD, "at most %d --layers tables", WP_PLAN_MAX_TABLES);
+            o->layers[o->nlayers++] = optarg;
+            break;
+        case OPT_CLUSTER: o->cluster = optarg; break;
+        case OPT_OUT: o->out = optarg; break;
+        case OPT_COMPARE: o->compare = 1; break;
+        case OPT_COMPARE_DIR:
+            o->compare = 1;
+            o->compare_dir = optarg;
+            break;
+        case OPT_MODEL: o->model = optarg; break;
+        case OPT_UNEVEN: o->uneven_slices = 1; break;
+        case OPT_TENSOR: {
+            char tail;
+            if (strcmp(optarg, "auto") == 0)
+                o->tensor = (struct wp_plan_tensor){0, 0};
+            else if (sscanf(optarg, "%dx%d%c", &o->tensor.p1, &o->tensor.p2, &tail) != 2 || o->tensor.p1 < 1 ||
+                     o->tensor.p2 < 1 || o->tensor.p1 > 4096 || o->tensor.p2 > 4096)
+                return wp_usage_error(CMD, "--tensor '%s': expected auto or P1xP2 such as 8x1 or 1x1", optarg);
+            break;
+        }
+        case OPT_CHUNKS:
+            if (wp_parse_int_option(CMD, "--chunks", optarg, 1, 64, &o->chunks))
+                return 2;
+            break;
+        case OPT_RECOMPUTE:
+            if (strcmp(optarg, "auto") == 0)
+                o->recompute = WP_RECOMPUTE_WHERE_NEEDED;
+            else if (strcmp(optarg, "never") == 0)
+                o->recompute = WP_RECOMPUTE_NEVER;
+            else if (strcmp(optarg, "always") == 0)
+                o->recompute = WP_RECOMPUTE_ALWAYS;
+            else
+                return wp_usage_error(CMD, "--recompute '%s': expected auto, never or always", optarg);
+            break;
+        case OPT_GRAD_OVERLAP:
+            if (wp_parse_grad_overlap(CMD, optarg, &o->grad_overlap))
+                return 2;
+            break;
+        case OPT_GRAD_BUCKET_MB:
+            if (wp_parse_grad_bucket_mb(CMD, optarg, &o->grad_bucket_bytes))
+                return 2;
+            break;
+        case OPT_PLACE:
+            o->place_only = -1;
+            if (strcmp(optarg, "all") == 0)
+                o->place_only = 0;
+            for (int pol = WP_PLACE_FRESH; pol <= WP_PLACE_SCATTER; pol++)
+                if (strcmp(optarg, wp_place_policy_name((enum wp_place_policy)pol)) == 0)
+                    o->place_only = 1 + pol;
+            if (o->place_only < 0)
+                return wp_usage_error(CMD, "--place '%s': expected all, fresh, append or scatter", optarg);
+            break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0)
+                return wp_usage_error(CMD, "--format '%s': expected text or csv", optarg);
+            o->format = optarg;
+            break;
+        case OPT_CONTRACT:
+            if (wp_layer_contract_from_name(optarg, &o->contract))
+                return wp_usage_error(CMD, "--contract '%s': expected auto, lines, cuts or frontier", optarg);
+            break;
+        case OPT_PROFILE_BATCH:
+            if (wp_parse_int_option(CMD, "--profile-batch", optarg, 1, 1 << 24, &o->profile_batch))
+                return 2;
+            break;
+        case OPT_GLOBAL_BATCH:
+            if (wp_parse_int_option(CMD, "--global-batch", optarg, 1, 1 << 30, &o->global_batch))
+                return 2;
+            break;
+        case OPT_DEVICES:
+            if (wp_parse_int_option(CMD, "--devices", optarg, 1, 1 << 24, &o->devices))
+                return 2;
+            break;
+        case OPT_MEMORY: {
+            struct wp_err err;
+            if (wp_parse_bytes(optarg, &o->memory_bytes, &err) || !(o->memory_bytes > 0))
+                return wp_usage_error(CMD, "--memory '%s': expected bytes > 0 such as 16GiB or 8e9", optarg);
+            break;
+        }
+        }
+    }
+    if (optind < argc)
+        return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!o->nlayers)
+        return wp_usage_error(CMD, "--layers FILE is required (a profile or a wavepipe-layers table)");
+    if (!o->cluster)
+        return wp_usage_error(CMD, "--cluster FILE is required (e.g. topology/dapple-config-a.cfg)");
+    if (!o->global_batch)
+        return wp_usage_error(CMD, "--global-batch G is required");
+    if (o->compare && strcmp(o->format, "csv") == 0)
+        return wp_usage_error(CMD, "--compare and --compare-dir print text: leave out --format csv");
+    return 0;
+}
+
+/* Where the compared plans go (--compare-dir), or nothing. */
+struct compare_out {
+    const char *dir;
+    const struct wp_layer_table *layers;
+    FILE *csv;
+    int failed;
+};
+
+/* The cost model's and the simulator's time of a plan, on one line; with a
+ * directory, the plan also goes to DIR/NAME.cfg and a row to compared.csv. */
+static void compare_line(const struct wp_plan_model *m, const char *label, const char *name,
+                         const struct wp_plan *p, struct compare_out *out)
+{
+    char shape[256];
+    wp_plan_shape(p, shape, sizeof shape);
+    double sim = 0;
+    struct wp_err err;
+    int simulated = wp_plan_simulate(m, p, 1, 0, &sim, NULL, &err) == 0;
+    printf("  %-22s %-16s L %9.4f s   simulated %9.4f s%s\n", label, shape, p->latency.total_s,
+           simulated ? sim : 0.0, p->fits ? "" : "   (does not fit in memory)");
+    if (!out->csv)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.cfg", out->dir, name);
+    if (wp_plan_write(path, p, out->layers, &err)) {
+        wp_err_print(CMD, &err);
+        out->failed = 1;
+        return;
+    }
+    fprintf(out->csv, "%s,%s,%s,%.6f,%.6f,%d\n", name, path, shape, p->latency.total_s, simulated ? sim : -1.0,
+            p->fits);
+}
+
+/* The chosen plan against data parallelism and even splits (2, 4, ...
+ * stages, the last one stage per GPU); 0, or -1 when --compare-dir could
+ * not be written (the error said). */
+static int compare(const struct wp_plan_model *m, const struct wp_plan *best, const char *dir)
+{
+    int N = m->layers->nlayers, G = wp_plan_model_groups(m);
+    struct compare_out out = {dir, m->layers, NULL, 0};
+    char csv_path[4096], tmp_path[4200];
+    if (dir) {
+        if (mkdir(dir, 0777) && errno != EEXIST) {
+            fprintf(stderr, "wavepipe " CMD ": %s: %s\n", dir, strerror(errno));
+            return -1;
+        }
+        snprintf(csv_path, sizeof csv_path, "%s/compared.csv", dir);
+        snprintf(tmp_path, sizeof tmp_path, "%s.tmp", csv_path);
+        if (!(out.csv = fopen(tmp_path, "w"))) {
+            fprintf(stderr, "wavepipe " CMD ": %s: %s\n", tmp_path, strerror(errno));
+            return -1;
+        }
+        fprintf(out.csv, "plan,file,shape,latency_s,simulated_s,fits\n");
+    }
+    int t = wp_plan_tensor_size(m->point.tensor);
+    printf("\ncompared (the same cost model, and the simulator on the plan's stage costs");
+    if (t > 1)
+        printf("; replicas are tensor groups of %d x %d GPUs as in the plan", m->point.tensor.p1,
+               m->point.tensor.p2);
+    printf("):\n");
+    struct wp_plan p;
+    struct wp_err err;
+    compare_line(m, "chosen", "chosen", best, &out);
+    int one = N, all = G;
+    wp_plan_init(&p);
+    if (wp_plan_fixed(m, 1, &one, &all, &p, &err) == 0)
+        compare_line(m, "data parallel", "data-parallel", &p, &out);
+    wp_plan_destroy(&p);
+    int S = N < G ? N : G;
+    int *counts = calloc((size_t)S, sizeof *counts), *reps = calloc((size_t)S, sizeof *reps);
+    for (int stages = 2; counts && reps && stages <= S; stages *= 2) {
+        if (G % stages)
+            continue;
+        for (int s = 0; s < stages; s++) {
+            counts[s] = (int)((long)(s + 1) * N / stages) - (int)((long)s * N / stages);
+            reps[s] = G / stages;
+        }
+        char label[64], name[64];
+        snprintf(label, sizeof label, stages == G ? "straight, even layers" : "%d even stages", stages);
+        snprintf(name, sizeof name, stages == G ? "straight" : "stages-%d", stages);
+        wp_plan_init(&p);
+        if (wp_plan_fixed(m, stages, counts, reps, &p, &err) == 0)
+            compare_line(m, label, name, &p, &out);
+        wp_plan_destroy(&p);
+    }
+    free(counts);
+    free(reps);
+    if (!out.csv)
+        return 0;
+    if (fclose(out.csv) || out.failed || rename(tmp_path, csv_path)) {
+        if (!out.failed)
+            fprintf(stderr, "wavepipe " CMD ": %s: %s\n", csv_path, strerror(errno));
+        remove(tmp_path);
+        return -1;
+    }
+    printf("wrote the compared plans and %s\n", csv_path);
+    return 0;
+}
+
+/* One layer table and its plan. */
+struct table_plan {
+    struct wp_layer_table t;
+    struct wp_plan_model m;
+    struct wp_plan plan;
+    int read, planned;
+    struct wp_err err;
+};
+
+/* Tables of one model at several micro-batch sizes must agree layer by layer. */
+static int same_model(const struct wp_layer_table *a, const char *pa, const struct wp_layer_table *b, const char *pb,
+                      struct wp_err *err)
+{
+    if (a->nlayers != b->nlayers)
+        return wp_errorf(err, "%s has %d layers but %s has %d: give tables of one model (at several micro-batch "
+                              "sizes)", pb, b->nlayers, pa, a->nlayers);
+    for (int i = 0; i < a->nlayers; i++)
+        if (strcmp(a->layers[i].name, b->layers[i].name) != 0)
+            return wp_errorf(err, "%s's layer %d is '%s' but %s's is '%s': give tables of one model", pb, i,
+                             b->layers[i].name, pa, a->layers[i].name);
+    return 0;
+}
+
+static void print_summary(const struct plan_options *o, const struct table_plan *tp, int n, int best)
+{
+    const struct table_plan *b = &tp[best];
+    if (b->t.nnodes > 2 * b->t.nlayers)
+        printf("note: the profile's %d nodes were contracted to %d layers at the nodes every path passes; "
+               "splits fall only there (--contract frontier keeps every node)\n",
+               b->t.nnodes, b->t.nlayers);
+    if (n > 1) {
+        printf("one plan per layer table (micro-batch size), the fastest kept:\n");
+        for (int i = 0; i < n; i++) {
+            char shape[256];
+            if (!tp[i].planned) {
+                printf("  %s (profile batch %d): %s\n", o->layers[i], tp[i].t.profile_batch, tp[i].err.msg);
+                continue;
+            }
+            wp_plan_shape(&tp[i].plan, shape, sizeof shape);
+            printf("  %s (profile batch %d): %s, %d micro-batch%s of %d, predicted %.4f s%s\n", o->layers[i],
+                   tp[i].t.profile_batch, shape, tp[i].plan.microbatches, tp[i].plan.microbatches == 1 ? "" : "es",
+                   tp[i].plan.micro_batch,
+                   tp[i].plan.predicted_iter_s, i == best ? "  <- chosen" : "");
+        }
+        printf("\n");
+    }
+    wp_plan_print_text(stdout, &b->plan, &b->t);
+    printf("\nsearch: %s; %d point%s of the hybrid space (tensor group x micro-batch size), %ld states, %ld plans "
+           "evaluated in %.3f s\n",
+           b->plan.search, b->plan.points, b->plan.points == 1 ? "" : "s", b->plan.states, b->plan.evaluations,
+           b->plan.search_s);
+}
+
+int wp_cmd_plan(int argc, char **argv)
+{
+    struct plan_options o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    /* relative inputs not found from here: the shipped ones (util/datadir.h) */
+    char shipped[WP_PLAN_MAX_TABLES + 1][PATH_MAX];
+    o.cluster = wp_data_input(o.cluster, shipped[0], sizeof shipped[0]);
+    for (int i = 0; i < o.nlayers; i++)
+        o.layers[i] = wp_data_input(o.layers[i], shipped[i + 1], sizeof shipped[i + 1]);
+    struct wp_err err = {""};
+    struct wp_cluster c;
+    struct wp_plan_hw hw;
+    struct table_plan *tp = calloc((size_t)o.nlayers, sizeof *tp);
+    wp_cluster_init(&c);
+    int status = 1, best = -1;
+    if (!tp) {
+        wp_errorf(&err, "out of memory");
+        goto out;
+    }
+    if (wp_cluster_read(o.cluster, &c, &err) || wp_plan_hw_from_cluster(&hw, &c, o.devices, o.memory_bytes, &err))
+        goto out;
+    for (int i = 0; i < o.nlayers; i++) {
+        struct table_plan *x = &tp[i];
+        wp_plan_init(&x->plan);
+        if (wp_layer_table_read(&x->t, o.layers[i], o.profile_batch, o.contract, &err))
+            goto out;
+        x->read = 1;
+        if (o.profile_batch && !x->t.profile_batch_assumed && x->t.profile_batch != o.profile_batch) {
+            wp_errorf(&err, "%s: the table is for micro-batch %d, not --profile-batch %d", o.layers[i],
+                      x->t.profile_batch, o.profile_batch);
+            goto out;
+        }
+        if (i > 0 && same_model(&tp[0].t, o.layers[0], &x->t, o.layers[i], &err))
+            goto out;
+        if (wp_plan_model_init(&x->m, &x->t, &hw, o.global_batch, &err))
+            goto out;
+        x->m.even_slices = !o.uneven_slices;
+        x->m.recompute = o.recompute;
+        x->m.fixed_tensor = o.tensor;
+        x->m.max_chunks = o.chunks;
+        x->m.grad_overlap = o.grad_overlap;
+        x->m.grad_bucket_bytes = o.grad_bucket_bytes;
+        x->m.place_only = o.place_only;
+        /* a table whose micro-batch fits nowhere leaves the others to choose from */
+        x->planned = wp_plan_search(&x->m, &x->plan, &x->err) == 0;
+        if (x->planned && (best < 0 || x->plan.predicted_iter_s < tp[best].plan.predicted_iter_s))
+            best = i;
+    }
+    if (best < 0) {
+        err = tp[0].err;
+        goto out;
+    }
+    struct table_plan *b = &tp[best];
+    if (wp_plan_kfkb_candidates(&b->m, &b->plan, &err))
+        goto out;
+    if (o.model) {
+        struct wp_run_config rc_model;
+        wp_run_config_default(&rc_model);
+        if (wp_run_config_read(o.model, &rc_model, &err))
+            goto out;
+        if (b->t.nlayers != rc_model.model.layers + 2) {
+            wp_errorf(&err, "--model %s has %d blocks (a table of %d layers); %s has %d layers", o.model,
+                      rc_model.model.layers, rc_model.model.layers + 2, o.layers[best], b->t.nlayers);
+            goto out;
+        }
+        if (wp_plan_sbp(&b->plan, &b->t, rc_model.model.channels, rc_model.model.sequence_length, &err))
+            goto out;
+    }
+    if (strcmp(o.format, "csv") == 0) {
+        wp_plan_print_csv(stdout, &b->plan);
+    } else {
+        print_summary(&o, tp, o.nlayers, best);
+        if (o.compare && compare(&b->m, &b->plan, o.compare_dir))
+            goto out_quiet;
+    }
+    if (o.out) {
+        if (wp_plan_write(o.out, &b->plan, &b->t, &err))
+            goto out;
+        if (strcmp(o.format, "csv") != 0)
+            printf("wrote %s (run it: mpiexec -n %d wavepipe run --plan %s --config MODEL.cfg)\n", o.out,
+                   b->plan.devices_used, o.out);
+    }
+    status = 0;
+out:
+    if (status)
+        wp_err_print(CMD, &err);
+out_quiet:
+    for (int i = 0; tp && i < o.nlayers; i++) {
+        wp_plan_destroy(&tp[i].plan);
+        wp_plan_model_destroy(&tp[i].m);
+        if (tp[i].read)
+            wp_layer_table_destroy(&tp[i].t);
+    }
+    free(tp);
+    wp_cluster_destroy(&c);
+    return status;
+}
