@@ -1,4 +1,5 @@
-/* Shared command-line helpers: usage errors, integer options, versions. */
+/* Shared command-line helpers: usage errors, integer, mesh and pair
+ * options, versions. */
 #include "cli/cli.h"
 
 #include <config.h>
@@ -39,6 +40,18 @@ int wp_parse_int_option(const char *command, const char *option, const char *tex
     return 0;
 }
 
+int wp_parse_seed_option(const char *command, const char *option, const char *text, long long *value)
+{
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || *end || v < 0) {
+        wp_usage_error(command, "%s '%s' must be an integer >= 0", option, text);
+        return -1;
+    }
+    *value = v;
+    return 0;
+}
+
 int wp_parse_grad_overlap(const char *command, const char *text, int *overlap)
 {
     if (strcmp(text, "on") != 0 && strcmp(text, "off") != 0) {
@@ -58,6 +71,93 @@ int wp_parse_grad_bucket_mb(const char *command, const char *text, double *bytes
         return -1;
     }
     *bytes = mb * 1024 * 1024;
+    return 0;
+}
+
+int wp_parse_choice_option(const char *command, const char *option, const char *text, const char *const *choices,
+                           int *index)
+{
+    int n = 0;
+    while (choices[n])
+        n++;
+    for (int i = 0; i < n; i++)
+        if (strcmp(text, choices[i]) == 0) {
+            *index = i;
+            return 0;
+        }
+    char list[512] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+                 choices[i]);
+    wp_usage_error(command, "%s must be %s", option, list);
+    return -1;
+}
+
+int wp_parse_percent_option(const char *command, const char *option, const char *text, double max_pct,
+                            double *fraction)
+{
+    char *end;
+    double pct = strtod(text, &end);
+    if (end == text || *end || !(pct >= 0 && pct <= max_pct)) {
+        wp_usage_error(command, "%s '%s' must be a percentage from 0 to %g", option, text, max_pct);
+        return -1;
+    }
+    *fraction = pct / 100;
+    return 0;
+}
+
+int wp_parse_mesh_option(const char *command, const char *option, const char *text, int factors, int mesh[3])
+{
+    /* P1[xP2] (factors 2: 1 x P1 x P2) or P0xP1xP2 (factors 3) */
+    const char *form = factors == 3 ? "P0xP1xP2" : "P1 or P1xP2";
+    long f[3] = {1, 1, 1};
+    int nf = 0;
+    const char *x = text;
+    while (nf < 3) {
+        char *end = NULL;
+        f[nf++] = strtol(x, &end, 10);
+        if (end == x || (*end && *end != 'x' && *end != 'X') || f[nf - 1] < 1 || f[nf - 1] > 4096) {
+            wp_usage_error(command, "%s takes %s, not %s", option, form, text);
+            return -1;
+        }
+        if (!*end)
+            break;
+        x = end + 1;
+    }
+    int xs = 0;
+    for (const char *q = text; *q; q++)
+        xs += *q == 'x' || *q == 'X';
+    if (xs >= nf || (factors == 3 && nf != 3) || (factors != 3 && nf > 2) || f[0] * f[1] * f[2] > 4096) {
+        wp_usage_error(command, "%s takes %s, not %s", option, form, text);
+        return -1;
+    }
+    for (int i = 0; i < 3; i++)
+        mesh[i] = factors == 3 ? (int)f[i] : i == 0 ? 1 : (int)f[i - 1];
+    return 0;
+}
+
+int wp_parse_pairs_option(const char *command, const char *option, const char *text, const char *what, int max,
+                          int *pairs, int *n)
+{
+    int ngiven = 0, used = 0;
+    const char *c = text;
+    while (*c && ngiven < max) {
+        int a, b;
+        if (sscanf(c, "%d:%d%n", &a, &b, &used) != 2 || a < 1 || b < 1)
+            break;
+        pairs[2 * ngiven] = a;
+        pairs[2 * ngiven + 1] = b;
+        ngiven++;
+        c += used;
+        if (*c != ',')
+            break;
+        c++;
+    }
+    if (ngiven == 0 || *c) {
+        wp_usage_error(command, "%s '%s' must be %s separated by commas, at most %d", option, text, what, max);
+        return -1;
+    }
+    *n = ngiven;
     return 0;
 }
 

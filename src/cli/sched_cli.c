@@ -39,6 +39,19 @@ const struct option wp_sched_long_options[] = {
 };
 const int wp_sched_long_option_count = sizeof wp_sched_long_options / sizeof wp_sched_long_options[0];
 
+int wp_sched_cli_long_options(const struct option *own, size_t nown, int with_kind, struct option *out,
+                              size_t cap)
+{
+    size_t n = 0;
+    for (int i = 0; i < wp_sched_long_option_count && n + 1 < cap; i++)
+        if (with_kind || strcmp(wp_sched_long_options[i].name, "kind") != 0)
+            out[n++] = wp_sched_long_options[i];
+    for (size_t i = 0; i < nown && n + 1 < cap; i++)
+        out[n++] = own[i];
+    out[n] = (struct option){NULL, 0, NULL, 0};
+    return (int)n;
+}
+
 void wp_sched_cli_init(struct wp_sched_cli *o)
 {
     memset(o, 0, sizeof *o);
@@ -192,6 +205,18 @@ int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp
     case OPT_TC: o->tc_given = 1; return parse_seconds(command, "--tc", arg, 0, &p->tc) ? 2 : 0;
     default: return 1;
     }
+}
+
+int wp_sched_cli_schedule_option(const char *command, const char *arg, struct wp_sched_cli *o)
+{
+    int k = wp_sched_kind_from_name(arg);
+    if (k < 0 || !wp_sched_kind_generated((enum wp_sched_kind)k))
+        return wp_usage_error(command, "unknown --schedule '%s' (" WP_SCHED_KIND_LIST "%s)", arg,
+                              k == WP_SCHED_FILE ? "; a schedule file is run with --schedule-file FILE" : "");
+    if (wp_sched_cli_generator_option(command, "--schedule", o))
+        return 2;
+    o->params.kind = (enum wp_sched_kind)k;
+    return 0;
 }
 
 void wp_sched_cli_help(void)

@@ -9,8 +9,6 @@
 #include "sched/generate.h"
 #include "sched/simulate.h"
 
-#define WP_SCHED_MAX_STAGES 4096
-
 struct wp_sched_cli {
     struct wp_sched_params params;
     int all_kinds;                     /* --kind all */
@@ -28,6 +26,12 @@ struct wp_sched_cli {
 extern const struct option wp_sched_long_options[];
 extern const int wp_sched_long_option_count;
 
+/* The table getopt_long takes: the schedule family's options (--kind only
+ * with with_kind), then a command's own, then the terminating zeros; at
+ * most cap entries in all. Returns the count before the terminator. */
+int wp_sched_cli_long_options(const struct option *own, size_t nown, int with_kind, struct option *out,
+                              size_t cap);
+
 void wp_sched_cli_init(struct wp_sched_cli *o);
 /* Handles one option returned by getopt_long; returns 0 when handled, 1
  * when the option is not one of the shared ones, 2 after a usage error. */
@@ -35,6 +39,9 @@ int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp
 /* Records that a generator option (such as run's --schedule) was given: 2
  * after a usage error when --schedule-file was given too, else 0. */
 int wp_sched_cli_generator_option(const char *command, const char *option, struct wp_sched_cli *o);
+/* run's --schedule KIND: a kind the generator makes (not a file), and a
+ * generator option; 0, or 2 after a usage error. */
+int wp_sched_cli_schedule_option(const char *command, const char *arg, struct wp_sched_cli *o);
 /* The option help shared by the commands. */
 void wp_sched_cli_help(void);
 

@@ -83,26 +83,44 @@ int wp_layer_stages_balanced(const struct wp_layer_table *t, int nstages, int *f
     return 0;
 }
 
+int wp_layer_stages_from_counts(const struct wp_layer_table *t, const int *count, int n, const char *spec,
+                                int nstages, int *first, int *last, struct wp_err *err)
+{
+    int next = 0;
+    for (int s = 0; s < n; s++) {
+        if (s >= nstages || count[s] < 1)
+            return wp_errorf(err, "--partition '%s' must give %d layer counts >= 1", spec, nstages);
+        first[s] = next;
+        next += count[s];
+        last[s] = next - 1;
+    }
+    if (n != nstages || next != t->nlayers)
+        return wp_errorf(err, "--partition '%s' must give %d stages adding up to the %d layers of %s", spec,
+                         nstages, t->nlayers, t->name);
+    return 0;
+}
+
 int wp_layer_stages_parse(const struct wp_layer_table *t, const char *spec, int nstages, int *first, int *last,
                           struct wp_err *err)
 {
     char copy[4096];
     wp_strlcpy(copy, spec, sizeof copy);
-    int s = 0, next = 0;
+    int n = 0, *count = malloc((size_t)(nstages + 1) * sizeof *count);
+    if (!count)
+        return wp_errorf(err, "out of memory");
     char *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save), s++) {
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++) {
         char *end;
-        long n = strtol(tok, &end, 10);
-        if (s >= nstages || n < 1 || *end)
+        long v = strtol(tok, &end, 10);
+        if (n >= nstages || v < 1 || *end) {
+            free(count);
             return wp_errorf(err, "--partition '%s' must give %d layer counts >= 1", spec, nstages);
-        first[s] = next;
-        next += (int)n;
-        last[s] = next - 1;
+        }
+        count[n] = (int)v;
     }
-    if (s != nstages || next != t->nlayers)
-        return wp_errorf(err, "--partition '%s' must give %d stages adding up to the %d layers of %s", spec,
-                         nstages, t->nlayers, t->name);
-    return 0;
+    int rc = wp_layer_stages_from_counts(t, count, n, spec, nstages, first, last, err);
+    free(count);
+    return rc;
 }
 
 int wp_layer_stage_arrays_make(const struct wp_layer_table *t, const struct wp_schedule *s, int global_batch,

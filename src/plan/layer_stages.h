@@ -45,6 +45,9 @@ int wp_layer_stages_balanced(const struct wp_layer_table *t, int nstages, int *f
  * layer count; -1 with err otherwise. */
 int wp_layer_stages_parse(const struct wp_layer_table *t, const char *spec, int nstages, int *first, int *last,
                           struct wp_err *err);
+/* The same from n counts (a plan's); spec names them in errors. */
+int wp_layer_stages_from_counts(const struct wp_layer_table *t, const int *count, int n, const char *spec,
+                                int nstages, int *first, int *last, struct wp_err *err);
 
 /* Per-stage costs of a schedule run on the table (stages [first[s],
  * last[s]], global_batch sequences in s->nmicro micro-batches, each split

@@ -14,6 +14,7 @@ static void note(int sig)
 
 void wp_stop_signals_install(void)
 {
+    received = 0; /* a run starts with none noted (a process may run several: tests/test_train.c) */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = note;

@@ -10,7 +10,7 @@
  * its checkpoint written (sysexits.h's EX_TEMPFAIL: try again, resuming). */
 #define WP_EXIT_STOPPED 75
 
-/* Installs the handlers for SIGTERM, SIGINT and SIGUSR1. */
+/* Installs the handlers for SIGTERM, SIGINT and SIGUSR1, none received yet. */
 void wp_stop_signals_install(void);
 /* The first of those signals received so far, or 0. */
 int wp_stop_signal(void);
