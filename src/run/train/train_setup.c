@@ -13,18 +13,15 @@
 #include "plan/plan_ranks.h"
 #include "plan/plan_schedule.h"
 #include "plan/tp_block.h"
+#include "run/adapt/measure.h"
 #include "run/model/gpt2_stage.h"
 #include "run/train/checkpoint.h"
+#include "run/train/report.h"
 #include "sched/generate.h"
 #include "sched/schedule_file.h"
 #include "util/csv_append.h"
 #include "util/datadir.h"
 #include "util/strutil.h"
-
-/* The run's results and measurement rows, checked against what a file
- * already holds (report.h owns their headers). */
-#include "run/adapt/measure.h"
-#include "run/train/report.h"
 
 /* The settings a plan fixes, checked against the model and the job: the
  * schedule's settings and each stage's units (plan_schedule.h). */
