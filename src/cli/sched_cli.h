@@ -7,9 +7,8 @@
 
 #include <getopt.h>
 #include "sched/generate.h"
+#include "sched/schedule.h" /* WP_SCHED_MAX_STAGES */
 #include "sched/simulate.h"
-
-#define WP_SCHED_MAX_STAGES 4096
 
 struct wp_sched_cli {
     struct wp_sched_params params;

@@ -12,20 +12,6 @@
 
 #include "sched/validate.h"
 
-void wp_sched_params_default(struct wp_sched_params *p)
-{
-    memset(p, 0, sizeof *p);
-    p->kind = WP_SCHED_1F1B;
-    p->ranks = 4;
-    p->microbatches = 8;
-    p->k = 1;
-    p->waves = 1;
-    p->chunks = 1;
-    p->policy = 'A';
-    p->tf = 1;
-    p->tb = 2;
-}
-
 static int check_params(const struct wp_sched_params *p, int *nstages, struct wp_err *err)
 {
     const char *kind = wp_sched_kind_name(p->kind);

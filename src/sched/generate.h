@@ -7,9 +7,6 @@
 
 #include "sched/schedule.h"
 
-/* Fills params with defaults (policy A, k 1, waves 1, chunks 1, tf 1, tb 2). */
-void wp_sched_params_default(struct wp_sched_params *p);
-
 /* Generates the schedule p asks for. Errors explain what does not fit
  * (e.g. interleaved needs M to be a multiple of P). */
 int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
@@ -118,31 +115,5 @@ int wp_sched_reserve_lists(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_emit(struct wp_schedule *s, int rank, int op, int stage, int mb, struct wp_err *err);
 int wp_sched_finish_lists(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_add_comm(struct wp_schedule *s, struct wp_err *err);
-
-/* Work and activation weight of one (stage, micro-batch slice) relative to
- * one micro-batch through 1/P of the model: (P / S) * cost scale / replicas
- * (computed once by wp_sched_place). */
-static inline double wp_stage_weight(const struct wp_schedule *s, int stage)
-{
-    return s->stage_weight[stage];
-}
-
-/* Slices of consecutive stages that overlap (DAPPLE split/concat). */
-static inline int wp_slices_overlap(int i, int ri, int j, int rj)
-{
-    return (long)i * rj < (long)(j + 1) * ri && (long)j * ri < (long)(i + 1) * rj;
-}
-
-/* How many slices of stage other overlap slice j of stage (0 past either
- * end of the pipeline): what slice j receives from other, or sends to it. */
-static inline int wp_slices_overlapping(const struct wp_schedule *s, int stage, int j, int other)
-{
-    if (other < 0 || other >= s->nstages)
-        return 0;
-    int n = 0;
-    for (int i = 0; i < s->place[other].nreplicas; i++)
-        n += wp_slices_overlap(i, s->place[other].nreplicas, j, s->place[stage].nreplicas);
-    return n;
-}
 
 #endif

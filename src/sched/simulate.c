@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/generate.h"
 #include "sched/lanes.h"
 #include "sched/validate.h"
 #include "sched/walk.h"
