@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/emit.h"
 #include "sched/validate.h"
 
 static int check_params(const struct wp_sched_params *p, int *nstages, struct wp_err *err)

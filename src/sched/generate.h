@@ -5,6 +5,7 @@
 #ifndef WP_SCHED_GENERATE_H
 #define WP_SCHED_GENERATE_H
 
+#include "sched/emit.h" /* struct wp_given_order */
 #include "sched/schedule.h"
 
 /* Generates the schedule p asks for. Errors explain what does not fit
@@ -71,10 +72,6 @@ void wp_steady_cycle_free(struct wp_steady_cycle *cy);
 /* How generate.c makes one schedule of a searched kind: list scheduling
  * with the given options, (one Hanayo wave, a V) the zero-bubble paper's
  * ZB-V order with whole backwards, or a steady state compacted. */
-struct wp_given_order {
-    const int *const *passes; /* per rank: (stage * M + mb) * 2 + (0 F, 1 B), in order */
-    const int *count;         /* per rank */
-};
 struct wp_order_variant {
     int v_order;
     const struct wp_given_order *given; /* this compute order, as it is */
@@ -98,22 +95,12 @@ int wp_sched_simulate_own_costs(const struct wp_schedule *s, double *makespan, d
 /* order_improve.c: p->order_search steps of hill climbing over best's
  * compute order (one rank per stage, whole backwards); best is replaced
  * when the simulator times the result faster within the bound (makespan:
- * best's, updated). And the emitter of a given order. */
+ * best's, updated). */
 int wp_sched_improve_order(const struct wp_sched_params *p, int nstages, struct wp_schedule *best, double *makespan,
                            struct wp_err *err);
-int wp_sched_emit_given(struct wp_schedule *s, const struct wp_given_order *given, struct wp_err *err);
 /* order_zero_bubble.c: zb-h1, zb-v and dualpipev in closed form. */
 int wp_sched_order_zbh1(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_order_zbv(struct wp_schedule *s, struct wp_err *err);
 int wp_sched_order_dualpipev(struct wp_schedule *s, struct wp_err *err);
-/* comm.c: what the orders write with. Room in every list for what its
- * rank runs (after placement); each compute with the receives it needs
- * before it and the sends after it (for an order, instead of a bare push);
- * the ALLREDUCEs and STEPs that end every list; and the same for
- * compute-only lists already written (schedule files). */
-int wp_sched_reserve_lists(struct wp_schedule *s, struct wp_err *err);
-int wp_sched_emit(struct wp_schedule *s, int rank, int op, int stage, int mb, struct wp_err *err);
-int wp_sched_finish_lists(struct wp_schedule *s, struct wp_err *err);
-int wp_sched_add_comm(struct wp_schedule *s, struct wp_err *err);
 
 #endif

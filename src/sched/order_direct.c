@@ -8,6 +8,8 @@
 
 #include <stdlib.h>
 
+#include "sched/emit.h"
+
 static int push_group(struct wp_schedule *s, int rank, int op, int stage, int group, int k,
                       struct wp_err *err)
 {

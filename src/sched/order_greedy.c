@@ -44,6 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/emit.h"
+
 /* A min-heap of event times. */
 struct event_heap {
     double *t;

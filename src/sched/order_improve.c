@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/emit.h"
+
 /* A pass: (stage * M + micro-batch) * 2 + (0 forward, 1 backward). */
 static int pass_code(int M, int stage, int mb, int backward)
 {
@@ -357,17 +359,5 @@ int wp_sched_improve_order(const struct wp_sched_params *p, int nstages, struct 
     } else {
         wp_schedule_destroy(&cand);
     }
-    return 0;
-}
-
-int wp_sched_emit_given(struct wp_schedule *s, const struct wp_given_order *given, struct wp_err *err)
-{
-    int M = s->nmicro;
-    for (int r = 0; r < s->nranks; r++)
-        for (int i = 0; i < given->count[r]; i++) {
-            int code = given->passes[r][i];
-            if (wp_sched_emit(s, r, code % 2 ? WP_OP_B : WP_OP_F, code / 2 / M, code / 2 % M, err))
-                return -1;
-        }
     return 0;
 }

@@ -17,6 +17,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "sched/emit.h"
+
 static double pass_cost(const struct wp_schedule *s, int stage, int backward)
 {
     const struct wp_sched_params *p = &s->params;

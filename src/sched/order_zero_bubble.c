@@ -23,6 +23,8 @@
 
 #include <stdlib.h>
 
+#include "sched/emit.h"
+
 /* Per-rank builder: the next micro-batch of each (local chunk, pass) and
  * the queue of W owed after a B. */
 struct rank_program {

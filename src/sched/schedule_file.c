@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/emit.h"
 #include "sched/generate.h"
 #include "sched/validate.h"
 #include "sched/walk.h"
