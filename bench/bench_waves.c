@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "sched/generate.h"
+#include "sched/order_steady.h"
+#include "sched/place.h"
 #include "sched/simulate.h"
 
 struct study {

@@ -11,6 +11,11 @@
 #include <string.h>
 
 #include "sched/emit.h"
+#include "sched/order_direct.h"
+#include "sched/order_greedy.h"
+#include "sched/order_steady.h"
+#include "sched/order_zero_bubble.h"
+#include "sched/place.h"
 #include "sched/validate.h"
 
 static int check_params(const struct wp_sched_params *p, int *nstages, struct wp_err *err)

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "sched/emit.h"
+#include "sched/order_steady.h"
 
 /* A pass: (stage * M + micro-batch) * 2 + (0 forward, 1 backward). */
 static int pass_code(int M, int stage, int mb, int backward)

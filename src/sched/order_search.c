@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "sched/order_greedy.h"
 #include "sched/simulate.h"
 
 int wp_sched_simulate_own_costs(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "sched/emit.h"
-#include "sched/generate.h"
+#include "sched/place.h"
 #include "sched/validate.h"
 #include "sched/walk.h"
 #include "util/read_file.h"
