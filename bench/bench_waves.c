@@ -26,6 +26,7 @@
 #include "sched/order_steady.h"
 #include "sched/place.h"
 #include "sched/simulate.h"
+#include "sched/variant.h"
 
 struct study {
     struct wp_sched_params params; /* hanayo, P, M, W, memory unbounded */

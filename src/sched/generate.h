@@ -5,9 +5,6 @@
 #ifndef WP_SCHED_GENERATE_H
 #define WP_SCHED_GENERATE_H
 
-#include "sched/emit.h" /* struct wp_given_order */
-#include "sched/order_greedy.h"
-#include "sched/order_steady.h"
 #include "sched/schedule.h"
 
 /* Generates the schedule p asks for. Errors explain what does not fit
@@ -17,21 +14,6 @@ int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
 
 /* ---- the parts, one file each ---- */
 
-/* How generate.c makes one schedule of a searched kind: list scheduling
- * with the given options, (one Hanayo wave, a V) the zero-bubble paper's
- * ZB-V order with whole backwards, or a steady state compacted. */
-struct wp_order_variant {
-    int v_order;
-    const struct wp_given_order *given; /* this compute order, as it is */
-    struct wp_greedy_opts greedy;
-    int steady;      /* a steady state compacted: */
-    const struct wp_steady_cycle *cycle; /* this cycle, or when NULL */
-    double stagger;  /* the uniform cycle with this stagger per rank, in periods */
-};
-/* generate.c: one schedule of p's kind with the order `how` (placement,
- * compute order, communication, bounds). */
-int wp_sched_generate_variant(const struct wp_sched_params *p, int nstages, const struct wp_order_variant *how,
-                              struct wp_schedule *s, struct wp_err *err);
 /* order_search.c: the candidate orders of chimera and hanayo, the fastest
  * within the memory bound on the simulator kept. */
 int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct wp_schedule *best,

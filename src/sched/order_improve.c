@@ -20,6 +20,7 @@
 
 #include "sched/emit.h"
 #include "sched/order_steady.h"
+#include "sched/variant.h"
 
 /* A pass: (stage * M + micro-batch) * 2 + (0 forward, 1 backward). */
 static int pass_code(int M, int stage, int mb, int backward)

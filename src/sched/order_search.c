@@ -13,6 +13,7 @@
 
 #include "sched/order_greedy.h"
 #include "sched/simulate.h"
+#include "sched/variant.h"
 
 int wp_sched_simulate_own_costs(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,
                               struct wp_err *err)
