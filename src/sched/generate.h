@@ -18,10 +18,6 @@ int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
  * within the memory bound on the simulator kept. */
 int wp_sched_search_order(const struct wp_sched_params *p, int nstages, struct wp_schedule *best,
                           struct wp_err *err);
-/* order_search.c: the makespan and peak of s on the simulator with the
- * costs it was made for, and whether every rank kept its bound. */
-int wp_sched_simulate_own_costs(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,
-                                struct wp_err *err);
 /* order_improve.c: p->order_search steps of hill climbing over best's
  * compute order (one rank per stage, whole backwards); best is replaced
  * when the simulator times the result faster within the bound (makespan:

@@ -20,6 +20,7 @@
 
 #include "sched/emit.h"
 #include "sched/order_steady.h"
+#include "sched/simulate.h"
 #include "sched/variant.h"
 
 /* A pass: (stage * M + micro-batch) * 2 + (0 forward, 1 backward). */
@@ -350,7 +351,7 @@ int wp_sched_improve_order(const struct wp_sched_params *p, int nstages, struct 
         return -1;
     double m, peak;
     int within;
-    if (wp_sched_simulate_own_costs(&cand, &m, &peak, &within, err)) {
+    if (wp_simulate_own_costs(&cand, &m, &peak, &within, err)) {
         wp_schedule_destroy(&cand);
         return -1;
     }

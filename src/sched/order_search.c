@@ -15,27 +15,6 @@
 #include "sched/simulate.h"
 #include "sched/variant.h"
 
-int wp_sched_simulate_own_costs(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,
-                              struct wp_err *err)
-{
-    struct wp_cost_model c;
-    wp_cost_model_default(&c);
-    c.tf = s->params.tf;
-    c.tb = s->params.tb;
-    c.tw = s->params.tw;
-    c.tc = s->params.tc;
-    struct wp_sim_result res;
-    if (wp_simulate(s, &c, &res, err))
-        return -1;
-    *makespan = res.makespan;
-    *peak = res.peak_max;
-    *within_bound = 1;
-    for (int r = 0; r < s->nranks; r++)
-        *within_bound &= res.peak_activations[r] <= s->activation_bound[r] + 1e-9;
-    wp_sim_result_destroy(&res);
-    return 0;
-}
-
 /* The fastest candidate so far within the bound, and the first error of a
  * candidate that could not be made. */
 struct search {
@@ -60,7 +39,7 @@ static int consider(const struct wp_sched_params *p, int nstages, const struct w
             sr->first_err = cerr;
         return 0;
     }
-    if (wp_sched_simulate_own_costs(&cand, &makespan, &peak, &within, err)) {
+    if (wp_simulate_own_costs(&cand, &makespan, &peak, &within, err)) {
         wp_schedule_destroy(&cand);
         return -1;
     }
