@@ -1,7 +1,7 @@
-/* The generator driver: checks what was asked, places stages, orders the
- * compute of every rank (closed form, or searched among candidate orders:
- * order_search.c), adds the communication, and records each rank's
- * activation bound. Debug builds (--enable-debug-checks) run the validator
+/* The generator driver: checks what was asked, then has the schedule made,
+ * the closed-form kinds by the variant dispatcher (variant.c: placement,
+ * order, communication, bounds), chimera and hanayo by the order search
+ * (order_search.c). Debug builds (--enable-debug-checks) run the validator
  * on every schedule made. */
 #include "sched/generate.h"
 
@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "sched/order_greedy.h"
+#include "sched/order_search.h"
 #include "sched/validate.h"
 #include "sched/variant.h"
 

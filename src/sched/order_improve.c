@@ -6,12 +6,12 @@
  * pipeline, every pass played as soon as its inputs and its rank allow,
  * ends no later (so the search also drifts along equal makespans). The
  * steps are drawn from a fixed seed: the same N gives the same schedule.
- * The result is made into a schedule again (generate.c, the order given)
+ * The result is made into a schedule again (variant.c, the order given)
  * and kept only when the simulator times it faster within the bound, so
  * the search never makes a schedule slower on its own costs.
  * Used for the kinds whose order is searched (order_search.c); pipelines
  * with whole backwards and one rank per stage. */
-#include "sched/generate.h"
+#include "sched/order_improve.h"
 
 #include <math.h>
 #include <stdint.h>

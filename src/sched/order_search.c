@@ -1,17 +1,18 @@
 /* The order of Chimera and Hanayo, searched: the generator makes each
- * candidate order in full (generate.c), the simulator times it at the costs
+ * candidate order in full (variant.c), the simulator times it at the costs
  * the schedule is made for (tf, tb, tw and tc), and the fastest within the
  * kind's memory bound is kept. So an order built for a slow network is never
  * slower on it than the one built for none, and a rule that stalls (the
  * list scheduler's headroom rule can with several waves) is simply not a
  * candidate. With --order-search N the winner is then improved by N steps
  * of hill climbing (order_improve.c). */
-#include "sched/generate.h"
+#include "sched/order_search.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 #include "sched/order_greedy.h"
+#include "sched/order_improve.h"
 #include "sched/simulate.h"
 #include "sched/variant.h"
 
