@@ -1,8 +1,8 @@
 /* The generator driver: checks what was asked, then has the schedule made,
  * the closed-form kinds by the variant dispatcher (variant.c: placement,
  * order, communication, bounds), chimera and hanayo by the order search
- * (order_search.c). Debug builds (--enable-debug-checks) run the validator
- * on every schedule made. */
+ * (order_search.c); or, given a schedule file, reads it instead. Debug
+ * builds (--enable-debug-checks) run the validator on every schedule made. */
 #include "sched/generate.h"
 
 #include <config.h>
@@ -10,6 +10,7 @@
 
 #include "sched/order_greedy.h"
 #include "sched/order_search.h"
+#include "sched/schedule_file.h"
 #include "sched/validate.h"
 #include "sched/variant.h"
 
@@ -114,4 +115,12 @@ int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
     }
 #endif
     return rc;
+}
+
+int wp_schedule_make(const struct wp_sched_params *p, const char *schedule_file, struct wp_schedule *s,
+                     struct wp_err *err)
+{
+    if (schedule_file)
+        return wp_schedule_load(schedule_file, p, s, err);
+    return wp_schedule_generate(p, s, err);
 }

@@ -1,7 +1,7 @@
-/* The generator driver (generate.c): one entry point that checks what was
- * asked and makes the schedule, the closed-form kinds through the variant
- * dispatcher (variant.h), chimera and hanayo through the order search
- * (order_search.h). */
+/* The generator driver (generate.c): checks what was asked and makes the
+ * schedule, the closed-form kinds through the variant dispatcher (variant.h),
+ * chimera and hanayo through the order search (order_search.h); or reads it
+ * from a schedule file instead (wp_schedule_make). */
 #ifndef WP_SCHED_GENERATE_H
 #define WP_SCHED_GENERATE_H
 
@@ -11,5 +11,10 @@
  * (e.g. interleaved needs M to be a multiple of P). */
 int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,
                          struct wp_err *err);
+
+/* The schedule p describes: read from schedule_file and validated when it
+ * is not NULL (wp_schedule_load, keeping p's costs), else generated. */
+int wp_schedule_make(const struct wp_sched_params *p, const char *schedule_file, struct wp_schedule *s,
+                     struct wp_err *err);
 
 #endif
