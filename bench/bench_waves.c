@@ -23,7 +23,10 @@
 #include <string.h>
 
 #include "sched/generate.h"
+#include "sched/order_steady.h"
+#include "sched/place.h"
 #include "sched/simulate.h"
+#include "sched/variant.h"
 
 struct study {
     struct wp_sched_params params; /* hanayo, P, M, W, memory unbounded */

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sched/schedule_file.h"
 
 enum {
     OPT_KIND = 1000, OPT_RANKS, OPT_MICRO, OPT_K, OPT_WAVES, OPT_CHUNKS, OPT_POLICY, OPT_MAX_INFLIGHT,
@@ -263,7 +262,5 @@ void wp_sched_cli_help(void)
 
 int wp_sched_cli_make(const struct wp_sched_cli *o, struct wp_schedule *s, struct wp_err *err)
 {
-    if (o->schedule_file)
-        return wp_schedule_load(o->schedule_file, &o->params, s, err);
-    return wp_schedule_generate(&o->params, s, err);
+    return wp_schedule_make(&o->params, o->schedule_file, s, err);
 }

@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include "sched/generate.h"
+#include "sched/schedule.h" /* WP_SCHED_MAX_STAGES */
 #include "sched/simulate.h"
 
 struct wp_sched_cli {

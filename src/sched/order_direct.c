@@ -4,9 +4,11 @@
  * then drains (Ada-Grouper's kFkB; k = 1 is DAPPLE's 1F1B with warm-up
  * K_i = min(S-i, D) under policy A or min(2(S-i)-1, D) under policy B, and
  * k = M is GPipe). Interleaved is Megatron-LM's 1F1B over V chunks. */
-#include "sched/generate.h"
+#include "sched/order_direct.h"
 
 #include <stdlib.h>
+
+#include "sched/emit.h"
 
 static int push_group(struct wp_schedule *s, int rank, int op, int stage, int group, int k,
                       struct wp_err *err)

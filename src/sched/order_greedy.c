@@ -35,14 +35,16 @@
  * P from 2P on (P = 4 ... 16, W = 2 ... 4 tested) reaches the least
  * makespan within P micro-batches, M (tf+tb) + (P-1) tb / W (README,
  * "Comparing schedules").
- * The generator (generate.c) plays these at the given tc and at tc = 0, and
- * keeps the order its simulator times fastest; a rule that stalls (the
+ * The order search (order_search.c) plays these at the given tc and at tc = 0,
+ * and keeps the order its simulator times fastest; a rule that stalls (the
  * headroom rule can with several waves) is simply not a candidate. */
-#include "sched/generate.h"
+#include "sched/order_greedy.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sched/emit.h"
 
 /* A min-heap of event times. */
 struct event_heap {

@@ -6,17 +6,22 @@
  * pipeline, every pass played as soon as its inputs and its rank allow,
  * ends no later (so the search also drifts along equal makespans). The
  * steps are drawn from a fixed seed: the same N gives the same schedule.
- * The result is made into a schedule again (generate.c, the order given)
+ * The result is made into a schedule again (variant.c, the order given)
  * and kept only when the simulator times it faster within the bound, so
  * the search never makes a schedule slower on its own costs.
  * Used for the kinds whose order is searched (order_search.c); pipelines
  * with whole backwards and one rank per stage. */
-#include "sched/generate.h"
+#include "sched/order_improve.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sched/emit.h"
+#include "sched/order_steady.h"
+#include "sched/simulate.h"
+#include "sched/variant.h"
 
 /* A pass: (stage * M + micro-batch) * 2 + (0 forward, 1 backward). */
 static int pass_code(int M, int stage, int mb, int backward)
@@ -346,7 +351,7 @@ int wp_sched_improve_order(const struct wp_sched_params *p, int nstages, struct 
         return -1;
     double m, peak;
     int within;
-    if (wp_sched_simulate_own_costs(&cand, &m, &peak, &within, err)) {
+    if (wp_simulate_own_costs(&cand, &m, &peak, &within, err)) {
         wp_schedule_destroy(&cand);
         return -1;
     }
@@ -357,17 +362,5 @@ int wp_sched_improve_order(const struct wp_sched_params *p, int nstages, struct 
     } else {
         wp_schedule_destroy(&cand);
     }
-    return 0;
-}
-
-int wp_sched_emit_given(struct wp_schedule *s, const struct wp_given_order *given, struct wp_err *err)
-{
-    int M = s->nmicro;
-    for (int r = 0; r < s->nranks; r++)
-        for (int i = 0; i < given->count[r]; i++) {
-            int code = given->passes[r][i];
-            if (wp_sched_emit(s, r, code % 2 ? WP_OP_B : WP_OP_F, code / 2 / M, code / 2 % M, err))
-                return -1;
-        }
     return 0;
 }

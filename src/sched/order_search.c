@@ -1,38 +1,20 @@
 /* The order of Chimera and Hanayo, searched: the generator makes each
- * candidate order in full (generate.c), the simulator times it at the costs
+ * candidate order in full (variant.c), the simulator times it at the costs
  * the schedule is made for (tf, tb, tw and tc), and the fastest within the
  * kind's memory bound is kept. So an order built for a slow network is never
  * slower on it than the one built for none, and a rule that stalls (the
  * list scheduler's headroom rule can with several waves) is simply not a
  * candidate. With --order-search N the winner is then improved by N steps
  * of hill climbing (order_improve.c). */
-#include "sched/generate.h"
+#include "sched/order_search.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+#include "sched/order_greedy.h"
+#include "sched/order_improve.h"
 #include "sched/simulate.h"
-
-int wp_sched_simulate_own_costs(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,
-                              struct wp_err *err)
-{
-    struct wp_cost_model c;
-    wp_cost_model_default(&c);
-    c.tf = s->params.tf;
-    c.tb = s->params.tb;
-    c.tw = s->params.tw;
-    c.tc = s->params.tc;
-    struct wp_sim_result res;
-    if (wp_simulate(s, &c, &res, err))
-        return -1;
-    *makespan = res.makespan;
-    *peak = res.peak_max;
-    *within_bound = 1;
-    for (int r = 0; r < s->nranks; r++)
-        *within_bound &= res.peak_activations[r] <= s->activation_bound[r] + 1e-9;
-    wp_sim_result_destroy(&res);
-    return 0;
-}
+#include "sched/variant.h"
 
 /* The fastest candidate so far within the bound, and the first error of a
  * candidate that could not be made. */
@@ -58,7 +40,7 @@ static int consider(const struct wp_sched_params *p, int nstages, const struct w
             sr->first_err = cerr;
         return 0;
     }
-    if (wp_sched_simulate_own_costs(&cand, &makespan, &peak, &within, err)) {
+    if (wp_simulate_own_costs(&cand, &makespan, &peak, &within, err)) {
         wp_schedule_destroy(&cand);
         return -1;
     }

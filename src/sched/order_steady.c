@@ -12,10 +12,12 @@
  * order_search.c tries it when --max-inflight gives more than P, and
  * bench/bench_waves searches other cycles. Pipelines of one copy, without
  * replicas or a split backward. */
-#include "sched/generate.h"
+#include "sched/order_steady.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+#include "sched/emit.h"
 
 static double pass_cost(const struct wp_schedule *s, int stage, int backward)
 {

@@ -19,9 +19,11 @@
  * rank keeps between F and W in zb-h1. On a schedule whose backward is not
  * split, the zb-v order is the V-shaped 1F1B (every W joins its B): Hanayo
  * with one wave has that very placement and takes it as a candidate. */
-#include "sched/generate.h"
+#include "sched/order_zero_bubble.h"
 
 #include <stdlib.h>
+
+#include "sched/emit.h"
 
 /* Per-rank builder: the next micro-batch of each (local chunk, pass) and
  * the queue of W owed after a B. */

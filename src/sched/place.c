@@ -5,7 +5,7 @@
  * pipelines in opposite directions (stage s on ranks s and P-1-s); and the
  * stage weights that follow from a placement (schedule files, whose
  * placement is read, use both helpers too). */
-#include "sched/generate.h"
+#include "sched/place.h"
 
 #include <stdlib.h>
 

@@ -27,6 +27,20 @@ int wp_sched_kind_from_name(const char *name)
     return -1;
 }
 
+void wp_sched_params_default(struct wp_sched_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->kind = WP_SCHED_1F1B;
+    p->ranks = 4;
+    p->microbatches = 8;
+    p->k = 1;
+    p->waves = 1;
+    p->chunks = 1;
+    p->policy = 'A';
+    p->tf = 1;
+    p->tb = 2;
+}
+
 int wp_schedule_init(struct wp_schedule *s, const struct wp_sched_params *p, int nstages,
                      struct wp_err *err)
 {

@@ -44,6 +44,10 @@ struct wp_stage_place {
     int *ranks; /* ranks[copy * nreplicas + replica] */
 };
 
+/* The most stages the command line and a plan describe (room for per-stage
+ * lists such as --replicas and --stage-costs). */
+#define WP_SCHED_MAX_STAGES 4096
+
 /* What the generator was asked for. */
 struct wp_sched_params {
     enum wp_sched_kind kind;
@@ -61,6 +65,9 @@ struct wp_sched_params {
     double tf, tb, tw, tc; /* costs the greedy generators schedule by */
     long order_search;  /* steps of hill climbing over a searched kind's order (0: none) */
 };
+
+/* Fills params with defaults (policy A, k 1, waves 1, chunks 1, tf 1, tb 2). */
+void wp_sched_params_default(struct wp_sched_params *p);
 
 struct wp_schedule {
     struct wp_sched_params params;
@@ -143,6 +150,32 @@ static inline int wp_sched_frees_op(const struct wp_schedule *s)
 static inline double wp_stage_cost_scale(const struct wp_schedule *s, int stage)
 {
     return s->params.nstage_costs ? s->stage_cost_store[stage] : 1.0;
+}
+
+/* Work and activation weight of one (stage, micro-batch slice) relative to
+ * one micro-batch through 1/P of the model: (P / S) * cost scale / replicas
+ * (computed once by wp_sched_place). */
+static inline double wp_stage_weight(const struct wp_schedule *s, int stage)
+{
+    return s->stage_weight[stage];
+}
+
+/* Slices of consecutive stages that overlap (DAPPLE split/concat). */
+static inline int wp_slices_overlap(int i, int ri, int j, int rj)
+{
+    return (long)i * rj < (long)(j + 1) * ri && (long)j * ri < (long)(i + 1) * rj;
+}
+
+/* How many slices of stage other overlap slice j of stage (0 past either
+ * end of the pipeline): what slice j receives from other, or sends to it. */
+static inline int wp_slices_overlapping(const struct wp_schedule *s, int stage, int j, int other)
+{
+    if (other < 0 || other >= s->nstages)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < s->place[other].nreplicas; i++)
+        n += wp_slices_overlap(i, s->place[other].nreplicas, j, s->place[stage].nreplicas);
+    return n;
 }
 
 /* Output as text (one line per action, grouped by rank) or as CSV with the

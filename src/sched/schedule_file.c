@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/generate.h"
+#include "sched/emit.h"
+#include "sched/place.h"
 #include "sched/validate.h"
 #include "sched/walk.h"
 #include "util/read_file.h"

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/generate.h"
 #include "sched/lanes.h"
 #include "sched/validate.h"
 #include "sched/walk.h"
@@ -797,6 +796,27 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
         rc = wp_walk(s, &v, NULL, err);
     }
     return sim_end(&sm, rc);
+}
+
+int wp_simulate_own_costs(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,
+                          struct wp_err *err)
+{
+    struct wp_cost_model c;
+    wp_cost_model_default(&c);
+    c.tf = s->params.tf;
+    c.tb = s->params.tb;
+    c.tw = s->params.tw;
+    c.tc = s->params.tc;
+    struct wp_sim_result res;
+    if (wp_simulate(s, &c, &res, err))
+        return -1;
+    *makespan = res.makespan;
+    *peak = res.peak_max;
+    *within_bound = 1;
+    for (int r = 0; r < s->nranks; r++)
+        *within_bound &= res.peak_activations[r] <= s->activation_bound[r] + 1e-9;
+    wp_sim_result_destroy(&res);
+    return 0;
 }
 
 int wp_validate_and_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost,

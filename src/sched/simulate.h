@@ -94,6 +94,13 @@ int wp_simulate(const struct wp_schedule *s, const struct wp_cost_model *cost, s
                 struct wp_err *err);
 void wp_sim_result_destroy(struct wp_sim_result *res);
 
+/* The makespan and peak of s on the simulator with the costs it was made
+ * for (its params' tf, tb, tw and tc on the default model), and
+ * whether every rank kept its activation bound: how the order search and
+ * the climber time their candidates. */
+int wp_simulate_own_costs(const struct wp_schedule *s, double *makespan, double *peak, int *within_bound,
+                          struct wp_err *err);
+
 /* wp_schedule_validate and then wp_simulate, with their results and their
  * first error, in one lock-step walk where the simulation walks (the
  * validator's walk plays the simulator too): what `wavepipe simulate`

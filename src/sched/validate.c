@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched/generate.h"
 #include "sched/walk.h"
 #include "util/huge_pages.h"
 

@@ -7,8 +7,9 @@
  * At the end come ALLREDUCE for each stage held by several ranks and STEP
  * for each stage, in ascending stage order on every rank. Generators emit
  * each compute with its messages as they order it (the lists are reserved
- * up front); compute-only lists read from a file are expanded afterwards. */
-#include "sched/generate.h"
+ * up front); compute-only lists read from a file are expanded afterwards,
+ * and an order given pass by pass (the order search's) is emitted as it is. */
+#include "sched/emit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -150,4 +151,16 @@ int wp_sched_add_comm(struct wp_schedule *s, struct wp_err *err)
             free(compute[r].actions);
     free(compute);
     return rc;
+}
+
+int wp_sched_emit_given(struct wp_schedule *s, const struct wp_given_order *given, struct wp_err *err)
+{
+    int M = s->nmicro;
+    for (int r = 0; r < s->nranks; r++)
+        for (int i = 0; i < given->count[r]; i++) {
+            int code = given->passes[r][i];
+            if (wp_sched_emit(s, r, code % 2 ? WP_OP_B : WP_OP_F, code / 2 / M, code / 2 % M, err))
+                return -1;
+        }
+    return 0;
 }
