@@ -6,9 +6,6 @@
 
 #include "sched/action.h"
 
-/* The most stages (and per-stage lists) a schedule is given by a user. */
-#define WP_SCHED_MAX_STAGES 4096
-
 enum wp_sched_kind {
     WP_SCHED_GPIPE,
     WP_SCHED_1F1B,

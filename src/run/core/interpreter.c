@@ -6,7 +6,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "sched/generate.h"
 
 /* ---- where things are -------------------------------------------------------------- */
 

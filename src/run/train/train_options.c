@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sched/generate.h"
+#include "sched/schedule.h"
 #include "sched/grad_overlap.h"
 
 void wp_train_options_default(struct wp_train_options *o)
