@@ -21,7 +21,6 @@
 
 #define CMD "profile"
 #define MAX_REPEAT 1000
-#define MAX_SIZES 16
 
 static void usage(void)
 {
@@ -69,8 +68,8 @@ static int parse_sizes(const char *text, int *sizes, int *n)
     wp_strlcpy(buf, text, sizeof buf);
     *n = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_SIZES)
-            return wp_usage_error(CMD, "--micro-batch: at most %d sizes", MAX_SIZES);
+        if (*n == WP_PROFILE_MAX_SIZES)
+            return wp_usage_error(CMD, "--micro-batch: at most %d sizes", WP_PROFILE_MAX_SIZES);
         if (wp_parse_int_option(CMD, "--micro-batch", tok, 1, 1 << 20, &sizes[(*n)++]))
             return 2;
     }
@@ -81,7 +80,7 @@ static int parse_sizes(const char *text, int *sizes, int *n)
 
 struct profile_options {
     const char *model_path, *convert, *output;
-    int sizes[MAX_SIZES], nsizes, repeat, analytic, batch, cuda;
+    int sizes[WP_PROFILE_MAX_SIZES], nsizes, repeat, analytic, batch, cuda;
     double flops_per_s;
     enum wp_layer_contract contract;
 };

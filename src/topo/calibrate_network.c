@@ -172,11 +172,6 @@ static int select_device(const struct wp_calib_network_options *o, const struct 
         if (any && status == 0)
             status = wp_errorf(err, "--device cuda: a rank sees no CUDA device");
     }
-#else
-    (void)o;
-    (void)job;
-    (void)rank;
-    (void)err;
 #endif
     return status;
 }

@@ -22,8 +22,6 @@
 #include "util/stats.h"
 #include "util/strutil.h"
 
-#define MAX_SIZES 16
-
 struct pass_times {
     double forward_s, backward_s, weights_s; /* medians */
     double forward_spread;                   /* (max - min) / median of the forward */
@@ -253,8 +251,9 @@ int wp_profile_gpt2(const struct wp_profile_gpt2_options *o, FILE *out, struct w
     wp_run_config_default(&cfg);
     if (wp_run_config_read(o->model_path, &cfg, err) || wp_run_config_check(&cfg, err))
         return -1;
-    int sizes[MAX_SIZES], nsizes = o->nsizes < MAX_SIZES ? o->nsizes : MAX_SIZES;
-    memcpy(sizes, o->sizes, (size_t)nsizes * sizeof *sizes);
+    int sizes[WP_PROFILE_MAX_SIZES], nsizes = o->nsizes < WP_PROFILE_MAX_SIZES ? o->nsizes : WP_PROFILE_MAX_SIZES;
+    if (nsizes)
+        memcpy(sizes, o->sizes, (size_t)nsizes * sizeof *sizes);
     if (nsizes == 0)
         sizes[nsizes++] = cfg.train.global_batch % cfg.train.micro_batches == 0
                               ? cfg.train.global_batch / cfg.train.micro_batches
@@ -262,7 +261,7 @@ int wp_profile_gpt2(const struct wp_profile_gpt2_options *o, FILE *out, struct w
     const struct wp_kernel_ops *k = &wp_kernels_cpu;
     if (!o->analytic && kernels_for(o->cuda, &k, err))
         return -1;
-    double block_s[MAX_SIZES] = {0};
+    double block_s[WP_PROFILE_MAX_SIZES] = {0};
     for (int i = 0; i < nsizes; i++)
         if (profile_size(o, &cfg.model, k, sizes[i], nsizes > 1, &block_s[i], out, err))
             return -1;

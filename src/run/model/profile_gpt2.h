@@ -9,9 +9,12 @@
 
 #include "util/error.h"
 
+#define WP_PROFILE_MAX_SIZES 16 /* micro-batch sizes at most */
+
 struct wp_profile_gpt2_options {
     const char *model_path; /* the model settings (as for `wavepipe run`) */
-    const int *sizes;       /* micro-batch sizes; nsizes 0: the model file's global_batch / micro_batches */
+    const int *sizes;       /* micro-batch sizes (at most WP_PROFILE_MAX_SIZES); nsizes 0: the model
+                             * file's global_batch / micro_batches */
     int nsizes;
     int analytic;           /* FLOP counts at flops_per_s instead of measuring */
     double flops_per_s;
