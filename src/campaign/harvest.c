@@ -365,87 +365,17 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Reads one point directory; 1 when harvested, 0 when skipped (named on log). */
-static int harvest_point(const char *dir, const char *name, int warmup, FILE *log, struct wp_harvest_run *run,
-                         int *skipped_rows)
+/* The run's figures from its kept rows kept[0..k-1] (rows after the first
+ * warmup good ones); 0, or -1 when out of memory (run->per_iteration NULL). */
+static int summarize_kept(struct wp_harvest_run *run, const struct row *kept, size_t k, int warmup)
 {
-    char pdir[4096], path[4200];
-    snprintf(pdir, sizeof pdir, "%s/%s", dir, name);
-    memset(run, 0, sizeof *run);
-    wp_strlcpy(run->dir, name, sizeof run->dir);
-    run->weak_efficiency = run->strong_speedup = run->strong_efficiency = NAN;
-    run->adapt_vs_static = NAN;
-    run->pred_iter_time_s = run->pred_samples_per_s = run->pred_bubble_ratio = NAN;
-
-    struct wp_err err;
-    snprintf(path, sizeof path, "%s/point.cfg", pdir);
-    if (wp_point_read(path, &run->point, &err)) {
-        if (strncmp(err.msg, path, strlen(path)) == 0)
-            fprintf(log, "%s — point skipped\n", err.msg);
-        else
-            fprintf(log, "%s: %s — point skipped\n", path, err.msg);
-        return 0;
-    }
-    const char *nodes = wp_point_axis(&run->point, "nodes");
-    long nv;
-    if (!nodes || parse_long(nodes, &nv) || nv <= 0 || nv > 1000000) {
-        fprintf(log, "%s: axis nodes %s%s%s is not a positive integer — point skipped\n", path, nodes ? "'" : "",
-                nodes ? nodes : "missing", nodes ? "'" : "");
-        return 0;
-    }
-    run->nodes = (int)nv;
-    if (warmup < 0)
-        warmup = run->point.warmup;
-    /* the scenario's changes, to mark in the plots; a bad file is named, the point kept */
-    snprintf(path, sizeof path, "%s/changes.txt", pdir);
-    size_t clen;
-    char *ctext = file_exists(path) ? wp_read_file(path, &clen) : NULL;
-    if (ctext && wp_changes_parse(ctext, path, &run->scenario, &err))
-        fprintf(log, "%s — its changes not marked\n", err.msg);
-    free(ctext);
-
-    snprintf(path, sizeof path, "%s/results.csv", pdir);
-    size_t len;
-    char *text = wp_read_file(path, &len);
-    if (!text) {
-        if (errno == ENOENT)
-            fprintf(log, "%s: no results.csv — point skipped\n", pdir);
-        else
-            fprintf(log, "%s: cannot read: %s — point skipped\n", path, strerror(errno));
-        return 0;
-    }
-    struct rows rs = {0};
-    char why[256];
-    int rc = parse_results(path, text, len, log, &rs, skipped_rows, why, sizeof why);
-    free(text);
-    if (rc) {
-        fprintf(log, "%s: %s — point skipped\n", path, why);
-        free(rs.v);
-        return 0;
-    }
-    size_t n = dedup(&rs, &run->duplicates);
-    if (n == 0) {
-        fprintf(log, "%s: no good row — point skipped\n", path);
-        free(rs.v);
-        return 0;
-    }
-    if (n <= (size_t)warmup) {
-        fprintf(log, "%s: %zu good iteration%s, all within the warm-up of %d — point skipped\n", path, n,
-                n == 1 ? "" : "s", warmup);
-        free(rs.v);
-        return 0;
-    }
-    struct row *kept = rs.v + warmup;
-    size_t k = n - (size_t)warmup;
     double *tmp = malloc(k * sizeof *tmp);
     run->per_iteration = malloc(k * sizeof *run->per_iteration);
     if (!tmp || !run->per_iteration) {
-        fprintf(log, "%s: out of memory — point skipped\n", path);
         free(tmp);
         free(run->per_iteration);
         run->per_iteration = NULL;
-        free(rs.v);
-        return 0;
+        return -1;
     }
 #define STAT(field, member)                                                                        \
     do {                                                                                           \
@@ -486,10 +416,62 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
     run->iterations = (int)k;
     run->loss_last = kept[k - 1].loss;
     run->global_batch = kept[k - 1].global_batch;
-    free(rs.v);
+    return 0;
+}
 
+/* The point's results.csv into run's figures; 1 when harvested, 0 when
+ * skipped (named on log). */
+static int harvest_results(const char *pdir, int warmup, FILE *log, struct wp_harvest_run *run, int *skipped_rows)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/results.csv", pdir);
+    size_t len;
+    char *text = wp_read_file(path, &len);
+    if (!text) {
+        if (errno == ENOENT)
+            fprintf(log, "%s: no results.csv — point skipped\n", pdir);
+        else
+            fprintf(log, "%s: cannot read: %s — point skipped\n", path, strerror(errno));
+        return 0;
+    }
+    struct rows rs = {0};
+    char why[256];
+    int rc = parse_results(path, text, len, log, &rs, skipped_rows, why, sizeof why);
+    free(text);
+    if (rc) {
+        fprintf(log, "%s: %s — point skipped\n", path, why);
+        free(rs.v);
+        return 0;
+    }
+    size_t n = dedup(&rs, &run->duplicates);
+    if (n == 0) {
+        fprintf(log, "%s: no good row — point skipped\n", path);
+        free(rs.v);
+        return 0;
+    }
+    if (n <= (size_t)warmup) {
+        fprintf(log, "%s: %zu good iteration%s, all within the warm-up of %d — point skipped\n", path, n,
+                n == 1 ? "" : "s", warmup);
+        free(rs.v);
+        return 0;
+    }
+    if (summarize_kept(run, rs.v + warmup, n - (size_t)warmup, warmup)) {
+        fprintf(log, "%s: out of memory — point skipped\n", path);
+        free(rs.v);
+        return 0;
+    }
+    free(rs.v);
+    return 1;
+}
+
+/* The simulator's prediction from the point's run.log, and its state from
+ * DONE and FAILED; what is missing is named on log. */
+static void harvest_log_and_state(const char *pdir, FILE *log, struct wp_harvest_run *run)
+{
+    char path[4200];
     snprintf(path, sizeof path, "%s/run.log", pdir);
-    text = wp_read_file(path, &len);
+    size_t len;
+    char *text = wp_read_file(path, &len);
     if (!text) {
         fprintf(log, "%s: no run.log — predicted columns left empty\n", pdir);
     } else {
@@ -520,6 +502,50 @@ static int harvest_point(const char *dir, const char *name, int warmup, FILE *lo
                 failed ? "FAILED" : "no DONE (still running, or killed)", run->iterations,
                 run->iterations == 1 ? "" : "s", run->state);
     }
+}
+
+/* Reads one point directory; 1 when harvested, 0 when skipped (named on log). */
+static int harvest_point(const char *dir, const char *name, int warmup, FILE *log, struct wp_harvest_run *run,
+                         int *skipped_rows)
+{
+    char pdir[4096], path[4200];
+    snprintf(pdir, sizeof pdir, "%s/%s", dir, name);
+    memset(run, 0, sizeof *run);
+    wp_strlcpy(run->dir, name, sizeof run->dir);
+    run->weak_efficiency = run->strong_speedup = run->strong_efficiency = NAN;
+    run->adapt_vs_static = NAN;
+    run->pred_iter_time_s = run->pred_samples_per_s = run->pred_bubble_ratio = NAN;
+
+    struct wp_err err;
+    snprintf(path, sizeof path, "%s/point.cfg", pdir);
+    if (wp_point_read(path, &run->point, &err)) {
+        if (strncmp(err.msg, path, strlen(path)) == 0)
+            fprintf(log, "%s — point skipped\n", err.msg);
+        else
+            fprintf(log, "%s: %s — point skipped\n", path, err.msg);
+        return 0;
+    }
+    const char *nodes = wp_point_axis(&run->point, "nodes");
+    long nv;
+    if (!nodes || parse_long(nodes, &nv) || nv <= 0 || nv > 1000000) {
+        fprintf(log, "%s: axis nodes %s%s%s is not a positive integer — point skipped\n", path, nodes ? "'" : "",
+                nodes ? nodes : "missing", nodes ? "'" : "");
+        return 0;
+    }
+    run->nodes = (int)nv;
+    if (warmup < 0)
+        warmup = run->point.warmup;
+    /* the scenario's changes, to mark in the plots; a bad file is named, the point kept */
+    snprintf(path, sizeof path, "%s/changes.txt", pdir);
+    size_t clen;
+    char *ctext = file_exists(path) ? wp_read_file(path, &clen) : NULL;
+    if (ctext && wp_changes_parse(ctext, path, &run->scenario, &err))
+        fprintf(log, "%s — its changes not marked\n", err.msg);
+    free(ctext);
+
+    if (!harvest_results(pdir, warmup, log, run, skipped_rows))
+        return 0;
+    harvest_log_and_state(pdir, log, run);
     return 1;
 }
 

@@ -3,23 +3,19 @@
  * tensor-parallel groups, micro-batch sizes and recomputation), with the
  * plan compared against data parallelism, a straight pipeline and even
  * splits by the same cost model and by the simulator, and Ada-Grouper's
- * kFkB candidates for it. */
-#include <config.h>
-#include <errno.h>
+ * kFkB candidates for it (plan/plan_tables.h, plan/plan_compare.h). */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "plan/plan.h"
-#include "plan/plan_search.h"
+#include "plan/plan_compare.h"
+#include "plan/plan_tables.h"
 #include "run/model/gpt2_config.h"
 #include "sched/grad_overlap.h"
-#include "topo/cluster_io.h"
 #include "util/datadir.h"
 #include "util/units.h"
 
@@ -250,156 +246,48 @@ static int parse(int argc, char **argv, struct plan_options *o)
     return 0;
 }
 
-/* Where the compared plans go (--compare-dir), or nothing. */
-struct compare_out {
-    const char *dir;
-    const struct wp_layer_table *layers;
-    FILE *csv;
-    int failed;
-};
-
-/* The cost model's and the simulator's time of a plan, on one line; with a
- * directory, the plan also goes to DIR/NAME.cfg and a row to compared.csv. */
-static void compare_line(const struct wp_plan_model *m, const char *label, const char *name,
-                         const struct wp_plan *p, struct compare_out *out)
+/* A comparison's failure, printed as it happens. */
+static void report(const char *message)
 {
-    char shape[256];
-    wp_plan_shape(p, shape, sizeof shape);
-    double sim = 0;
-    struct wp_err err;
-    int simulated = wp_plan_simulate(m, p, 1, 0, &sim, NULL, &err) == 0;
-    printf("  %-22s %-16s L %9.4f s   simulated %9.4f s%s\n", label, shape, p->latency.total_s,
-           simulated ? sim : 0.0, p->fits ? "" : "   (does not fit in memory)");
-    if (!out->csv)
-        return;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s.cfg", out->dir, name);
-    if (wp_plan_write(path, p, out->layers, &err)) {
-        wp_err_print(CMD, &err);
-        out->failed = 1;
-        return;
-    }
-    fprintf(out->csv, "%s,%s,%s,%.6f,%.6f,%d\n", name, path, shape, p->latency.total_s, simulated ? sim : -1.0,
-            p->fits);
+    fprintf(stderr, "wavepipe " CMD ": %s\n", message[0] ? message : "unknown error");
 }
 
-/* The chosen plan against data parallelism and even splits (2, 4, ...
- * stages, the last one stage per GPU); 0, or -1 when --compare-dir could
- * not be written (the error said). */
-static int compare(const struct wp_plan_model *m, const struct wp_plan *best, const char *dir)
+/* The GPT model of --model: its blocks' SBP meshes in the chosen plan. */
+static int add_sbp(const char *model_path, struct wp_plan_tables *pt, struct wp_err *err)
 {
-    int N = m->layers->nlayers, G = wp_plan_model_groups(m);
-    struct compare_out out = {dir, m->layers, NULL, 0};
-    char csv_path[4096], tmp_path[4200];
-    if (dir) {
-        if (mkdir(dir, 0777) && errno != EEXIST) {
-            fprintf(stderr, "wavepipe " CMD ": %s: %s\n", dir, strerror(errno));
-            return -1;
-        }
-        snprintf(csv_path, sizeof csv_path, "%s/compared.csv", dir);
-        snprintf(tmp_path, sizeof tmp_path, "%s.tmp", csv_path);
-        if (!(out.csv = fopen(tmp_path, "w"))) {
-            fprintf(stderr, "wavepipe " CMD ": %s: %s\n", tmp_path, strerror(errno));
-            return -1;
-        }
-        fprintf(out.csv, "plan,file,shape,latency_s,simulated_s,fits\n");
-    }
-    int t = wp_plan_tensor_size(m->point.tensor);
-    printf("\ncompared (the same cost model, and the simulator on the plan's stage costs");
-    if (t > 1)
-        printf("; replicas are tensor groups of %d x %d GPUs as in the plan", m->point.tensor.p1,
-               m->point.tensor.p2);
-    printf("):\n");
-    struct wp_plan p;
-    struct wp_err err;
-    compare_line(m, "chosen", "chosen", best, &out);
-    int one = N, all = G;
-    wp_plan_init(&p);
-    if (wp_plan_fixed(m, 1, &one, &all, &p, &err) == 0)
-        compare_line(m, "data parallel", "data-parallel", &p, &out);
-    wp_plan_destroy(&p);
-    int S = N < G ? N : G;
-    int *counts = calloc((size_t)S, sizeof *counts), *reps = calloc((size_t)S, sizeof *reps);
-    for (int stages = 2; counts && reps && stages <= S; stages *= 2) {
-        if (G % stages)
-            continue;
-        for (int s = 0; s < stages; s++) {
-            counts[s] = (int)((long)(s + 1) * N / stages) - (int)((long)s * N / stages);
-            reps[s] = G / stages;
-        }
-        char label[64], name[64];
-        snprintf(label, sizeof label, stages == G ? "straight, even layers" : "%d even stages", stages);
-        snprintf(name, sizeof name, stages == G ? "straight" : "stages-%d", stages);
-        wp_plan_init(&p);
-        if (wp_plan_fixed(m, stages, counts, reps, &p, &err) == 0)
-            compare_line(m, label, name, &p, &out);
-        wp_plan_destroy(&p);
-    }
-    free(counts);
-    free(reps);
-    if (!out.csv)
-        return 0;
-    if (fclose(out.csv) || out.failed || rename(tmp_path, csv_path)) {
-        if (!out.failed)
-            fprintf(stderr, "wavepipe " CMD ": %s: %s\n", csv_path, strerror(errno));
-        remove(tmp_path);
+    struct wp_run_config rc_model;
+    wp_run_config_default(&rc_model);
+    if (wp_run_config_read(model_path, &rc_model, err))
         return -1;
-    }
-    printf("wrote the compared plans and %s\n", csv_path);
-    return 0;
+    return wp_plan_tables_sbp(pt, model_path, rc_model.model.layers, rc_model.model.channels,
+                              rc_model.model.sequence_length, err);
 }
 
-/* One layer table and its plan. */
-struct table_plan {
-    struct wp_layer_table t;
-    struct wp_plan_model m;
-    struct wp_plan plan;
-    int read, planned;
-    struct wp_err err;
-};
-
-/* Tables of one model at several micro-batch sizes must agree layer by layer. */
-static int same_model(const struct wp_layer_table *a, const char *pa, const struct wp_layer_table *b, const char *pb,
-                      struct wp_err *err)
+/* 0; 1 after an error in err; 2 after errors already printed. */
+static int plan(const struct plan_options *o, struct wp_plan_tables *pt, struct wp_err *err)
 {
-    if (a->nlayers != b->nlayers)
-        return wp_errorf(err, "%s has %d layers but %s has %d: give tables of one model (at several micro-batch "
-                              "sizes)", pb, b->nlayers, pa, a->nlayers);
-    for (int i = 0; i < a->nlayers; i++)
-        if (strcmp(a->layers[i].name, b->layers[i].name) != 0)
-            return wp_errorf(err, "%s's layer %d is '%s' but %s's is '%s': give tables of one model", pb, i,
-                             b->layers[i].name, pa, a->layers[i].name);
-    return 0;
-}
-
-static void print_summary(const struct plan_options *o, const struct table_plan *tp, int n, int best)
-{
-    const struct table_plan *b = &tp[best];
-    if (b->t.nnodes > 2 * b->t.nlayers)
-        printf("note: the profile's %d nodes were contracted to %d layers at the nodes every path passes; "
-               "splits fall only there (--contract frontier keeps every node)\n",
-               b->t.nnodes, b->t.nlayers);
-    if (n > 1) {
-        printf("one plan per layer table (micro-batch size), the fastest kept:\n");
-        for (int i = 0; i < n; i++) {
-            char shape[256];
-            if (!tp[i].planned) {
-                printf("  %s (profile batch %d): %s\n", o->layers[i], tp[i].t.profile_batch, tp[i].err.msg);
-                continue;
-            }
-            wp_plan_shape(&tp[i].plan, shape, sizeof shape);
-            printf("  %s (profile batch %d): %s, %d micro-batch%s of %d, predicted %.4f s%s\n", o->layers[i],
-                   tp[i].t.profile_batch, shape, tp[i].plan.microbatches, tp[i].plan.microbatches == 1 ? "" : "es",
-                   tp[i].plan.micro_batch,
-                   tp[i].plan.predicted_iter_s, i == best ? "  <- chosen" : "");
-        }
-        printf("\n");
+    struct wp_plan_tables_options to = {o->layers, o->nlayers, o->profile_batch, o->contract, o->cluster,
+                                        o->devices, o->memory_bytes, o->global_batch, o->uneven_slices,
+                                        o->recompute, o->tensor, o->chunks, o->grad_overlap,
+                                        o->grad_bucket_bytes, o->place_only};
+    if (wp_plan_tables_search(pt, &to, err) || (o->model && add_sbp(o->model, pt, err)))
+        return 1;
+    const struct wp_plan_table *b = &pt->v[pt->best];
+    if (strcmp(o->format, "csv") == 0) {
+        wp_plan_print_csv(stdout, &b->plan);
+    } else {
+        wp_plan_tables_print(stdout, pt);
+        if (o->compare && wp_plan_compare(stdout, &b->m, &b->plan, o->compare_dir, report))
+            return 2;
     }
-    wp_plan_print_text(stdout, &b->plan, &b->t);
-    printf("\nsearch: %s; %d point%s of the hybrid space (tensor group x micro-batch size), %ld states, %ld plans "
-           "evaluated in %.3f s\n",
-           b->plan.search, b->plan.points, b->plan.points == 1 ? "" : "s", b->plan.states, b->plan.evaluations,
-           b->plan.search_s);
+    if (o->out) {
+        if (wp_plan_write(o->out, &b->plan, &b->t, err))
+            return 1;
+        if (strcmp(o->format, "csv") != 0)
+            printf("wrote %s (run it: mpiexec -n %d wavepipe run --plan %s --config MODEL.cfg)\n", o->out,
+                   b->plan.devices_used, o->out);
+    }
+    return 0;
 }
 
 int wp_cmd_plan(int argc, char **argv)
@@ -414,90 +302,11 @@ int wp_cmd_plan(int argc, char **argv)
     for (int i = 0; i < o.nlayers; i++)
         o.layers[i] = wp_data_input(o.layers[i], shipped[i + 1], sizeof shipped[i + 1]);
     struct wp_err err = {""};
-    struct wp_cluster c;
-    struct wp_plan_hw hw;
-    struct table_plan *tp = calloc((size_t)o.nlayers, sizeof *tp);
-    wp_cluster_init(&c);
-    int status = 1, best = -1;
-    if (!tp) {
-        wp_errorf(&err, "out of memory");
-        goto out;
-    }
-    if (wp_cluster_read(o.cluster, &c, &err) || wp_plan_hw_from_cluster(&hw, &c, o.devices, o.memory_bytes, &err))
-        goto out;
-    for (int i = 0; i < o.nlayers; i++) {
-        struct table_plan *x = &tp[i];
-        wp_plan_init(&x->plan);
-        if (wp_layer_table_read(&x->t, o.layers[i], o.profile_batch, o.contract, &err))
-            goto out;
-        x->read = 1;
-        if (o.profile_batch && !x->t.profile_batch_assumed && x->t.profile_batch != o.profile_batch) {
-            wp_errorf(&err, "%s: the table is for micro-batch %d, not --profile-batch %d", o.layers[i],
-                      x->t.profile_batch, o.profile_batch);
-            goto out;
-        }
-        if (i > 0 && same_model(&tp[0].t, o.layers[0], &x->t, o.layers[i], &err))
-            goto out;
-        if (wp_plan_model_init(&x->m, &x->t, &hw, o.global_batch, &err))
-            goto out;
-        x->m.even_slices = !o.uneven_slices;
-        x->m.recompute = o.recompute;
-        x->m.fixed_tensor = o.tensor;
-        x->m.max_chunks = o.chunks;
-        x->m.grad_overlap = o.grad_overlap;
-        x->m.grad_bucket_bytes = o.grad_bucket_bytes;
-        x->m.place_only = o.place_only;
-        /* a table whose micro-batch fits nowhere leaves the others to choose from */
-        x->planned = wp_plan_search(&x->m, &x->plan, &x->err) == 0;
-        if (x->planned && (best < 0 || x->plan.predicted_iter_s < tp[best].plan.predicted_iter_s))
-            best = i;
-    }
-    if (best < 0) {
-        err = tp[0].err;
-        goto out;
-    }
-    struct table_plan *b = &tp[best];
-    if (wp_plan_kfkb_candidates(&b->m, &b->plan, &err))
-        goto out;
-    if (o.model) {
-        struct wp_run_config rc_model;
-        wp_run_config_default(&rc_model);
-        if (wp_run_config_read(o.model, &rc_model, &err))
-            goto out;
-        if (b->t.nlayers != rc_model.model.layers + 2) {
-            wp_errorf(&err, "--model %s has %d blocks (a table of %d layers); %s has %d layers", o.model,
-                      rc_model.model.layers, rc_model.model.layers + 2, o.layers[best], b->t.nlayers);
-            goto out;
-        }
-        if (wp_plan_sbp(&b->plan, &b->t, rc_model.model.channels, rc_model.model.sequence_length, &err))
-            goto out;
-    }
-    if (strcmp(o.format, "csv") == 0) {
-        wp_plan_print_csv(stdout, &b->plan);
-    } else {
-        print_summary(&o, tp, o.nlayers, best);
-        if (o.compare && compare(&b->m, &b->plan, o.compare_dir))
-            goto out_quiet;
-    }
-    if (o.out) {
-        if (wp_plan_write(o.out, &b->plan, &b->t, &err))
-            goto out;
-        if (strcmp(o.format, "csv") != 0)
-            printf("wrote %s (run it: mpiexec -n %d wavepipe run --plan %s --config MODEL.cfg)\n", o.out,
-                   b->plan.devices_used, o.out);
-    }
-    status = 0;
-out:
-    if (status)
+    struct wp_plan_tables pt;
+    wp_plan_tables_init(&pt);
+    int status = plan(&o, &pt, &err);
+    if (status == 1)
         wp_err_print(CMD, &err);
-out_quiet:
-    for (int i = 0; tp && i < o.nlayers; i++) {
-        wp_plan_destroy(&tp[i].plan);
-        wp_plan_model_destroy(&tp[i].m);
-        if (tp[i].read)
-            wp_layer_table_destroy(&tp[i].t);
-    }
-    free(tp);
-    wp_cluster_destroy(&c);
-    return status;
+    wp_plan_tables_destroy(&pt);
+    return status ? 1 : 0;
 }

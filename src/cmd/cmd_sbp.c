@@ -2,8 +2,9 @@
  * given by their widths (plan/sbp.h), or a strategy named or written out
  * (plan/sbp_strategy.h): prints each layer's 3D mesh, its tuples of nodes
  * and GPUs per axis, and its communication, and writes the plan file's
- * `sbp` group with -o. With --measure (an MPI job of one rank per device)
- * the strategy's communication runs and is timed (sbp_measure.h). */
+ * `sbp` group with -o (plan/sbp_chain.h). With --measure (an MPI job of one
+ * rank per device) the strategy's communication runs and is timed
+ * (run/comm/sbp_measure.h). */
 #include <fcntl.h>
 #include <getopt.h>
 #include <mpi.h>
@@ -14,13 +15,10 @@
 
 #include "cli/cli.h"
 #include "cmd/commands.h"
-#include "config/schema.h"
-#include "plan/plan.h"
 #include "plan/sbp.h"
+#include "plan/sbp_chain.h"
 #include "plan/sbp_search.h"
-#include "plan/sbp_strategy.h"
 #include "run/comm/sbp_measure.h"
-#include "topo/cluster_io.h"
 #include "util/mpi_finalize.h"
 #include "util/units.h"
 
@@ -140,69 +138,6 @@ static int parse_positive(const char *option, const char *text, double *value)
     return 0;
 }
 
-static void print_plan(const struct wp_sbp_problem *pr, const struct wp_sbp_result *r)
-{
-    const struct wp_sbp_mesh *m0 = &r->layers[0].mesh;
-    printf("SBP meshes: %d layers (%d shapes), batch %d, %d devices (%d nodes x %d GPUs), search %s\n",
-           pr->nlayers, r->nclasses, pr->batch, pr->devices, m0->nodes[0] * m0->nodes[1] * m0->nodes[2],
-           m0->gpus[0] * m0->gpus[1] * m0->gpus[2], r->space > 0 ? wp_sbp_search_name(r->search) : "given");
-    printf("%-8s %7s %7s %-14s %-12s %-12s %11s %10s %10s %10s %10s %10s %10s\n", "layer", "n_in", "n_out",
-           "mesh", "nodes", "gpus", "alltoall_ms", "gather_ms", "reduce_ms", "wsync_ms", "comm_ms", "sent_MiB",
-           "memory_MiB");
-    for (int l = 0; l < r->nlayers; l++) {
-        const struct wp_sbp_layer_cost *c = &r->layers[l];
-        const struct wp_sbp_mesh *m = &c->mesh;
-        char mesh_s[32], nodes_s[32], gpus_s[32];
-        snprintf(mesh_s, sizeof mesh_s, "(%d,%d,%d)", wp_sbp_mesh_axis(m, 0), wp_sbp_mesh_axis(m, 1),
-                 wp_sbp_mesh_axis(m, 2));
-        snprintf(nodes_s, sizeof nodes_s, "(%d,%d,%d)", m->nodes[0], m->nodes[1], m->nodes[2]);
-        snprintf(gpus_s, sizeof gpus_s, "(%d,%d,%d)", m->gpus[0], m->gpus[1], m->gpus[2]);
-        printf("%-8s %7d %7d %-14s %-12s %-12s %11.4f %10.4f %10.4f %10.4f %10.4f %10.2f %10.2f\n",
-               pr->layers[l].name, pr->layers[l].n_in, pr->layers[l].n_out, mesh_s, nodes_s, gpus_s,
-               1e3 * c->alltoall_s, 1e3 * c->gather_s, 1e3 * c->reduce_s, 1e3 * c->weight_sync_s, 1e3 * c->comm_s,
-               c->sent_bytes / 1048576, c->memory_bytes / 1048576);
-    }
-    printf("total: communication %.4f ms per step, %.2f MiB sent and %.2f MiB held per device\n", 1e3 * r->comm_s,
-           r->sent_bytes / 1048576, r->memory_bytes / 1048576);
-    if (r->space > 0)
-        printf("search: %.4g strategies, %.4g costed\n", r->space, r->costed);
-}
-
-/* The model's links from a cluster description (see usage); the labels say
- * which entry each came from. Only the levels the problem has are needed. */
-static int links_from_cluster(const char *path, struct wp_sbp_problem *pr, char *intra_label, char *inter_label,
-                              size_t label_size, struct wp_err *err)
-{
-    struct wp_cluster c;
-    wp_cluster_init(&c);
-    int nodes, gpus, status = wp_cluster_read(path, &c, err);
-    if (status == 0)
-        status = wp_sbp_check_problem(pr, &nodes, &gpus, err);
-    if (status == 0 && c.intra_network.given && c.intra_network.bandwidth_Bps > 0) {
-        pr->intra = (struct wp_link_cost){c.intra_network.latency_s, 1 / c.intra_network.bandwidth_Bps};
-        snprintf(intra_label, label_size, "%s: intra_network %s, %s", path, c.intra_network.name,
-                 c.intra_network.source);
-    } else if (status == 0 && c.ntypes > 0 && c.types[0].ngpus > 1) {
-        struct wp_plan_hw hw;
-        status = wp_plan_hw_from_cluster(&hw, &c, pr->devices, 1 /* memory: not needed here */, err);
-        if (status == 0) {
-            pr->intra = hw.intra;
-            snprintf(intra_label, label_size, "%s: the slowest pair of a node's GPUs", path);
-        }
-    } else if (status == 0 && gpus > 1) {
-        status = wp_errorf(err, "%s has no intra-node link (no intra_network, no GPUs): calibrate with two or "
-                                "more ranks per node (wavepipe calibrate --out)", path);
-    }
-    if (status == 0 && c.network.given && c.network.bandwidth_Bps > 0) {
-        pr->inter = (struct wp_link_cost){c.network.latency_s, 1 / c.network.bandwidth_Bps};
-        snprintf(inter_label, label_size, "%s: network %s, %s", path, c.network.name, c.network.source);
-    } else if (status == 0 && nodes > 1) {
-        status = wp_errorf(err, "%s has no network between nodes (add one, or run wavepipe calibrate --out)", path);
-    }
-    wp_cluster_destroy(&c);
-    return status;
-}
-
 /* Is flag one of the arguments? (--measure decides, before parsing,
  * whether this is an MPI job.) */
 static int has_flag(int argc, char **argv, const char *flag)
@@ -249,15 +184,109 @@ static void quiet_end(struct quiet *q)
         }
 }
 
-/* The command; measure: NULL, or this is an MPI job (--measure) whose
- * rank parses quietly unless it is rank 0. */
-static int sbp_main(int argc, char **argv, struct quiet *measure)
+enum {
+    OPT_WIDTHS = 1000, OPT_REPEAT, OPT_BATCH, OPT_DEVICES, OPT_GPN, OPT_INTRA, OPT_INTER, OPT_SEARCH,
+    OPT_MEMORY, OPT_ELEMENT, OPT_WEIGHT_STATE, OPT_ACTIVATION, OPT_INPUT, OPT_SEED, OPT_RESTARTS,
+    OPT_ITERATIONS, OPT_STRATEGY, OPT_CLUSTER, OPT_MEASURE, OPT_REPEATS, OPT_COMPUTE, OPT_BUCKET, OPT_WAIT
+};
+
+struct sbp_options {
+    int widths[MAX_WIDTHS];
+    int nwidths, repeat;
+    const char *output, *strategy, *cluster;
+    int exec_option; /* --repeats, --compute-s, --bucket or --wait given */
+    int intra_given, inter_given;
+    struct wp_sbp_exec_opts xo;
+    struct wp_sbp_problem pr; /* its layers not yet */
+    struct wp_sbp_search_opts so;
+};
+
+/* The problem's options (one getopt_long result); 0 or a usage error (2). */
+static int parse_problem_option(int opt, const char *arg, struct sbp_options *o)
 {
-    enum {
-        OPT_WIDTHS = 1000, OPT_REPEAT, OPT_BATCH, OPT_DEVICES, OPT_GPN, OPT_INTRA, OPT_INTER, OPT_SEARCH,
-        OPT_MEMORY, OPT_ELEMENT, OPT_WEIGHT_STATE, OPT_ACTIVATION, OPT_INPUT, OPT_SEED, OPT_RESTARTS,
-        OPT_ITERATIONS, OPT_STRATEGY, OPT_CLUSTER, OPT_MEASURE, OPT_REPEATS, OPT_COMPUTE, OPT_BUCKET, OPT_WAIT
-    };
+    struct wp_err err;
+    switch (opt) {
+    case OPT_WIDTHS: return parse_widths(arg, o->widths, &o->nwidths) ? 2 : 0;
+    case OPT_REPEAT: return wp_parse_int_option(CMD, "--repeat", arg, 1, MAX_WIDTHS, &o->repeat) ? 2 : 0;
+    case OPT_BATCH: return wp_parse_int_option(CMD, "--batch", arg, 1, 2147483647, &o->pr.batch) ? 2 : 0;
+    case OPT_DEVICES: return wp_parse_int_option(CMD, "--devices", arg, 1, 1 << 24, &o->pr.devices) ? 2 : 0;
+    case OPT_GPN: return wp_parse_int_option(CMD, "--gpus-per-node", arg, 1, 1 << 16, &o->pr.gpus_per_node) ? 2 : 0;
+    case OPT_INTRA:
+    case OPT_INTER:
+        if (parse_link(opt == OPT_INTRA ? "--intra" : "--inter", arg, opt == OPT_INTRA ? &o->pr.intra : &o->pr.inter))
+            return 2;
+        *(opt == OPT_INTRA ? &o->intra_given : &o->inter_given) = 1;
+        return 0;
+    case OPT_MEMORY:
+        if (wp_parse_bytes(arg, &o->pr.memory_limit_bytes, &err))
+            return wp_usage_error(CMD, "--memory '%s': %s", arg, err.msg);
+        return 0;
+    case OPT_ELEMENT: return parse_positive("--element-bytes", arg, &o->pr.element_bytes) ? 2 : 0;
+    case OPT_WEIGHT_STATE: return parse_positive("--weight-state-bytes", arg, &o->pr.weight_state_bytes) ? 2 : 0;
+    case OPT_ACTIVATION: return parse_positive("--activation-bytes", arg, &o->pr.activation_bytes) ? 2 : 0;
+    case OPT_INPUT:
+        if (strcmp(arg, "batch-split") == 0)
+            o->pr.input = WP_SBP_INPUT_BATCH_SPLIT;
+        else if (strcmp(arg, "free") == 0)
+            o->pr.input = WP_SBP_INPUT_FREE;
+        else
+            return wp_usage_error(CMD, "--input '%s' must be batch-split or free", arg);
+        return 0;
+    case OPT_STRATEGY: o->strategy = arg; return 0;
+    case OPT_CLUSTER: o->cluster = arg; return 0;
+    }
+    return 1;
+}
+
+/* The search's and --measure's options; 0 or a usage error (2). */
+static int parse_run_option(int opt, const char *arg, struct sbp_options *o)
+{
+    struct wp_err err;
+    switch (opt) {
+    case OPT_SEARCH: {
+        int kind = wp_sbp_search_from_name(arg);
+        if (kind < 0)
+            return wp_usage_error(CMD, "--search '%s' must be exhaustive, cd or mh", arg);
+        o->so.kind = (enum wp_sbp_search)kind;
+        return 0;
+    }
+    case OPT_SEED: {
+        int seed;
+        if (wp_parse_int_option(CMD, "--seed", arg, 0, 2147483647, &seed))
+            return 2;
+        o->so.seed = (unsigned long long)seed;
+        return 0;
+    }
+    case OPT_RESTARTS: return wp_parse_int_option(CMD, "--restarts", arg, 0, 1 << 20, &o->so.restarts) ? 2 : 0;
+    case OPT_ITERATIONS: {
+        int it;
+        if (wp_parse_int_option(CMD, "--iterations", arg, 0, 2147483647, &it))
+            return 2;
+        o->so.iterations = it;
+        return 0;
+    }
+    case OPT_MEASURE: return 0; /* seen before parsing */
+    }
+    o->exec_option = 1;
+    switch (opt) {
+    case OPT_REPEATS: return wp_parse_int_option(CMD, "--repeats", arg, 1, 1000, &o->xo.repeats) ? 2 : 0;
+    case OPT_COMPUTE: return parse_positive("--compute-s", arg, &o->xo.compute_s) ? 2 : 0;
+    case OPT_BUCKET:
+        if (wp_parse_bytes(arg, &o->xo.bucket_bytes, &err))
+            return wp_usage_error(CMD, "--bucket '%s': %s", arg, err.msg);
+        return 0;
+    case OPT_WAIT:
+        if (strcmp(arg, "yield") != 0 && strcmp(arg, "spin") != 0)
+            return wp_usage_error(CMD, "--wait '%s' must be yield or spin", arg);
+        o->xo.spin = strcmp(arg, "spin") == 0;
+        return 0;
+    }
+    return 0;
+}
+
+/* 0, 1 after --help, or 2 after a usage error; measure: this is an MPI job. */
+static int parse(int argc, char **argv, int measure, struct sbp_options *o)
+{
     static const struct option longopts[] = {
         {"widths", required_argument, NULL, OPT_WIDTHS},
         {"repeat", required_argument, NULL, OPT_REPEAT},
@@ -285,186 +314,90 @@ static int sbp_main(int argc, char **argv, struct quiet *measure)
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    static int widths[MAX_WIDTHS];
-    int nwidths = 0, repeat = 1, seed = 1;
-    const char *output = NULL, *strategy = "chosen", *cluster = NULL;
-    int exec_option = 0; /* --repeats, --compute-s, --bucket or --wait given */
-    int intra_given = 0, inter_given = 0;
-    struct wp_sbp_exec_opts xo;
-    wp_sbp_exec_default(&xo);
-    struct wp_sbp_problem pr;
-    wp_sbp_problem_default(&pr);
-    pr.batch = 0;
-    pr.devices = 0;
-    pr.intra = (struct wp_link_cost){3e-6, 1 / 150e9};
-    pr.inter = (struct wp_link_cost){15e-6, 1 / 12.5e9};
-    struct wp_sbp_search_opts so;
-    wp_sbp_search_default(&so);
-    struct wp_err err = {""};
+    memset(o, 0, sizeof *o);
+    o->repeat = 1;
+    o->strategy = "chosen";
+    wp_sbp_exec_default(&o->xo);
+    wp_sbp_problem_default(&o->pr);
+    o->pr.batch = 0;
+    o->pr.devices = 0;
+    o->pr.intra = (struct wp_link_cost){3e-6, 1 / 150e9};
+    o->pr.inter = (struct wp_link_cost){15e-6, 1 / 12.5e9};
+    wp_sbp_search_default(&o->so);
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        int rc;
         switch (opt) {
-        case 'h': usage(); return 0;
+        case 'h': usage(); return 1;
         case ':': return wp_usage_error(CMD, "option %s needs a value", argv[optind - 1]);
         case '?': return wp_usage_error(CMD, "unknown option %s", argv[optind - 1]);
-        case 'o': output = optarg; break;
-        case OPT_WIDTHS:
-            if (parse_widths(optarg, widths, &nwidths))
+        case 'o': o->output = optarg; break;
+        default:
+            rc = parse_problem_option(opt, optarg, o);
+            if (rc == 1)
+                rc = parse_run_option(opt, optarg, o);
+            if (rc)
                 return 2;
-            break;
-        case OPT_REPEAT:
-            if (wp_parse_int_option(CMD, "--repeat", optarg, 1, MAX_WIDTHS, &repeat))
-                return 2;
-            break;
-        case OPT_BATCH:
-            if (wp_parse_int_option(CMD, "--batch", optarg, 1, 2147483647, &pr.batch))
-                return 2;
-            break;
-        case OPT_DEVICES:
-            if (wp_parse_int_option(CMD, "--devices", optarg, 1, 1 << 24, &pr.devices))
-                return 2;
-            break;
-        case OPT_GPN:
-            if (wp_parse_int_option(CMD, "--gpus-per-node", optarg, 1, 1 << 16, &pr.gpus_per_node))
-                return 2;
-            break;
-        case OPT_INTRA:
-        case OPT_INTER:
-            if (parse_link(opt == OPT_INTRA ? "--intra" : "--inter", optarg, opt == OPT_INTRA ? &pr.intra : &pr.inter))
-                return 2;
-            *(opt == OPT_INTRA ? &intra_given : &inter_given) = 1;
-            break;
-        case OPT_SEARCH: {
-            int kind = wp_sbp_search_from_name(optarg);
-            if (kind < 0)
-                return wp_usage_error(CMD, "--search '%s' must be exhaustive, cd or mh", optarg);
-            so.kind = (enum wp_sbp_search)kind;
-            break;
-        }
-        case OPT_MEMORY:
-            if (wp_parse_bytes(optarg, &pr.memory_limit_bytes, &err))
-                return wp_usage_error(CMD, "--memory '%s': %s", optarg, err.msg);
-            break;
-        case OPT_ELEMENT:
-            if (parse_positive("--element-bytes", optarg, &pr.element_bytes))
-                return 2;
-            break;
-        case OPT_WEIGHT_STATE:
-            if (parse_positive("--weight-state-bytes", optarg, &pr.weight_state_bytes))
-                return 2;
-            break;
-        case OPT_ACTIVATION:
-            if (parse_positive("--activation-bytes", optarg, &pr.activation_bytes))
-                return 2;
-            break;
-        case OPT_INPUT:
-            if (strcmp(optarg, "batch-split") == 0)
-                pr.input = WP_SBP_INPUT_BATCH_SPLIT;
-            else if (strcmp(optarg, "free") == 0)
-                pr.input = WP_SBP_INPUT_FREE;
-            else
-                return wp_usage_error(CMD, "--input '%s' must be batch-split or free", optarg);
-            break;
-        case OPT_SEED:
-            if (wp_parse_int_option(CMD, "--seed", optarg, 0, 2147483647, &seed))
-                return 2;
-            so.seed = (unsigned long long)seed;
-            break;
-        case OPT_RESTARTS:
-            if (wp_parse_int_option(CMD, "--restarts", optarg, 0, 1 << 20, &so.restarts))
-                return 2;
-            break;
-        case OPT_ITERATIONS: {
-            int it;
-            if (wp_parse_int_option(CMD, "--iterations", optarg, 0, 2147483647, &it))
-                return 2;
-            so.iterations = it;
-            break;
-        }
-        case OPT_STRATEGY: strategy = optarg; break;
-        case OPT_CLUSTER: cluster = optarg; break;
-        case OPT_MEASURE: break; /* seen before parsing */
-        case OPT_REPEATS:
-            if (wp_parse_int_option(CMD, "--repeats", optarg, 1, 1000, &xo.repeats))
-                return 2;
-            exec_option = 1;
-            break;
-        case OPT_COMPUTE:
-            if (parse_positive("--compute-s", optarg, &xo.compute_s))
-                return 2;
-            exec_option = 1;
-            break;
-        case OPT_BUCKET:
-            if (wp_parse_bytes(optarg, &xo.bucket_bytes, &err))
-                return wp_usage_error(CMD, "--bucket '%s': %s", optarg, err.msg);
-            exec_option = 1;
-            break;
-        case OPT_WAIT:
-            if (strcmp(optarg, "yield") != 0 && strcmp(optarg, "spin") != 0)
-                return wp_usage_error(CMD, "--wait '%s' must be yield or spin", optarg);
-            xo.spin = strcmp(optarg, "spin") == 0;
-            exec_option = 1;
-            break;
         }
     }
-    if (cluster && (intra_given || inter_given))
+    if (o->cluster && (o->intra_given || o->inter_given))
         return wp_usage_error(CMD, "--cluster gives the links: leave out --intra and --inter");
-    if (exec_option && !measure)
+    if (o->exec_option && !measure)
         return wp_usage_error(CMD, "--repeats, --compute-s, --bucket and --wait need --measure");
     if (optind < argc)
         return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
-    if (nwidths == 0 || pr.batch == 0 || pr.devices == 0)
+    if (o->nwidths == 0 || o->pr.batch == 0 || o->pr.devices == 0)
         return wp_usage_error(CMD, "--widths, --batch and --devices are needed");
-    if (repeat > 1 && widths[nwidths - 1] != widths[0])
+    if (o->repeat > 1 && o->widths[o->nwidths - 1] != o->widths[0])
         return wp_usage_error(CMD, "--repeat needs the last width (%d) to equal the first (%d)",
-                              widths[nwidths - 1], widths[0]);
-    int per_repeat = nwidths - 1;
-    if ((long)per_repeat * repeat > MAX_WIDTHS)
-        return wp_usage_error(CMD, "%d layers repeated %d times: more than %d layers", per_repeat, repeat,
+                              o->widths[o->nwidths - 1], o->widths[0]);
+    int per_repeat = o->nwidths - 1;
+    if ((long)per_repeat * o->repeat > MAX_WIDTHS)
+        return wp_usage_error(CMD, "%d layers repeated %d times: more than %d layers", per_repeat, o->repeat,
                               MAX_WIDTHS);
-    pr.nlayers = per_repeat * repeat;
-    struct wp_sbp_layer *layers = calloc((size_t)pr.nlayers, sizeof *layers);
-    if (!layers) {
-        wp_errorf(&err, "out of memory");
+    return 0;
+}
+
+/* Every rank of a --measure job read and planned: one verdict for all, the
+ * first failing rank's message. */
+static int agree(int status, struct wp_err *err)
+{
+    int rank, size, first;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int mine = status ? rank : size;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first > 0 && first < size) {
+        MPI_Bcast(err->msg, WP_ERR_MAX, MPI_CHAR, first, MPI_COMM_WORLD);
+        status = wp_err_prefix(err, "rank %d: ", first);
+    }
+    return status;
+}
+
+/* The problem solved, then printed or measured (measure: NULL, or this is
+ * an MPI job whose ranks other than 0 are quiet until now), and written. */
+static int sbp_run(struct sbp_options *o, struct quiet *measure)
+{
+    struct wp_err err = {""};
+    struct wp_sbp_layer *layers;
+    if (wp_sbp_chain_layers(o->widths, o->nwidths, o->repeat, &layers, &o->pr.nlayers, &err)) {
         wp_err_print(CMD, &err);
         return 1;
     }
-    for (int l = 0; l < pr.nlayers; l++) {
-        snprintf(layers[l].name, sizeof layers[l].name, "fc%d", l);
-        layers[l].n_in = widths[l % per_repeat];
-        layers[l].n_out = widths[l % per_repeat + 1];
-    }
-    pr.layers = layers;
-
+    o->pr.layers = layers;
     char intra_label[WP_ERR_MAX], inter_label[WP_ERR_MAX], strategy_label[WP_ERR_MAX];
-    snprintf(intra_label, sizeof intra_label, "%s", intra_given ? "--intra" : "the default; --intra");
-    snprintf(inter_label, sizeof inter_label, "%s", inter_given ? "--inter" : "the default; --inter");
-    int status = cluster ? links_from_cluster(cluster, &pr, intra_label, inter_label, sizeof intra_label, &err) : 0;
+    snprintf(intra_label, sizeof intra_label, "%s", o->intra_given ? "--intra" : "the default; --intra");
+    snprintf(inter_label, sizeof inter_label, "%s", o->inter_given ? "--inter" : "the default; --inter");
+    int status = o->cluster ? wp_sbp_links_from_cluster(o->cluster, &o->pr, intra_label, inter_label,
+                                                         sizeof intra_label, &err)
+                            : 0;
     struct wp_sbp_result res;
     memset(&res, 0, sizeof res);
-    if (status == 0 && strcmp(strategy, "chosen") == 0) {
-        status = wp_sbp_plan(&pr, &so, &res, &err);
-        snprintf(strategy_label, sizeof strategy_label, "chosen:%s", wp_sbp_search_name(so.kind));
-    } else if (status == 0) {
-        struct wp_sbp_mesh *meshes = calloc((size_t)pr.nlayers, sizeof *meshes);
-        status = meshes ? wp_sbp_strategy_meshes(&pr, strategy, meshes, &err) : wp_errorf(&err, "out of memory");
-        if (status == 0)
-            status = wp_sbp_evaluate(&pr, meshes, &res, &err);
-        free(meshes);
-        snprintf(strategy_label, sizeof strategy_label, "%s", strategy);
-    }
-    if (measure) { /* every rank read and planned: one verdict for all, the first failing rank's message */
-        int rank, size, first;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &size);
-        int mine = status ? rank : size;
-        MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (first > 0 && first < size) {
-            MPI_Bcast(err.msg, WP_ERR_MAX, MPI_CHAR, first, MPI_COMM_WORLD);
-            status = wp_err_prefix(&err, "rank %d: ", first);
-        }
-    }
+    if (status == 0)
+        status = wp_sbp_solve(&o->pr, &o->so, o->strategy, &res, strategy_label, sizeof strategy_label, &err);
+    if (measure)
+        status = agree(status, &err);
     if (status) { /* printed once: ranks other than 0 are still quiet */
         wp_err_print(CMD, &err);
         wp_sbp_result_destroy(&res);
@@ -477,28 +410,32 @@ static int sbp_main(int argc, char **argv, struct quiet *measure)
     if (measure) {
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         struct wp_sbp_measure_labels labels = {strategy_label, intra_label, inter_label};
-        rc = wp_sbp_measure(&pr, &res, &xo, &labels);
+        rc = wp_sbp_measure(&o->pr, &res, &o->xo, &labels);
     } else {
-        print_plan(&pr, &res);
+        wp_sbp_print(stdout, &o->pr, &res);
     }
-    if (output && rank == 0) {
-        config_t cfg;
-        config_init(&cfg);
-        wp_sbp_config_add(config_root_setting(&cfg), &pr, &res);
-        if (wp_cfg_write_file(&cfg, output,
-                              "wavepipe sbp: AutoDDL SBP mesh per layer (p0, p1, p2 as nodes x GPUs),\n"
-                              "communication seconds per step (forward + backward), bytes per device",
-                              &err)) {
+    if (o->output && rank == 0) {
+        if (wp_sbp_write(o->output, &o->pr, &res, &err)) {
             wp_err_print(CMD, &err);
             rc = 1;
         } else {
-            printf("wrote %s\n", output);
+            printf("wrote %s\n", o->output);
         }
-        config_destroy(&cfg);
     }
     wp_sbp_result_destroy(&res);
     free(layers);
     return rc;
+}
+
+/* The command; measure: NULL, or this is an MPI job (--measure) whose
+ * rank parses quietly unless it is rank 0. */
+static int sbp_main(int argc, char **argv, struct quiet *measure)
+{
+    struct sbp_options o;
+    int rc = parse(argc, argv, measure != NULL, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    return sbp_run(&o, measure);
 }
 
 int wp_cmd_sbp(int argc, char **argv)

@@ -1,6 +1,6 @@
 /* `wavepipe topo`: describe a cluster through hwloc (live, recorded XML
- * exports, or every node of an MPI job), print it, write the cluster file,
- * or read one back and check it. */
+ * exports, or every node of an MPI job: topo/cluster_build.h), print it,
+ * write the cluster file, or read one back and check it. */
 #include <getopt.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -10,10 +10,8 @@
 #include "cli/cli.h"
 #include "cmd/commands.h"
 #include "kernels/device_info.h"
+#include "topo/cluster_build.h"
 #include "topo/cluster_io.h"
-#include "topo/cluster_resize.h"
-#include "topo/discover.h"
-#include "topo/gather_mpi.h"
 #include "topo/network.h"
 #include "topo/report.h"
 #include "util/strutil.h"
@@ -140,38 +138,6 @@ static int parse_options(int argc, char **argv, struct topo_options *o)
     return 0;
 }
 
-/* Builds the cluster from the options; live discovery is collective. */
-static int build_cluster(const struct topo_options *o, struct wp_cluster *c, int *is_root,
-                         struct wp_err *err)
-{
-    *is_root = 1;
-    if (o->cluster_path)
-    {
-        if (wp_cluster_read(o->cluster_path, c, err))
-            return -1;
-        if ((o->nodes || o->gpus_per_node) &&
-            wp_cluster_resize(c, o->nodes, o->gpus_per_node, o->gpu_memory_bytes, err))
-            return -1;
-        return 0;
-    }
-    wp_cluster_init(c);
-    if (o->nxml) {
-        for (int i = 0; i < o->nxml; i++) {
-            struct wp_node_type t;
-            if (wp_discover_node(o->xml[i], &t, err))
-                return -1;
-            t.count = o->xml_count[i];
-            if (wp_cluster_add_type(c, &t, err) < 0)
-                return -1;
-        }
-        return 0;
-    }
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    *is_root = rank == 0;
-    return wp_gather_cluster_mpi(MPI_COMM_WORLD, c, err);
-}
-
 static void report_devices(void)
 {
     struct wp_device_info info;
@@ -197,7 +163,9 @@ int wp_cmd_topo(int argc, char **argv)
         MPI_Init(&argc, &argv);
     struct wp_cluster c;
     int is_root;
-    int status = build_cluster(&o, &c, &is_root, &err);
+    struct wp_cluster_source src = {o.cluster_path, o.nodes, o.gpus_per_node, o.gpu_memory_bytes,
+                                    o.xml, o.xml_count, o.nxml};
+    int status = wp_cluster_build(&src, &c, &is_root, &err);
     if (status == 0 && is_root) {
         if (o.network_spec)
             c.network = net;
