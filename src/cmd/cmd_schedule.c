@@ -35,12 +35,9 @@ static void usage(void)
 
 int wp_cmd_schedule(int argc, char **argv)
 {
+    static const struct option own[] = {{"help", no_argument, NULL, 'h'}};
     struct option longopts[64];
-    int n = 0;
-    for (int i = 0; i < wp_sched_long_option_count; i++)
-        longopts[n++] = wp_sched_long_options[i];
-    longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
-    longopts[n] = (struct option){NULL, 0, NULL, 0};
+    wp_sched_cli_long_options(own, 1, 1, longopts, 64);
     struct wp_sched_cli o;
     wp_sched_cli_init(&o);
     opterr = 0;

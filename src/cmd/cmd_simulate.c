@@ -141,12 +141,7 @@ static int parse(int argc, char **argv, struct simulate_options *so)
         {"help", no_argument, NULL, 'h'},
     };
     struct option longopts[64];
-    int n = 0;
-    for (int i = 0; i < wp_sched_long_option_count; i++)
-        longopts[n++] = wp_sched_long_options[i];
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-        longopts[n++] = own[i];
-    longopts[n] = (struct option){NULL, 0, NULL, 0};
+    wp_sched_cli_long_options(own, sizeof own / sizeof own[0], 1, longopts, 64);
 
     memset(so, 0, sizeof *so);
     struct wp_sched_cli *o = &so->o;
