@@ -7,7 +7,7 @@ own edges) and prints TAP, one line per rule:
 
 1. No include cycle. A unit is a header together with every source file
    that defines a function the header declares (a header and its .c, or
-   generate.h and the order_*.c files that implement it); a unit depends on
+   plan.h and the plan_*.c files that implement it); a unit depends on
    the unit of every header one of its files includes. A cycle of units is
    a circle a reader cannot enter at a bottom: each is printed with the
    includes that close it.
