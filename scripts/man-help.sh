@@ -3,7 +3,8 @@
 #   man-help.sh WAVEPIPE COMMAND --help   the --help text of `wavepipe COMMAND`
 #       (COMMAND wavepipe: of wavepipe itself) with each form of its usage
 #       on one line (continuation lines start with - or [), the forms after
-#       the first as help2man's "or:" lines
+#       the first as help2man's "or:" lines, and each line of an Examples
+#       section a paragraph of its own (help2man would join them)
 #   man-help.sh WAVEPIPE COMMAND --name   the one-line summary for NAME: the
 #       command's line in `wavepipe --help`, or for wavepipe itself the first
 #       sentence of its description
@@ -28,6 +29,9 @@ case $what in
         open && /^[ \t]*$/ { print usage; open = 0; print; next }
         open && /^ +[^-[ ]/ { print usage; sub(/^ +/, ""); usage = "  or:  " $0; next }
         open { sub(/^ +/, " "); usage = usage $0; next }
+        /^Examples:$/ { print; examples = 1; next }
+        examples && /^[ \t]*$/ { examples = 0; print; next }
+        examples { print; if ($0 !~ /\\$/) print ""; next }
         { print }
         END { if (open) print usage }'
     ;;

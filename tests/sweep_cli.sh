@@ -15,7 +15,8 @@ tpl="$WP_SRCDIR/templates"
 expect_status 0 $? "sweep --dry-run of the CPU test campaign"
 n=$(find "$out/results/cpu-weak-test" -mindepth 1 -maxdepth 1 -type d | wc -l)
 expect_status 9 "$n" "3 schedules x 3 node counts = 9 point directories"
-expect_contains "$out/dry.txt" "sbatch --parsable --dependency=afterok:" "dry run prints the chained sbatch commands"
+expect_contains "$out/dry.txt" "sbatch --parsable --kill-on-invalid-dep=yes --dependency=afterok:" \
+    "dry run prints the chained sbatch commands (a run Slurm cancels when its probe fails)"
 bad=0
 for f in "$out"/results/cpu-weak-test/*/job.sbatch "$out"/results/cpu-weak-test/*/probe.sbatch; do
     bash -n "$f" || { bad=$((bad + 1)); echo "    bash -n fails: $f"; }
@@ -119,14 +120,18 @@ echo "$*" >> "$FAKE_SLURM/sbatch.log"; echo "$n"
 SH
 printf '#!/bin/bash\ncat "$FAKE_SLURM/queue" 2>/dev/null\n' > "$out/bin/squeue"
 printf '#!/bin/bash\necho "sacct: error: Slurm accounting storage is disabled" >&2\nexit 1\n' > "$out/bin/sacct"
+printf '#!/bin/bash\nprintf "AccountingStorageType   = (null)\\nClusterName             = fakecluster\\n"\n' > "$out/bin/scontrol"
+printf '#!/bin/bash\necho "$*" >> "$FAKE_SLURM/scancel.log"\n' > "$out/bin/scancel"
 chmod +x "$out/bin/"*
 export FAKE_SLURM="$out"
 PATH="$out/bin:$PATH" "$WAVEPIPE" sweep "$camp" --submit --max-concurrent 2 --results "$out/sub" --templates "$tpl" > "$out/submit.txt" 2>&1
 expect_status 0 $? "sweep --submit"
 expect_status 18 "$(wc -l < "$out/sbatch.log")" "9 probes and 9 runs submitted"
-expect_contains "$out/sbatch.log" "--parsable --dependency=afterok:101 --chdir=$out/sub/cpu-weak-test/p000-1f1b-k1-w1-n1-r0 $out/sub/cpu-weak-test/p000-1f1b-k1-w1-n1-r0/job.sbatch" "the run waits for its probe"
+expect_contains "$out/sbatch.log" "--parsable --kill-on-invalid-dep=yes --dependency=afterok:101 --chdir=$out/sub/cpu-weak-test/p000-1f1b-k1-w1-n1-r0 $out/sub/cpu-weak-test/p000-1f1b-k1-w1-n1-r0/job.sbatch" \
+    "the run waits for its probe, and Slurm cancels it when the probe fails"
 expect_contains "$out/sbatch.log" "--dependency=afterok:105,afterany:102" "--max-concurrent 2: the third run waits for the first"
-expect_contains "$out/sub/cpu-weak-test/p000-1f1b-k1-w1-n1-r0/jobids" "run 102" "job ids recorded"
+expect_contains "$out/sub/cpu-weak-test/p000-1f1b-k1-w1-n1-r0/jobids" "run 102 fakecluster -" \
+    "job ids recorded with the cluster's name (and the submit time squeue gives, here none)"
 printf '102 RUNNING\n104 PENDING\n' > "$out/queue"
 PATH="$out/bin:$PATH" "$WAVEPIPE" status "$camp" --results "$out/sub" > "$out/st3.txt" 2>&1
 expect_contains "$out/st3.txt" "p000-1f1b-k1-w1-n1-r0                    running" "status: running from squeue"
@@ -135,6 +140,98 @@ expect_contains "$out/st3.txt" "failed   run 106 gone" "jobs gone from the queue
 PATH="$out/bin:$PATH" "$WAVEPIPE" sweep "$camp" --submit --results "$out/sub" --templates "$tpl" > "$out/resub.txt" 2>&1
 expect_contains "$out/resub.txt" "p000-1f1b-k1-w1-n1-r0                    submitted and not finished" "a point in the queue is left alone"
 expect_contains "$out/resub.txt" "7 submitted now" "lost points are submitted again"
+
+# a probe that failed (issue 29): its run, left waiting for ever by an older
+# sweep, makes the point failed, the probe's error named; a probe that could
+# not even write its error file says so; sweep --submit cancels the waiting
+# run and submits the point again
+s0=$out/sub/cpu-weak-test/p000-1f1b-k1-w1-n1-r0 s1=$out/sub/cpu-weak-test/p001-1f1b-k1-w1-n2-r0
+printf 'probe 119 fakecluster -\nrun 120 fakecluster -\n' >> "$s0/jobids"
+echo "slurmstepd: error: couldn't chdir to results: No such file or directory" > "$s0/probe-119.err"
+printf 'probe 121 fakecluster -\nrun 122 fakecluster -\n' >> "$s1/jobids"
+printf '120|PENDING|DependencyNeverSatisfied|2026-11-29T08:00:01\n' > "$out/queue"
+PATH="$out/bin:$PATH" "$WAVEPIPE" status "$camp" --results "$out/sub" > "$out/st4.txt" 2>&1
+expect_contains "$out/st4.txt" "p000-1f1b-k1-w1-n1-r0                    failed   run 120 PENDING (DependencyNeverSatisfied), probe 119 gone; it waits for a probe that failed and can never start; the probe failed, $s0/probe-119.err: slurmstepd: error: couldn't chdir" \
+    "status: a run waiting for a failed probe is a failed point, the probe's error file and line named"
+expect_contains "$out/st4.txt" "p001-1f1b-k1-w1-n2-r0                    failed   run 122 gone, probe 121 gone" "a point whose jobs are gone is failed"
+expect_contains "$out/st4.txt" "the probe (job 121) left no probe-121.err here: its node could not write to the point directory" \
+    "and a probe that left nothing behind is said to be one whose node could not write there"
+PATH="$out/bin:$PATH" "$WAVEPIPE" sweep "$camp" --dry-run --results "$out/sub" --templates "$tpl" > "$out/dry4.txt" 2>&1
+expect_contains "$out/dry4.txt" "p000-1f1b-k1-w1-n1-r0                    failed, rendered again" "a dry run decides as status does"
+expect_contains "$out/dry4.txt" "  scancel 120" "and prints the scancel of the waiting run"
+rm -f "$out/scancel.log"
+PATH="$out/bin:$PATH" "$WAVEPIPE" sweep "$camp" --submit --results "$out/sub" --templates "$tpl" > "$out/resub4.txt" 2>&1
+expect_contains "$out/resub4.txt" "p000-1f1b-k1-w1-n1-r0                    failed, rendered again, submitted: probe" \
+    "sweep --submit submits the failed point again, as the dry run said"
+expect_contains "$out/scancel.log" "120" "after cancelling the run that waited for ever"
+expect_contains "$out/resub4.txt" "cancelled the run waiting for ever: 120" "and says so"
+
+# job identity (issue 29): a restarted cluster numbers its jobs again; a job
+# of the same id taken later is not the point's
+s2=$out/sub/cpu-weak-test/p002-1f1b-k1-w1-n3-r0
+printf 'probe 130 fakecluster 2026-11-29T08:00:00\nrun 131 fakecluster 2026-11-29T08:00:01\n' > "$s2/jobids"
+printf '131|RUNNING|None|2026-11-30T09:15:00\n' > "$out/queue"
+PATH="$out/bin:$PATH" "$WAVEPIPE" status "$camp" --results "$out/sub" > "$out/st5.txt" 2>&1
+expect_contains "$out/st5.txt" "p002-1f1b-k1-w1-n3-r0                    failed   run 131 gone, probe 130 gone" \
+    "a job of the point's id but another submit time is not the point's"
+printf '131|RUNNING|None|2026-11-29T08:00:01\n' > "$out/queue"
+PATH="$out/bin:$PATH" "$WAVEPIPE" status "$camp" --results "$out/sub" > "$out/st6.txt" 2>&1
+expect_contains "$out/st6.txt" "p002-1f1b-k1-w1-n3-r0                    running" "the same id and submit time is"
+printf 'run 131 othercluster 2026-11-29T08:00:01\n' >> "$s2/jobids"
+PATH="$out/bin:$PATH" "$WAVEPIPE" status "$camp" --results "$out/sub" > "$out/st7.txt" 2>&1
+expect_contains "$out/st7.txt" "p002-1f1b-k1-w1-n3-r0                    failed   run 131 gone" "a job of another cluster is not"
+PATH="$out/bin:$PATH" "$WAVEPIPE" sweep "$camp" --dry-run --results "$out/sub" --templates "$tpl" > "$out/dry7.txt" 2>&1
+PATH="$out/bin:$PATH" "$WAVEPIPE" sweep "$camp" --submit --results "$out/sub" --templates "$tpl" > "$out/sub7.txt" 2>&1
+dry_says=$(grep '^p0' "$out/dry7.txt" | awk '{print $1, $2, $3}' | sed 's/,$//' | sort)
+sub_says=$(grep '^p0' "$out/sub7.txt" | awk '{print $1, $2, $3}' | sed 's/,$//' | sort)
+expect_status "$dry_says" "$sub_says" "--dry-run and --submit decide alike for every point"
+
+# nothing half-submitted (issue 29): without sbatch, nothing is rendered
+mkdir -p "$out/nobin"
+PATH="$out/nobin" "$WAVEPIPE" sweep "$camp" --submit --results "$out/noslurm" --templates "$tpl" > "$out/noslurm.txt" 2>&1
+expect_status 1 $? "sweep --submit without sbatch on PATH fails"
+expect_contains "$out/noslurm.txt" "sbatch is not on PATH, so nothing was rendered or submitted" "saying so"
+expect_contains "$out/noslurm.txt" "--dry-run" "and pointing to --dry-run"
+[ ! -e "$out/noslurm" ] && pass "nothing rendered" || fail "$out/noslurm was written"
+# an sbatch that fails part way: the points before are submitted, that one
+# put back and the rest not rendered; the next --submit goes on
+mkdir -p "$out/half"
+cp "$out/bin/"* "$out/half/"
+cat > "$out/half/sbatch" <<'SH'
+#!/bin/bash
+n=$(( $(cat "$FAKE_SLURM/next" 2>/dev/null || echo 100) + 1 )); echo "$n" > "$FAKE_SLURM/next"
+if [ "$n" = "${FAKE_SBATCH_FAIL:-0}" ]; then echo "sbatch: error: Batch job submission failed: Socket timed out" >&2; exit 1; fi
+echo "$*" >> "$FAKE_SLURM/sbatch.log"; echo "$n"
+SH
+chmod +x "$out/half/sbatch"
+hs=$out/halfslurm && mkdir -p "$hs" && : > "$hs/queue"
+FAKE_SLURM=$hs FAKE_SBATCH_FAIL=104 PATH="$out/half:$PATH" "$WAVEPIPE" sweep "$camp" --submit --results "$out/hres" \
+    --templates "$tpl" > "$out/half1.txt" 2>&1
+expect_status 1 $? "an sbatch that fails at the second point's run fails the sweep"
+expect_contains "$out/half1.txt" "point p001-1f1b-k1-w1-n2-r0 not submitted (put back as it was; 1 points submitted before it" \
+    "saying which point, and that the rest waits for the next --submit"
+expect_contains "$hs/scancel.log" "103" "the probe whose run was refused is cancelled"
+[ -s "$out/hres/cpu-weak-test/p000-1f1b-k1-w1-n1-r0/jobids" ] && pass "the first point is submitted whole" || fail "p000 not submitted"
+left=$(find "$out/hres/cpu-weak-test" -mindepth 1 -maxdepth 1 -type d | wc -l)
+expect_status 1 "$left" "no other point is rendered"
+printf '101 PENDING\n102 PENDING\n' > "$hs/queue"
+FAKE_SLURM=$hs PATH="$out/half:$PATH" "$WAVEPIPE" sweep "$camp" --submit --results "$out/hres" --templates "$tpl" > "$out/half2.txt" 2>&1
+expect_status 0 $? "the next --submit"
+expect_contains "$out/half2.txt" "1 submitted earlier and not finished, 8 submitted now" "goes on from where it stopped"
+
+# results under /tmp (issue 29): a warning before submitting, unless shared
+tmpres=$(mktemp -d /tmp/wp-sweep-cli.XXXXXX)
+"$WAVEPIPE" sweep "$camp" --dry-run --results "$tmpres" --templates "$tpl" > "$out/tmp1.txt" 2>&1
+expect_contains "$out/tmp1.txt" "warning: the results folder, $tmpres/cpu-weak-test, is under /tmp, which compute nodes do not share" \
+    "a dry run warns that results under /tmp are not where the jobs run"
+WAVEPIPE_SHARED_TMP="/nothing:$tmpres" "$WAVEPIPE" sweep "$camp" --dry-run --results "$tmpres" --templates "$tpl" > "$out/tmp2.txt" 2>&1
+if grep -q "^warning" "$out/tmp2.txt"; then fail "no warning for a /tmp the nodes share"; else pass "no warning for a /tmp the nodes share (WAVEPIPE_SHARED_TMP)"; fi
+rm -rf "$tmpres"
+
+# status of a campaign never swept (issue 29): says how, exit status 1
+"$WAVEPIPE" status "$camp" --results "$out/never" --no-slurm > "$out/never.txt" 2>&1
+expect_status 1 $? "status of a campaign not swept exits 1"
+expect_contains "$out/never.txt" "no point of cpu-weak-test is in $out/never/cpu-weak-test: \`wavepipe sweep" "and says to sweep it"
 
 # a rendered job script runs a point end to end (stand-in srun: one rank)
 printf '#!/bin/bash\nwhile [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done\nexec "$@"\n' > "$out/bin/srun"

@@ -11,6 +11,7 @@
 #include "campaign/campaign.h"
 #include "campaign/failure.h"
 #include "campaign/render.h"
+#include "sched/schedule.h"
 #include "tap.h"
 
 static char model_path[4096];
@@ -171,6 +172,32 @@ int main(void)
         is_str(p[2].schedule, "kfkb", "kfkb point kept");
         is_int(p[2].k, 2, "with k = 2");
     }
+    free(p);
+
+    /* one list of kinds: every kind `wavepipe run --schedule` takes is a
+     * campaign's schedule (on 2 ranks, 8 micro-batches: every kind fits) */
+    for (int k = 0; k < WP_SCHED_KIND_COUNT; k++) {
+        if (!wp_sched_kind_generated((enum wp_sched_kind)k))
+            continue;
+        char body[512];
+        snprintf(body, sizeof body, "scaling = \"strong\"; global_batch = 8;\n"
+                 "axes = { schedule = [\"%s\"]; ranks_per_node = [2]; micro_batches = [8]; };\n",
+                 wp_sched_kind_name((enum wp_sched_kind)k));
+        err.msg[0] = '\0';
+        n = expand("kinds", body, &c, &p, &err);
+        ok(n == 1 && strcmp(p[0].schedule, wp_sched_kind_name((enum wp_sched_kind)k)) == 0,
+           "schedule \"%s\" (a kind run takes) is a campaign's: %s", wp_sched_kind_name((enum wp_sched_kind)k),
+           err.msg);
+        free(p);
+    }
+    n = expand("file", "scaling = \"strong\"; global_batch = 8;\naxes = { schedule = [\"file\"]; };\n", &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "unknown schedule \"file\"") && strstr(err.msg, WP_SCHED_KIND_LIST),
+       "a kind run does not generate is refused with run's list: %s", err.msg);
+    free(p);
+    n = expand("dpv", "scaling = \"strong\"; global_batch = 4;\n"
+               "axes = { schedule = [\"dualpipev\"]; ranks_per_node = [2]; micro_batches = [2]; };\n", &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "point p000") && strstr(err.msg, "dualpipev needs at least as many micro-batches"),
+       "the generator's refusal names the point: %s", err.msg);
     free(p);
 
     /* injection attempts and bad values: rejected with file:line */

@@ -12,12 +12,13 @@
 
 #include "config/schema.h"
 #include "plan/layers.h"
+#include "sched/generate.h"
+#include "util/datadir.h"
 #include "util/strutil.h"
 
 const char *const wp_campaign_axis_names[] = {
     "schedule", "k", "waves", "chunks", "micro_batches", "nodes", "ranks_per_node", "policy", "model", "adapt", "scenario", NULL};
 
-static const char *const schedules[] = {"gpipe", "1f1b", "kfkb", "interleaved", "chimera", "hanayo", "zb-h1", NULL};
 static const char *const adapt_modes[] = {"none", "k", "partition", "both", NULL}; /* run --adapt */
 static const char *const scalings[] = {"weak", "strong", NULL};
 static const char *const launchers[] = {"srun", "mpiexec", NULL};
@@ -115,22 +116,41 @@ static int check_safe(struct wp_err *err, const config_setting_t *s, const char 
     return 0;
 }
 
-/* Looks rel up from the current directory, then the campaign file's
- * directory and its grandparent (the repository root for jobs/campaigns/). */
-static int resolve_path(const char *campaign_path, const char *rel, char *out, size_t size)
+/* A schedule the runtime runs: every kind the generator makes (the list
+ * `wavepipe run --schedule` takes, sched/schedule.h). */
+static int check_schedule(struct wp_err *err, const config_setting_t *s, const char *v)
+{
+    int kind = wp_sched_kind_from_name(v);
+    if (kind >= 0 && wp_sched_kind_generated((enum wp_sched_kind)kind))
+        return 0;
+    const char *names[WP_SCHED_KIND_COUNT + 1];
+    int n = 0;
+    for (int k = 0; k < WP_SCHED_KIND_COUNT; k++)
+        if (wp_sched_kind_generated((enum wp_sched_kind)k))
+            names[n++] = wp_sched_kind_name((enum wp_sched_kind)k);
+    names[n] = NULL;
+    const char *near = wp_nearest_name(v, names);
+    return wp_cfg_errorf(err, s, "unknown schedule \"%s\"%s%s%s (" WP_SCHED_KIND_LIST ")", v,
+                         near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
+}
+
+int wp_campaign_find(const char *campaign_path, const char *rel, char *out, size_t size, char *tried,
+                     size_t tried_size)
 {
     char cand[3][WP_CAMPAIGN_PATH_MAX];
     int n = 0;
     if (rel[0] == '/') {
         snprintf(cand[n++], sizeof cand[0], "%s", rel);
     } else {
-        snprintf(cand[n++], sizeof cand[0], "%s", rel);
         const char *slash = strrchr(campaign_path, '/');
         int dlen = slash ? (int)(slash - campaign_path) : 1;
         const char *dir = slash ? campaign_path : ".";
         snprintf(cand[n++], sizeof cand[0], "%.*s/%s", dlen, dir, rel);
-        snprintf(cand[n++], sizeof cand[0], "%.*s/../../%s", dlen, dir, rel);
+        wp_data_path(rel, cand[n++], sizeof cand[0]);
+        snprintf(cand[n++], sizeof cand[0], "%s", rel);
     }
+    if (tried && tried_size)
+        tried[0] = '\0';
     for (int i = 0; i < n; i++) {
         if (access(cand[i], R_OK) == 0) {
             char *abs = realpath(cand[i], NULL);
@@ -140,8 +160,22 @@ static int resolve_path(const char *campaign_path, const char *rel, char *out, s
             free(abs);
             return 0;
         }
+        if (tried && strlen(tried) + strlen(cand[i]) + 3 < tried_size)
+            snprintf(tried + strlen(tried), tried_size - strlen(tried), "%s%s", i ? ", " : "", cand[i]);
     }
     return -1;
+}
+
+/* A path the campaign names (model, data, layer_table, scenario_hook), as
+ * wp_campaign_find looks it up; else an error at its line saying where. */
+static int resolve(const char *campaign_path, const config_setting_t *s, const char *what, char *out, size_t size,
+                   struct wp_err *err)
+{
+    char tried[3 * WP_CAMPAIGN_PATH_MAX + 8];
+    const char *rel = config_setting_get_string(s);
+    if (wp_campaign_find(campaign_path, rel, out, size, tried, sizeof tried) == 0)
+        return 0;
+    return wp_cfg_errorf(err, s, "%s \"%s\" not found (looked for %s)", what, rel, tried);
 }
 
 /* Reads a model file's layers and micro-batches (the defaults for points). */
@@ -199,17 +233,8 @@ static int read_axes(const config_setting_t *axes, struct wp_campaign *c, struct
                 snprintf(what, sizeof what, "axis '%s' value", name);
                 if (check_safe(err, a, what, v))
                     return -1;
-                if (strcmp(name, "schedule") == 0) {
-                    int found = 0;
-                    for (const char *const *s = schedules; *s; s++)
-                        found |= strcmp(*s, v) == 0;
-                    if (!found) {
-                        const char *near = wp_nearest_name(v, schedules);
-                        return wp_cfg_errorf(err, a, "unknown schedule \"%s\"%s%s%s (gpipe, 1f1b, kfkb, "
-                                             "interleaved, chimera, hanayo, zb-h1)", v,
-                                             near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "");
-                    }
-                }
+                if (strcmp(name, "schedule") == 0 && check_schedule(err, a, v))
+                    return -1;
                 if (strcmp(name, "policy") == 0 && strcmp(v, "A") != 0 && strcmp(v, "B") != 0)
                     return wp_cfg_errorf(err, a, "policy \"%s\" must be \"A\" or \"B\"", v);
                 if (strcmp(name, "scenario") == 0 && strcmp(v, "none") != 0 && !wp_scenarios_find(&c->scenarios, v))
@@ -417,9 +442,8 @@ static int emulated_compute(const config_setting_t *root, const char *path, stru
     if (!m)
         return wp_cfg_errorf(err, config_setting_get_member(root, "compute"),
                              "compute = \"emulated\" needs layer_table (wavepipe profile -o TABLE, or a DAPPLE profile)");
-    const char *rel = config_setting_get_string(m);
-    if (resolve_path(path, rel, c->layer_table_path, sizeof c->layer_table_path))
-        return wp_cfg_errorf(err, m, "layer table \"%s\" not found", rel);
+    if (resolve(path, m, "layer table", c->layer_table_path, sizeof c->layer_table_path, err))
+        return -1;
     struct wp_layer_table t;
     if (wp_layer_table_read(&t, c->layer_table_path, 0, WP_CONTRACT_AUTO, err))
         return wp_err_prefix(err, "%s:%d: layer_table: ", path, config_setting_source_line(m));
@@ -450,8 +474,8 @@ static int read_scenarios(const config_setting_t *root, const char *path, struct
     if (wp_scenarios_read(g, &c->scenarios, err))
         return -1;
     const config_setting_t *h = config_setting_get_member(root, "scenario_hook");
-    if (h && resolve_path(path, config_setting_get_string(h), c->scenario_hook_path, sizeof c->scenario_hook_path))
-        return wp_cfg_errorf(err, h, "scenario_hook \"%s\" not found", config_setting_get_string(h));
+    if (h && resolve(path, h, "scenario_hook", c->scenario_hook_path, sizeof c->scenario_hook_path, err))
+        return -1;
     for (int i = 0; i < c->scenarios.n; i++)
         if (c->scenarios.v[i].need_hook && !h)
             return wp_cfg_errorf(err, g, "scenario '%s' changes more than a rank's speed: it needs scenario_hook "
@@ -481,10 +505,8 @@ static int campaign_from_cfg(config_t *cfg, const char *path, struct wp_campaign
     int mb_default = 4;
     m = config_setting_get_member(root, "model");
     if (m) {
-        const char *model = config_setting_get_string(m);
-        if (resolve_path(path, model, c->model_path, sizeof c->model_path))
-            return wp_cfg_errorf(err, m, "model file \"%s\" not found (looked in the current directory, "
-                                 "beside the campaign and two folders up)", model);
+        if (resolve(path, m, "model file", c->model_path, sizeof c->model_path, err))
+            return -1;
         if (model_info(c->model_path, &c->model_layers, &mb_default, err))
             return -1;
     } else if (!emulated) {
@@ -498,8 +520,8 @@ static int campaign_from_cfg(config_t *cfg, const char *path, struct wp_campaign
         c->model_layers = config_setting_get_int(fixed_layers); /* overrides the model file's */
     c->layers_fixed = fixed_layers != NULL;
     m = config_setting_get_member(root, "data");
-    if (m && resolve_path(path, config_setting_get_string(m), c->data_path, sizeof c->data_path))
-        return wp_cfg_errorf(err, m, "data file \"%s\" not found", config_setting_get_string(m));
+    if (m && resolve(path, m, "data file", c->data_path, sizeof c->data_path, err))
+        return -1;
 
     wp_strlcpy(c->scaling, wp_cfg_string(root, "scaling", "weak"), sizeof c->scaling);
     const config_setting_t *gb = config_setting_get_member(root, "global_batch");
@@ -625,15 +647,6 @@ static const char *axis_tag(const char *name)
     return ""; /* schedule, model: the value alone */
 }
 
-static int stages_of(const struct wp_campaign_point *p, int ranks)
-{
-    if (strcmp(p->schedule, "hanayo") == 0)
-        return 2 * p->waves * ranks;
-    if (strcmp(p->schedule, "interleaved") == 0)
-        return p->chunks * ranks;
-    return ranks;
-}
-
 /* Checks that `wavepipe run` can run the point; message names it. */
 static int check_point(const struct wp_campaign *c, const struct wp_campaign_point *p, struct wp_err *err)
 {
@@ -643,15 +656,20 @@ static int check_point(const struct wp_campaign *c, const struct wp_campaign_poi
     if (p->global_batch % M)
         return wp_errorf(err, "%s: point %s: global batch %d cannot be split into %d micro-batches", c->path, id,
                          p->global_batch, M);
-    if (strcmp(p->schedule, "kfkb") == 0 && p->k > M)
-        return wp_errorf(err, "%s: point %s: kfkb needs k <= micro-batches (k = %d, M = %d); "
-                         "exclude the point or change the axes", c->path, id, p->k, M);
-    if (strcmp(p->schedule, "interleaved") == 0 && M % P)
-        return wp_errorf(err, "%s: point %s: interleaved needs micro-batches (%d) to be a multiple of the ranks (%d)",
-                         c->path, id, M, P);
-    if (strcmp(p->schedule, "chimera") == 0 && P % 2)
-        return wp_errorf(err, "%s: point %s: chimera needs an even number of ranks (%d)", c->path, id, P);
-    int S = stages_of(p, P);
+    /* what the generator refuses, as `wavepipe run` would say it */
+    struct wp_sched_params sp;
+    wp_sched_params_default(&sp);
+    sp.kind = (enum wp_sched_kind)wp_sched_kind_from_name(p->schedule);
+    sp.ranks = P;
+    sp.microbatches = M;
+    sp.k = p->k;
+    sp.waves = p->waves;
+    sp.chunks = p->chunks;
+    sp.policy = p->policy[0] ? p->policy[0] : 'A';
+    int S = 0;
+    struct wp_err why = {""};
+    if (wp_sched_check(&sp, &S, &why))
+        return wp_errorf(err, "%s: point %s: %s; exclude the point or change the axes", c->path, id, why.msg);
     if (p->layers < S)
         return wp_errorf(err, "%s: point %s: %s on %d ranks has %d stages but the model has %d layers "
                          "(each stage needs one)%s", c->path, id, p->schedule, P, S, p->layers,

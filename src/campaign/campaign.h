@@ -134,4 +134,12 @@ int wp_campaign_expand(const struct wp_campaign *c, struct wp_campaign_point **p
                        struct wp_err *err);
 
 
+/* A path a campaign names, as its sweep looks it up: absolute as it is;
+ * relative, beside the campaign file, then in the installed data directory
+ * (PREFIX/share/wavepipe; the source tree for the build tree's program),
+ * then from the current directory. The absolute path into out, or -1 with
+ * the places tried (", "-separated) in tried (may be NULL). */
+int wp_campaign_find(const char *campaign_path, const char *rel, char *out, size_t size, char *tried,
+                     size_t tried_size);
+
 #endif

@@ -774,13 +774,30 @@ int wp_harvest_twins(const struct wp_harvest *h, const struct wp_harvest_run *a,
     return 1;
 }
 
+/* Whether an axis means anything to a point of this schedule: k to kfkb,
+ * waves to hanayo, chunks to interleaved (the run is given each only for
+ * its kind; a campaign without a schedule axis runs 1f1b). */
+static int axis_applies(const char *schedule, const char *axis)
+{
+    const char *s = schedule ? schedule : "1f1b";
+    if (strcmp(axis, "k") == 0)
+        return strcmp(s, "kfkb") == 0;
+    if (strcmp(axis, "waves") == 0)
+        return strcmp(s, "hanayo") == 0;
+    if (strcmp(axis, "chunks") == 0)
+        return strcmp(s, "interleaved") == 0;
+    return 1;
+}
+
 void wp_harvest_series_label(const struct wp_harvest *h, const struct wp_harvest_run *r, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
+    const char *schedule = wp_point_axis(&r->point, "schedule");
     for (int a = 0; a < h->naxes; a++) {
         const char *name = h->axis_name[a];
-        if (follows_nodes(h, r->point.scaling, name) || !wp_harvest_axis_varies(h, name))
+        if (follows_nodes(h, r->point.scaling, name) || !wp_harvest_axis_varies(h, name) ||
+            !axis_applies(schedule, name))
             continue;
         const char *v = wp_point_axis(&r->point, name);
         if (used < size)

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/atomic_file.h"
 #include "util/strutil.h"
 
 int wp_slurm_exec(char *const argv[], char **out, char *errline, size_t errsize, struct wp_err *err)
@@ -106,8 +107,133 @@ int wp_slurm_exec(char *const argv[], char **out, char *errline, size_t errsize,
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *dependency, char *jobid,
-                    size_t size, struct wp_err *err)
+int wp_slurm_have(const char *program)
+{
+    const char *path = getenv("PATH");
+    if (!path || strchr(program, '/'))
+        return strchr(program, '/') && access(program, X_OK) == 0;
+    for (const char *p = path; *p;) {
+        size_t len = strcspn(p, ":");
+        char cand[4200];
+        if (len > 0 && len < sizeof cand - 64) {
+            snprintf(cand, sizeof cand, "%.*s/%s", (int)len, p, program);
+            if (access(cand, X_OK) == 0)
+                return 1;
+        }
+        p += len;
+        if (*p == ':')
+            p++;
+    }
+    return 0;
+}
+
+const char *wp_slurm_cluster_name(void)
+{
+    static char name[64];
+    if (name[0])
+        return name;
+    wp_strlcpy(name, "-", sizeof name);
+    char *argv[] = {"scontrol", "show", "config", NULL};
+    char *out = NULL, errline[256];
+    struct wp_err ignored;
+    if (wp_slurm_exec(argv, &out, errline, sizeof errline, &ignored) == 0 && out) {
+        const char *at = strstr(out, "\nClusterName");
+        at = at ? at + 1 : strncmp(out, "ClusterName", 11) == 0 ? out : NULL;
+        const char *eq = at ? strchr(at, '=') : NULL;
+        if (eq && eq < at + 64) {
+            eq += strspn(eq + 1, " ") + 1;
+            size_t len = strcspn(eq, " \n");
+            if (len > 0 && len < sizeof name) {
+                memcpy(name, eq, len);
+                name[len] = '\0';
+            }
+        }
+    }
+    free(out);
+    return name;
+}
+
+/* The fields of a line "A|B|C|..." (or separated by spaces, as a stand-in
+ * prints them), "" where the line has none. */
+static void line_fields(char *line, char **f, int nf)
+{
+    char sep = strchr(line, '|') ? '|' : ' ';
+    for (int i = 0; i < nf; i++)
+        f[i] = "";
+    char *p = line;
+    for (int i = 0; i < nf && *p; i++) {
+        while (sep == ' ' && *p == ' ')
+            p++;
+        f[i] = p;
+        char *end = strchr(p, sep);
+        if (!end)
+            break;
+        *end = '\0';
+        p = end + 1;
+    }
+}
+
+/* Whether recorded and reported are one: unknown on either side matches. */
+static int same(const char *recorded, const char *reported)
+{
+    return !recorded[0] || strcmp(recorded, "-") == 0 || !reported[0] || strcmp(reported, "-") == 0 ||
+           strcmp(recorded, reported) == 0;
+}
+
+/* Fills the jobs' states from lines of text, for the jobs of the same
+ * identity still without one: squeue's "ID|STATE|REASON|SUBMIT" (reasons
+ * 1) or sacct's "ID|STATE|SUBMIT|CLUSTER". */
+static void match_lines(const char *text, struct wp_slurm_job *jobs, int n, const char *cluster_now, int reasons)
+{
+    const char *line = text;
+    while (line && *line) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char buf[512];
+        if (len < sizeof buf) {
+            memcpy(buf, line, len);
+            buf[len] = '\0';
+            char *f[4];
+            line_fields(buf, f, 4);
+            f[1][strcspn(f[1], " +\r")] = '\0'; /* sacct's "CANCELLED by 0" */
+            const char *reason = reasons ? f[2] : "", *submit = reasons ? f[3] : f[2];
+            const char *cluster = !reasons && f[3][0] ? f[3] : cluster_now;
+            for (int i = 0; i < n && f[1][0]; i++)
+                if (strcmp(f[0], jobs[i].id) == 0 && !jobs[i].state[0] && same(jobs[i].submit, submit) &&
+                    same(jobs[i].cluster, cluster)) {
+                    wp_strlcpy(jobs[i].state, f[1], sizeof jobs[i].state);
+                    wp_strlcpy(jobs[i].reason, strcmp(f[1], "PENDING") == 0 ? reason : "", sizeof jobs[i].reason);
+                }
+        }
+        line = end ? end + 1 : NULL;
+    }
+}
+
+/* The time Slurm took job id (squeue, else sacct), "-" when neither says. */
+static void submit_time(const char *id, char *out, size_t size)
+{
+    char jobs[64];
+    snprintf(jobs, sizeof jobs, "--jobs=%s", id);
+    char *squeue[] = {"squeue", "--noheader", jobs, "--format=%V", NULL};
+    char *sacct[] = {"sacct", "--noheader", "--parsable2", "--allocations", "--format=Submit", jobs, NULL};
+    char *const *tries[] = {squeue, sacct};
+    wp_strlcpy(out, "-", size);
+    for (int t = 0; t < 2 && strcmp(out, "-") == 0; t++) {
+        char *text = NULL, errline[256];
+        struct wp_err ignored;
+        if (wp_slurm_exec(tries[t], &text, errline, sizeof errline, &ignored) == 0 && text) {
+            size_t len = strcspn(text, " \n|");
+            if (len >= 19 && len < size && text[4] == '-' && text[10] == 'T') {
+                memcpy(out, text, len);
+                out[len] = '\0';
+            }
+        }
+        free(text);
+    }
+}
+
+int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *dependency, struct wp_slurm_job *job,
+                    struct wp_err *err)
 {
     char dep[128], dir[4200];
     char *argv[8];
@@ -116,6 +242,7 @@ int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *depend
     argv[n++] = "--parsable";
     if (dependency && *dependency) {
         snprintf(dep, sizeof dep, "--dependency=%s", dependency);
+        argv[n++] = "--kill-on-invalid-dep=yes";
         argv[n++] = dep;
     }
     snprintf(dir, sizeof dir, "--chdir=%s", chdir_to);
@@ -132,51 +259,39 @@ int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *depend
     }
     /* --parsable: "jobid" or "jobid;cluster" */
     size_t len = out ? strspn(out, "0123456789_") : 0;
-    if (len == 0 || len >= size) {
+    if (len == 0 || len >= sizeof job->id) {
         wp_errorf(err, "sbatch %s printed no job id (\"%.60s\")", script, out ? out : "");
         free(out);
         return -1;
     }
-    memcpy(jobid, out, len);
-    jobid[len] = '\0';
+    memcpy(job->id, out, len);
+    job->id[len] = '\0';
     free(out);
+    wp_strlcpy(job->cluster, wp_slurm_cluster_name(), sizeof job->cluster);
+    submit_time(job->id, job->submit, sizeof job->submit);
+    job->state[0] = job->reason[0] = '\0';
     return 0;
 }
 
-/* Fills states from "ID STATE" lines of text for the ids asked about. */
-static void match_lines(const char *text, const char *const *ids, int n, char (*states)[WP_SLURM_STATE_MAX])
+int wp_slurm_cancel(const char *id, struct wp_err *err)
 {
-    const char *line = text;
-    while (line && *line) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        char buf[256];
-        if (len < sizeof buf) {
-            memcpy(buf, line, len);
-            buf[len] = '\0';
-            char *sep = strpbrk(buf, " |");
-            if (sep) {
-                *sep = '\0';
-                char *st = sep + 1;
-                st[strcspn(st, " |+\r")] = '\0';
-                for (int i = 0; i < n; i++)
-                    if (strcmp(buf, ids[i]) == 0 && !states[i][0])
-                        wp_strlcpy(states[i], st, WP_SLURM_STATE_MAX);
-            }
-        }
-        line = end ? end + 1 : NULL;
-    }
+    char *argv[] = {"scancel", (char *)id, NULL};
+    char errline[512];
+    int rc = wp_slurm_exec(argv, NULL, errline, sizeof errline, err);
+    if (rc < 0)
+        return -1;
+    return rc ? wp_errorf(err, "scancel %s failed (exit status %d): %s", id, rc, errline) : 0;
 }
 
-int wp_slurm_states(const char *const *ids, int n, char (*states)[WP_SLURM_STATE_MAX], int *have_sacct,
-                    struct wp_err *err)
+int wp_slurm_states(struct wp_slurm_job *jobs, int n, int *have_sacct, struct wp_err *err)
 {
     for (int i = 0; i < n; i++)
-        states[i][0] = '\0';
+        jobs[i].state[0] = jobs[i].reason[0] = '\0';
     *have_sacct = 0;
     if (n == 0)
         return 0;
-    char *squeue[] = {"squeue", "--noheader", "--format=%i %T", NULL};
+    const char *cluster = wp_slurm_cluster_name();
+    char *squeue[] = {"squeue", "--noheader", "--format=%i|%T|%r|%V", NULL};
     char *out = NULL, errline[512];
     int rc = wp_slurm_exec(squeue, &out, errline, sizeof errline, err);
     if (rc < 0)
@@ -185,11 +300,11 @@ int wp_slurm_states(const char *const *ids, int n, char (*states)[WP_SLURM_STATE
         free(out);
         return wp_errorf(err, "squeue failed (exit status %d): %s", rc, errline);
     }
-    match_lines(out ? out : "", ids, n, states);
+    match_lines(out ? out : "", jobs, n, cluster, 1);
     free(out);
     int missing = 0;
     for (int i = 0; i < n; i++)
-        missing |= !states[i][0];
+        missing |= !jobs[i].state[0];
     if (!missing)
         return 0;
     /* jobs that left the queue: sacct, when accounting is there */
@@ -198,26 +313,26 @@ int wp_slurm_states(const char *const *ids, int n, char (*states)[WP_SLURM_STATE
     if (!list)
         return wp_errorf(err, "out of memory");
     for (int i = 0; i < n; i++) {
-        if (states[i][0])
+        if (jobs[i].state[0])
             continue;
         if (list[0])
             strcat(list, ",");
-        strncat(list, ids[i], WP_SLURM_ID_MAX);
+        strncat(list, jobs[i].id, WP_SLURM_ID_MAX);
     }
-    char *sacct[] = {"sacct", "--noheader", "--parsable2", "--allocations", "--format=JobID,State", "--jobs", list,
-                     NULL};
+    char *sacct[] = {"sacct", "--noheader", "--parsable2", "--allocations", "--format=JobID,State,Submit,Cluster",
+                     "--jobs", list, NULL};
     struct wp_err ignored;
     rc = wp_slurm_exec(sacct, &out, errline, sizeof errline, &ignored);
     if (rc == 0) {
         *have_sacct = 1;
-        match_lines(out ? out : "", ids, n, states);
+        match_lines(out ? out : "", jobs, n, cluster, 0);
     }
     free(out);
     free(list);
     return 0;
 }
 
-int wp_slurm_read_jobids(const char *dir, char (*steps)[16], char (*ids)[WP_SLURM_ID_MAX], int max)
+int wp_slurm_read_jobs(const char *dir, struct wp_slurm_job *jobs, int max)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/jobids", dir);
@@ -227,18 +342,52 @@ int wp_slurm_read_jobids(const char *dir, char (*steps)[16], char (*ids)[WP_SLUR
     char line[256];
     int n = 0;
     while (fgets(line, sizeof line, fp)) {
-        char step[16], id[WP_SLURM_ID_MAX];
-        if (sscanf(line, "%15s %31s", step, id) != 2)
+        struct wp_slurm_job j;
+        memset(&j, 0, sizeof j);
+        int got = sscanf(line, "%15s %31s %63s %31s", j.step, j.id, j.cluster, j.submit);
+        if (got < 2)
             continue;
+        if (got < 4)
+            wp_strlcpy(j.submit, "-", sizeof j.submit);
+        if (got < 3)
+            wp_strlcpy(j.cluster, "-", sizeof j.cluster);
         if (n == max) { /* keep the latest */
-            memmove(steps, steps + 1, (size_t)(max - 1) * sizeof *steps);
-            memmove(ids, ids + 1, (size_t)(max - 1) * sizeof *ids);
+            memmove(jobs, jobs + 1, (size_t)(max - 1) * sizeof *jobs);
             n--;
         }
-        wp_strlcpy(steps[n], step, sizeof steps[n]);
-        wp_strlcpy(ids[n], id, sizeof ids[n]);
-        n++;
+        jobs[n++] = j;
     }
     fclose(fp);
     return n;
+}
+
+int wp_slurm_append_jobs(const char *dir, const struct wp_slurm_job *jobs, int n, struct wp_err *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/jobids", dir);
+    char *old = NULL;
+    size_t len = 0;
+    FILE *fp = fopen(path, "r");
+    if (fp) {
+        FILE *mem = open_memstream(&old, &len);
+        char chunk[4096];
+        size_t got;
+        while (mem && (got = fread(chunk, 1, sizeof chunk, fp)) > 0)
+            fwrite(chunk, 1, got, mem);
+        if (mem)
+            fclose(mem);
+        fclose(fp);
+    }
+    struct wp_atomic_file af;
+    int rc = wp_atomic_open(&af, path, err);
+    if (rc == 0) {
+        if (old)
+            fwrite(old, 1, len, af.fp);
+        for (int i = 0; i < n; i++)
+            fprintf(af.fp, "%s %s %s %s\n", jobs[i].step, jobs[i].id, jobs[i].cluster[0] ? jobs[i].cluster : "-",
+                    jobs[i].submit[0] ? jobs[i].submit : "-");
+        rc = wp_atomic_commit(&af, err);
+    }
+    free(old);
+    return rc;
 }

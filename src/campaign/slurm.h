@@ -17,22 +17,52 @@
  * when killed), or -1 with err set when the program cannot be started. */
 int wp_slurm_exec(char *const argv[], char **out, char *errline, size_t errsize, struct wp_err *err);
 
-/* sbatch --parsable [--dependency=afterok:DEP] --chdir=DIR SCRIPT; the job
- * id into jobid. dependency may be NULL or "". */
-int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *dependency, char *jobid,
-                    size_t size, struct wp_err *err);
+/* A job a campaign point submitted, as its jobids file records it, one
+ * line "STEP JOBID CLUSTER SUBMIT": the cluster's name and the time Slurm
+ * took the job ("-" where unknown; files of older sweeps have neither).
+ * The pair tells the job from a later one of the same id (a cluster
+ * restarted numbers its jobs again). */
+struct wp_slurm_job {
+    char step[16];                   /* "probe", "run", ... */
+    char id[WP_SLURM_ID_MAX];
+    char cluster[64];
+    char submit[32];                 /* Slurm's SubmitTime, YYYY-MM-DDTHH:MM:SS */
+    /* what Slurm says of it now (wp_slurm_states) */
+    char state[WP_SLURM_STATE_MAX];  /* "" when no job of this identity is known */
+    char reason[64];                 /* why it is pending (squeue), e.g. DependencyNeverSatisfied */
+};
 
-/* The states of jobs ids[0..n-1] into states[i] (Slurm's words: PENDING,
- * RUNNING, COMPLETED, FAILED, ...; "" when neither squeue nor sacct knows
- * the job). *have_sacct says whether sacct answered. Fails only when squeue
- * cannot run. */
-int wp_slurm_states(const char *const *ids, int n, char (*states)[WP_SLURM_STATE_MAX], int *have_sacct,
+/* Whether program is an executable on PATH. */
+int wp_slurm_have(const char *program);
+
+/* The cluster's name (scontrol show config: ClusterName), "-" when it
+ * cannot be asked; asked once. */
+const char *wp_slurm_cluster_name(void);
+
+/* sbatch --parsable [--kill-on-invalid-dep=yes --dependency=DEP] --chdir=DIR
+ * SCRIPT: a job whose dependency can never be met (its probe failed) is
+ * cancelled by Slurm, not left pending. job gets its id, the cluster's name
+ * and Slurm's submit time (its step is left as it is). dependency may be
+ * NULL or "". */
+int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *dependency, struct wp_slurm_job *job,
                     struct wp_err *err);
 
+/* scancel JOBID. */
+int wp_slurm_cancel(const char *id, struct wp_err *err);
 
+/* The state (Slurm's words: PENDING, RUNNING, COMPLETED, FAILED, ...) and,
+ * for a pending job, the reason of jobs[0..n-1], from squeue, else sacct
+ * when accounting is there; a job of the same id but another cluster or
+ * submit time is not the one recorded, and gets "". *have_sacct says
+ * whether sacct answered. Fails only when squeue cannot run. */
+int wp_slurm_states(struct wp_slurm_job *jobs, int n, int *have_sacct, struct wp_err *err);
 
-/* The "STEP JOBID" lines of DIR/jobids: up to max of them, the latest last.
- * Returns how many (0 when the file is absent). */
-int wp_slurm_read_jobids(const char *dir, char (*steps)[16], char (*ids)[WP_SLURM_ID_MAX], int max);
+/* The jobs of DIR/jobids: up to max of them, the latest last. Returns how
+ * many (0 when the file is absent). */
+int wp_slurm_read_jobs(const char *dir, struct wp_slurm_job *jobs, int max);
+
+/* Appends jobs' lines to DIR/jobids (written whole under another name,
+ * then renamed). */
+int wp_slurm_append_jobs(const char *dir, const struct wp_slurm_job *jobs, int n, struct wp_err *err);
 
 #endif

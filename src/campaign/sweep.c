@@ -16,39 +16,28 @@
 #include "campaign/point.h"
 #include "campaign/render.h"
 #include "campaign/slurm.h"
+#include "campaign/status.h"
 #include "config/schema.h"
 #include "util/atomic_file.h"
 #include "util/datadir.h"
 #include "util/strutil.h"
 
-static int file_exists(const char *dir, const char *name)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return access(path, F_OK) == 0;
-}
-
-/* The template file NAME.sbatch, looked up as --help says. */
+/* The template file NAME.sbatch: in --templates DIR, else as the
+ * campaign's own paths (templates/NAME.sbatch beside the campaign, in the
+ * data directory, from here: wp_campaign_find). */
 static int find_template(const struct wp_sweep_options *o, const char *name, char *out, size_t size,
                          struct wp_err *err)
 {
+    char rel[64 + WP_POINT_NAME_MAX], tried[3 * PATH_MAX + 8];
     if (o->templates) {
         snprintf(out, size, "%s/%s.sbatch", o->templates, name);
-    } else {
-        snprintf(out, size, "templates/%s.sbatch", name);
-        if (access(out, R_OK) != 0) {
-            const char *slash = strrchr(o->campaign, '/');
-            int dlen = slash ? (int)(slash - o->campaign) : 1;
-            snprintf(out, size, "%.*s/../../templates/%s.sbatch", dlen, slash ? o->campaign : ".", name);
-        }
-        if (access(out, R_OK) != 0) {
-            char rel[64 + WP_POINT_NAME_MAX];
-            snprintf(rel, sizeof rel, "templates/%s.sbatch", name);
-            wp_data_path(rel, out, size);
-        }
+        if (access(out, R_OK) != 0)
+            return wp_errorf(err, "template %s.sbatch not found (tried %s)", name, out);
+        return 0;
     }
-    if (access(out, R_OK) != 0)
-        return wp_errorf(err, "template %s.sbatch not found (tried %s; --templates DIR)", name, out);
+    snprintf(rel, sizeof rel, "templates/%s.sbatch", name);
+    if (wp_campaign_find(o->campaign, rel, out, size, tried, sizeof tried))
+        return wp_errorf(err, "template %s.sbatch not found (looked for %s; --templates DIR)", name, tried);
     return 0;
 }
 
@@ -132,54 +121,33 @@ enum action { ACT_RENDER, ACT_RERENDER_FAILED, ACT_SKIP_DONE, ACT_SKIP_SUBMITTED
 struct rendered {
     char dir[PATH_MAX];
     enum action action;
+    struct wp_slurm_job stuck; /* a run waiting for ever on a failed probe: cancelled before resubmitting */
+    int asked;                 /* Slurm was asked about its jobs */
     char *probe, *job, *model, *changes; /* model: NULL for emulated compute; changes: NULL without a scenario */
 };
 
-/* What to do with a point already on disk. In the queue (or, without
- * --submit, submitted and not finished): leave it alone. */
-static enum action decide(const char *dir, int submit, struct wp_err *err, int *query_failed)
+/* What to do with a point on disk, as `wavepipe status` sees it (status.h),
+ * the same with --dry-run and --submit: DONE, skipped; failed (FAILED,
+ * out of the queue without DONE, or its run waiting for a failed probe),
+ * rendered again; pending or running in the queue, left alone; not yet
+ * submitted, rendered. Without Slurm to ask (a dry run where squeue is
+ * not), a submitted point is left alone. */
+static int decide(const char *dir, int ask_slurm, int submit, struct rendered *r, struct wp_err *err)
 {
-    if (file_exists(dir, "DONE"))
-        return ACT_SKIP_DONE;
-    if (file_exists(dir, "FAILED"))
-        return ACT_RERENDER_FAILED;
-    char steps[8][16], ids[8][WP_SLURM_ID_MAX];
-    int n = wp_slurm_read_jobids(dir, steps, ids, 8);
-    if (n == 0)
-        return ACT_RENDER;
-    if (!submit)
-        return ACT_SKIP_SUBMITTED;
-    const char *idp[8];
-    for (int i = 0; i < n; i++)
-        idp[i] = ids[i];
-    char states[8][WP_SLURM_STATE_MAX];
-    int have_sacct = 0;
-    if (wp_slurm_states(idp, n, states, &have_sacct, err)) {
-        *query_failed = 1;
-        return ACT_SKIP_SUBMITTED;
-    }
-    for (int i = 0; i < n; i++)
-        if (strcmp(states[i], "PENDING") == 0 || strcmp(states[i], "RUNNING") == 0 ||
-            strcmp(states[i], "CONFIGURING") == 0 || strcmp(states[i], "COMPLETING") == 0 ||
-            strcmp(states[i], "REQUEUED") == 0 || strcmp(states[i], "SUSPENDED") == 0)
-            return ACT_SKIP_SUBMITTED;
-    return ACT_RERENDER_FAILED; /* left the queue without DONE: failed or lost */
-}
-
-static int append_jobids(const char *dir, const char *probe_id, const char *run_id, struct wp_err *err)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/jobids", dir);
-    char old[8192] = "";
-    FILE *fp = fopen(path, "r");
-    if (fp) {
-        size_t n = fread(old, 1, sizeof old - 1, fp);
-        old[n] = '\0';
-        fclose(fp);
-    }
-    char text[8192 + 128];
-    snprintf(text, sizeof text, "%sprobe %s\nrun %s\n", old, probe_id, run_id);
-    return write_text(dir, "jobids", text, 0, err);
+    struct wp_point_report rep;
+    if (wp_point_status(dir, ask_slurm, &rep, err) && submit)
+        return -1; /* a dry run goes on from the files */
+    r->asked = rep.asked;
+    r->stuck = rep.stuck;
+    if (rep.state == WP_POINT_DONE)
+        r->action = ACT_SKIP_DONE;
+    else if (rep.state == WP_POINT_FAILED)
+        r->action = ACT_RERENDER_FAILED;
+    else if (rep.submitted)
+        r->action = ACT_SKIP_SUBMITTED;
+    else
+        r->action = ACT_RENDER;
+    return 0;
 }
 
 /* A campaign's points and what is made of them. */
@@ -188,6 +156,7 @@ struct sweep {
     struct wp_campaign_point *points;
     int npoints;
     struct rendered *r;
+    int ask_slurm; /* squeue can be asked (always with --submit) */
     char probe_tpl[PATH_MAX], run_tpl[PATH_MAX], base[PATH_MAX], wavepipe[PATH_MAX];
 };
 
@@ -214,6 +183,53 @@ static int sweep_paths(const struct wp_sweep_options *o, struct sweep *w, struct
     return 0;
 }
 
+/* With --submit, Slurm's commands before anything is written: sbatch to
+ * submit, squeue (and sacct where there is accounting) to tell what is in
+ * the queue. A dry run asks squeue when it is there. */
+static int find_slurm(const struct wp_sweep_options *o, struct sweep *w, struct wp_err *err)
+{
+    w->ask_slurm = wp_slurm_have("squeue");
+    if (!o->submit)
+        return 0;
+    const char *missing = !wp_slurm_have("sbatch") ? "sbatch" : !w->ask_slurm ? "squeue" : NULL;
+    if (missing)
+        return wp_errorf(err, "%s is not on PATH, so nothing was rendered or submitted: load Slurm's commands "
+                              "(module load slurm; on the test cluster `. DIR/env`), or render the points and "
+                              "see the sbatch commands with --dry-run", missing);
+    return 0;
+}
+
+/* Whether path is under /tmp, and not one of the colon-separated paths of
+ * $WAVEPIPE_SHARED_TMP (what the test cluster keeps visible on its nodes). */
+static int private_tmp(const char *path)
+{
+    if (strncmp(path, "/tmp/", 5) != 0 && strcmp(path, "/tmp") != 0)
+        return 0;
+    const char *shared = getenv("WAVEPIPE_SHARED_TMP");
+    for (const char *p = shared ? shared : ""; *p;) {
+        size_t len = strcspn(p, ":");
+        if (len > 1 && strncmp(path, p, len) == 0 && (path[len] == '/' || path[len] == '\0'))
+            return 0;
+        p += len + (p[len] == ':');
+    }
+    return 1;
+}
+
+/* Warns (on out, before anything is submitted) about the program or the
+ * results under a /tmp the nodes may not share. */
+static void warn_unshared(const struct wp_sweep_options *o, const struct sweep *w, FILE *out)
+{
+    if (!o->submit && !o->dry_run)
+        return;
+    const char *what[2][2] = {{"the program the jobs run", w->wavepipe}, {"the results folder", w->base}};
+    for (int i = 0; i < 2; i++)
+        if (private_tmp(what[i][1]))
+            fprintf(out, "warning: %s, %s, is under /tmp, which compute nodes do not share as a rule (each node of "
+                         "the test cluster has its own, unless `vcluster.sh up` keeps it: WAVEPIPE_SHARED_TMP); the "
+                         "jobs would not find it there: put it on a shared file system%s\n",
+                    what[i][0], what[i][1], i ? " (--results DIR)" : " (--wavepipe PATH)");
+}
+
 /* Phase 1: decide and render everything in memory. */
 static int render_all(const struct wp_sweep_options *o, struct sweep *w, struct wp_err *err)
 {
@@ -226,9 +242,7 @@ static int render_all(const struct wp_sweep_options *o, struct sweep *w, struct 
         struct rendered *r = &w->r[i];
         if ((size_t)snprintf(r->dir, sizeof r->dir, "%s/%s", w->base, p->point.id) >= sizeof r->dir)
             return wp_errorf(err, "path too long: %s", w->base);
-        int query_failed = 0;
-        r->action = decide(r->dir, o->submit, err, &query_failed);
-        if (query_failed)
+        if (decide(r->dir, w->ask_slurm, o->submit, r, err))
             return -1;
         if (r->action == ACT_SKIP_DONE || r->action == ACT_SKIP_SUBMITTED)
             continue;
@@ -253,15 +267,35 @@ struct written {
     char (*run_ids)[WP_SLURM_ID_MAX];
 };
 
+/* The files a point gets, in the order they are written. */
+static const char *const point_files[] = {"point.cfg", "model.cfg", "changes.txt", "probe.sbatch", "job.sbatch"};
+
+/* How a point was before this sweep wrote it, to put it back when its
+ * submission fails: whether its directory was there, and its FAILED line. */
+struct before {
+    int existed;
+    char failed[512];
+};
+
 /* Writes one rendered point's files (FAILED removed, its reason said). */
-static int write_point(const struct wp_campaign_point *p, const struct rendered *r, FILE *out, struct wp_err *err)
+static int write_point(const struct wp_campaign_point *p, const struct rendered *r, struct before *was, FILE *out,
+                       struct wp_err *err)
 {
     const char *dir = r->dir;
     char path[PATH_MAX + 64];
+    struct stat st;
+    was->existed = stat(dir, &st) == 0;
+    was->failed[0] = '\0';
     if (mkdir_p(dir, err))
         return -1;
     if (r->action == ACT_RERENDER_FAILED) {
         snprintf(path, sizeof path, "%s/FAILED", dir);
+        FILE *fp = fopen(path, "r");
+        if (fp) {
+            size_t got = fread(was->failed, 1, sizeof was->failed - 1, fp);
+            was->failed[got] = '\0';
+            fclose(fp);
+        }
         unlink(path);
         char reason[200];
         snprintf(path, sizeof path, "%s/run.log", dir);
@@ -276,43 +310,87 @@ static int write_point(const struct wp_campaign_point *p, const struct rendered 
     return 0;
 }
 
-/* A written point's sbatch commands: printed (dry run) or run, the job ids
- * appended to its jobids. */
+/* A point whose submission failed goes back to how it was: a new one not
+ * rendered at all, a failed one failed again (to be resubmitted). */
+static void put_back(const struct rendered *r, const struct before *was)
+{
+    char path[PATH_MAX + 64];
+    if (!was->existed) {
+        for (size_t i = 0; i < sizeof point_files / sizeof point_files[0]; i++) {
+            snprintf(path, sizeof path, "%s/%s", r->dir, point_files[i]);
+            unlink(path);
+        }
+        rmdir(r->dir);
+        return;
+    }
+    if (was->failed[0]) {
+        struct wp_err ignored;
+        write_text(r->dir, "FAILED", was->failed, 0, &ignored);
+    }
+}
+
+/* A written point's sbatch commands: printed (dry run) or run, the jobs
+ * appended to its jobids. A run an older sweep left waiting for a failed
+ * probe is cancelled first. Nothing is recorded unless both were taken
+ * (a probe whose run was refused is cancelled). */
 static int submit_point(const struct wp_sweep_options *o, const struct wp_campaign_point *p, const struct rendered *r,
                         const char *verb, struct written *n, FILE *out, struct wp_err *err)
 {
     const char *dir = r->dir;
     char path[PATH_MAX + 64], dep[128];
     int prev = n->submitted - o->max_concurrent;
-    char probe_id[WP_SLURM_ID_MAX] = "PROBE";
     if (o->dry_run) {
-        fprintf(out, "%-40s %s\n  sbatch --parsable --chdir=%s %s/probe.sbatch\n", p->point.id, verb, dir, dir);
+        fprintf(out, "%-40s %s\n", p->point.id, verb);
+        if (r->stuck.id[0])
+            fprintf(out, "  scancel %s\n", r->stuck.id);
+        fprintf(out, "  sbatch --parsable --chdir=%s %s/probe.sbatch\n", dir, dir);
         snprintf(dep, sizeof dep, "afterok:$PROBE%s%s", o->max_concurrent && prev >= 0 ? ",afterany:" : "",
                  o->max_concurrent && prev >= 0 ? "$RUN" : "");
-        fprintf(out, "  sbatch --parsable --dependency=%s --chdir=%s %s/job.sbatch\n", dep, dir, dir);
+        fprintf(out, "  sbatch --parsable --kill-on-invalid-dep=yes --dependency=%s --chdir=%s %s/job.sbatch\n", dep,
+                dir, dir);
         wp_strlcpy(n->run_ids[n->submitted++], "RUN", sizeof n->run_ids[0]);
         return 0;
     }
+    if (r->stuck.id[0] && wp_slurm_cancel(r->stuck.id, err))
+        return -1;
+    struct wp_slurm_job jobs[2] = {{.step = "probe"}, {.step = "run"}};
     snprintf(path, sizeof path, "%s/probe.sbatch", dir);
-    if (wp_slurm_sbatch(path, dir, NULL, probe_id, sizeof probe_id, err))
+    if (wp_slurm_sbatch(path, dir, NULL, &jobs[0], err))
         return -1;
     if (o->max_concurrent && prev >= 0)
-        snprintf(dep, sizeof dep, "afterok:%s,afterany:%s", probe_id, n->run_ids[prev]);
+        snprintf(dep, sizeof dep, "afterok:%s,afterany:%s", jobs[0].id, n->run_ids[prev]);
     else
-        snprintf(dep, sizeof dep, "afterok:%s", probe_id);
+        snprintf(dep, sizeof dep, "afterok:%s", jobs[0].id);
     snprintf(path, sizeof path, "%s/job.sbatch", dir);
-    if (wp_slurm_sbatch(path, dir, dep, n->run_ids[n->submitted], sizeof n->run_ids[0], err)) {
-        append_jobids(dir, probe_id, "none", NULL);
+    struct wp_err ignored;
+    if (wp_slurm_sbatch(path, dir, dep, &jobs[1], err)) {
+        wp_slurm_cancel(jobs[0].id, &ignored);
         return -1;
     }
-    if (append_jobids(dir, probe_id, n->run_ids[n->submitted], err))
+    if (wp_slurm_append_jobs(dir, jobs, 2, err)) {
+        wp_slurm_cancel(jobs[1].id, &ignored);
+        wp_slurm_cancel(jobs[0].id, &ignored);
         return -1;
-    fprintf(out, "%-40s %s, submitted: probe %s, run %s\n", p->point.id, verb, probe_id, n->run_ids[n->submitted]);
+    }
+    wp_strlcpy(n->run_ids[n->submitted], jobs[1].id, sizeof n->run_ids[0]);
+    fprintf(out, "%-40s %s, submitted: probe %s, run %s%s%s\n", p->point.id, verb, jobs[0].id, jobs[1].id,
+            r->stuck.id[0] ? ", cancelled the run waiting for ever: " : "", r->stuck.id);
     n->submitted++;
     return 0;
 }
 
-/* Phase 2: write (and submit), one line per point, then the summary. */
+static void summary(const struct wp_sweep_options *o, const struct sweep *w, const struct written *n, FILE *out)
+{
+    fprintf(out, "%s: %d points in %s: %d rendered, %d done (skipped), %d submitted earlier and not finished%s",
+            w->c->name, w->npoints, w->base, n->rendered, n->skipped_done, n->skipped_submitted, o->submit ? "" : "\n");
+    if (o->submit)
+        fprintf(out, ", %d submitted now\n", n->submitted);
+}
+
+/* Phase 2: write (and submit), one line per point, then the summary. A
+ * point whose submission fails is put back as it was and the sweep stops
+ * there: every point is submitted whole or not at all, and the next
+ * --submit goes on from it. */
 static int write_all(const struct wp_sweep_options *o, const struct sweep *w, FILE *out, struct wp_err *err)
 {
     struct written n = {0, 0, 0, 0, calloc((size_t)w->npoints, sizeof *n.run_ids)};
@@ -329,27 +407,29 @@ static int write_all(const struct wp_sweep_options *o, const struct sweep *w, FI
         }
         if (r->action == ACT_SKIP_SUBMITTED) {
             n.skipped_submitted++;
-            fprintf(out, "%-40s submitted and not finished, left alone\n", p->point.id);
+            fprintf(out, "%-40s submitted and not finished, left alone%s\n", p->point.id,
+                    r->asked ? "" : " (Slurm not asked: no squeue here, or it did not answer)");
             continue;
         }
-        if (write_point(p, r, out, err)) {
+        struct before was;
+        if (write_point(p, r, &was, out, err)) {
             status = -1;
             break;
         }
-        n.rendered++;
         const char *verb = r->action == ACT_RERENDER_FAILED ? "failed, rendered again" : "rendered";
         if (!o->submit && !o->dry_run)
             fprintf(out, "%-40s %s\n", p->point.id, verb);
-        else
-            status = submit_point(o, p, r, verb, &n, out, err);
+        else if ((status = submit_point(o, p, r, verb, &n, out, err)) != 0) {
+            put_back(r, &was);
+            wp_err_prefix(err, "point %s not submitted (put back as it was; %d points submitted before it, the "
+                               "rest not rendered: `wavepipe sweep --submit` again goes on from it): ",
+                          p->point.id, n.submitted);
+            break;
+        }
+        n.rendered++;
     }
-    if (status == 0) {
-        fprintf(out, "%s: %d points in %s: %d rendered, %d done (skipped), %d submitted earlier and not finished%s",
-                w->c->name, w->npoints, w->base, n.rendered, n.skipped_done, n.skipped_submitted,
-                o->submit ? "" : "\n");
-        if (o->submit)
-            fprintf(out, ", %d submitted now\n", n.submitted);
-    }
+    if (status == 0)
+        summary(o, w, &n, out);
     free(n.run_ids);
     return status;
 }
@@ -362,8 +442,10 @@ int wp_sweep(const struct wp_sweep_options *o, FILE *out, struct wp_err *err)
     if (!(w.c = calloc(1, sizeof *w.c)))
         wp_errorf(err, "out of memory");
     else if (wp_campaign_read(o->campaign, w.c, err) == 0 && wp_campaign_expand(w.c, &w.points, &w.npoints, err) == 0 &&
-             sweep_paths(o, &w, err) == 0 && render_all(o, &w, err) == 0)
+             find_slurm(o, &w, err) == 0 && sweep_paths(o, &w, err) == 0 && render_all(o, &w, err) == 0) {
+        warn_unshared(o, &w, out);
         status = write_all(o, &w, out, err);
+    }
     if (w.r)
         for (int i = 0; i < w.npoints; i++) {
             free(w.r[i].probe);

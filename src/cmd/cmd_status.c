@@ -27,8 +27,14 @@ static void usage(void)
            "            watchdog of `wavepipe run`, an MPI error, mpiexec)\n"
            "The job states come from squeue, and from sacct for jobs that left the\n"
            "queue when Slurm keeps accounting; without it, from the DONE and FAILED\n"
-           "files alone. `wavepipe sweep --submit` resubmits failed points. A relative\n"
-           "CAMPAIGN.cfg not found from here is the installed one, as for sweep.\n\n"
+           "files alone. A point whose probe failed is failed, with the probe's error\n"
+           "file (or, when the probe could not write one, that its node cannot reach\n"
+           "the point directory); its run is then cancelled by Slurm, or named when an\n"
+           "older sweep left it waiting for ever. `wavepipe sweep --submit` resubmits\n"
+           "failed points. A job is recognised by its id, cluster and submit time, so a\n"
+           "restarted cluster's new job of the same id is not taken for it. A relative\n"
+           "CAMPAIGN.cfg not found from here is the installed one, as for sweep. Exit\n"
+           "status 1 when no point of the campaign is under DIR yet (sweep it first).\n\n"
            "Options:\n"
            "  --results DIR   where the point directories are (default: results)\n"
            "  --no-slurm      do not ask squeue/sacct; files only\n"
@@ -73,22 +79,26 @@ int wp_cmd_status(int argc, char **argv)
         free(c);
         return 1;
     }
-    int counts[WP_POINT_STATES] = {0};
-    int slurm_warned = 0;
+    int counts[WP_POINT_STATES] = {0}, slurm_warned = 0, swept = 0;
     printf("%-40s %-8s %s\n", "point", "state", "detail");
     for (int i = 0; i < npoints; i++) {
-        char dir[4200], detail[512];
+        char dir[4200];
         snprintf(dir, sizeof dir, "%s/%s/%s", results, c->name, points[i].point.id);
-        int slurm_failed = 0;
-        enum wp_point_state state = wp_point_status(dir, !no_slurm, detail, sizeof detail, &slurm_failed, &err);
-        if (slurm_failed && !slurm_warned++)
+        struct wp_point_report r;
+        if (wp_point_status(dir, !no_slurm, &r, &err) && !slurm_warned++)
             fprintf(stderr, "wavepipe status: %s; states from files only\n", err.msg);
-        counts[state]++;
-        printf("%-40s %-8s %s\n", points[i].point.id, wp_point_state_name(state), detail);
+        swept |= r.rendered || r.submitted || r.state == WP_POINT_DONE || r.state == WP_POINT_FAILED;
+        counts[r.state]++;
+        printf("%-40s %-8s %s\n", points[i].point.id, wp_point_state_name(r.state), r.detail);
     }
     printf("%s: %d points: %d pending, %d running, %d done, %d failed\n", c->name, npoints, counts[0], counts[1],
            counts[2], counts[3]);
+    if (!swept) /* nothing under RESULTS yet: say how to make it */
+        fprintf(stderr, "wavepipe status: no point of %s is in %s/%s: `wavepipe sweep %s --dry-run` renders them, "
+                        "`--submit` submits them (with --results %s when they go elsewhere)\n",
+                c->name, results, c->name, campaign_path, results);
+    int rc = swept ? 0 : 1;
     free(points);
     free(c);
-    return 0;
+    return rc;
 }

@@ -14,7 +14,7 @@
 #include "sched/validate.h"
 #include "sched/variant.h"
 
-static int check_params(const struct wp_sched_params *p, int *nstages, struct wp_err *err)
+int wp_sched_check(const struct wp_sched_params *p, int *nstages, struct wp_err *err)
 {
     const char *kind = wp_sched_kind_name(p->kind);
     int P = p->ranks, M = p->microbatches;
@@ -99,7 +99,7 @@ static int check_params(const struct wp_sched_params *p, int *nstages, struct wp
 int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s, struct wp_err *err)
 {
     int nstages = 0;
-    if (check_params(p, &nstages, err))
+    if (wp_sched_check(p, &nstages, err))
         return -1;
     int searched = p->kind == WP_SCHED_CHIMERA || p->kind == WP_SCHED_HANAYO;
     static const struct wp_order_variant direct = {.greedy = {WP_GREEDY_HOLD_WITH_HEADROOM, 0, 0, NULL}};

@@ -7,6 +7,11 @@
 
 #include "sched/schedule.h"
 
+/* Whether the generator makes what p asks for, and its stage count into
+ * *nstages; errors explain what does not fit (the same as
+ * wp_schedule_generate's, which checks first). */
+int wp_sched_check(const struct wp_sched_params *p, int *nstages, struct wp_err *err);
+
 /* Generates the schedule p asks for. Errors explain what does not fit
  * (e.g. interleaved needs M to be a multiple of P). */
 int wp_schedule_generate(const struct wp_sched_params *p, struct wp_schedule *s,

@@ -43,15 +43,19 @@
 #     (other files under DIR are left alone)
 #
 # Paths that must be visible on the nodes (binaries under test, job output)
-# must not be under /tmp, which is private per node.  DIR itself and the
+# must not be under /tmp, which is private per node.  DIR itself, the
+# checkout this script is in, the directory `up` was run from and the
 # colon-separated paths in $VCLUSTER_KEEP are re-mounted at their own place on
-# the nodes when they are under /tmp, so a build tree under /tmp still works.
+# the nodes when they are under /tmp, so a build tree under /tmp still works;
+# DIR/env lists them in WAVEPIPE_SHARED_TMP (wavepipe sweep warns about
+# results or a program under another /tmp path).
 #
 # Environment knobs (read by 'up'):
 #   VCLUSTER_CPUS     CPUs declared per node (default 2; more is allowed,
 #                     SlurmdParameters=config_overrides)
 #   VCLUSTER_WAIT     seconds to wait for all nodes to be idle (default 60)
 #   VCLUSTER_KEEP     colon-separated paths under /tmp to keep visible on nodes
+#                     (beside DIR, the checkout and the current directory)
 #   VCLUSTER_UCX_TLS  UCX_TLS written to DIR/env (default: none, see below)
 #   VCLUSTER_MPI      debian (default): MPI programs run on Debian's MPICH
 #                     4.0.2 as built; mpich5: DIR/env also sources
@@ -127,6 +131,7 @@ readonly LINK=/run/wavepipe-vcluster
 CPUS=${VCLUSTER_CPUS:-2}
 MPI=${VCLUSTER_MPI:-debian}
 MPI5_ENV=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/mpi5-env.sh
+CHECKOUT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WAIT_S=${VCLUSTER_WAIT:-60}
 
 log() { printf 'vcluster: %s\n' "$*" >&2; }
@@ -435,15 +440,18 @@ cd /
 exec slurmd -f "$conf" -N "$n"
 '
 
-# Paths to keep visible on the nodes because they live under /tmp.
+# Paths to keep visible on the nodes because they live under /tmp: DIR,
+# the checkout this script is in and the directory `up` runs from (so that
+# a build and a campaign's results there work as they are), and
+# $VCLUSTER_KEEP.
 keep_paths() {
     local dir=$1 p r
     local IFS=:
-    for p in $dir ${VCLUSTER_KEEP:-}; do
+    for p in $dir "$CHECKOUT" "$PWD" ${VCLUSTER_KEEP:-}; do
         [[ -n $p && -e $p ]] || continue
         r=$(readlink -f "$p")
         [[ $r == /tmp/* ]] && echo "$r"
-    done | sort -u
+    done | sort -u | awk 'top == "" || index($0, top "/") != 1 { print; top = $0 }'
 }
 
 cmd_up() {
@@ -536,6 +544,8 @@ export VCLUSTER_DIR=$dir
 export VCLUSTER_NODES=$nodes
 export VCLUSTER_NODELIST='${NODE_PREFIX}[1-$nodes]'
 export VCLUSTER_MPI=$MPI
+# the paths under /tmp the nodes see as here (wavepipe sweep warns of others)
+export WAVEPIPE_SHARED_TMP='$(keep_paths "$dir" | paste -sd: -)'
 $mpi
 EOF
     log "up: $nodes nodes idle in $((SECONDS - t0)) s (source $dir/env)"
