@@ -273,4 +273,10 @@ expect_contains "$out/cmpcsv.txt" "leave out --format csv" "and says why"
     --cluster "$T/dgx2-x4-ib-edr.cfg" --devices 4 --memory 6MB --tensor 1x1 --recompute always > "$out/tight.txt" 2>&1
 expect_status 0 $? "6 MB per GPU: a plan that fits is found"
 expect_contains "$out/tight.txt" "plan straight: 4 stages on 4 GPUs" "the 4-stage pipeline"
+# a cluster of several nodes without a network: the error names the file (issue 29)
+"$WAVEPIPE" topo --xml "$WP_FIXTURES/hwloc-nvidiaDGX2.xml:2" --quiet --out "$out/nonet.cfg" > /dev/null 2>&1
+"$WAVEPIPE" plan --layers "$WP_SRCDIR/jobs/tables/mixed-16.cfg" --global-batch 16 --cluster "$out/nonet.cfg" > "$out/nonet.txt" 2>&1
+expect_status 1 $? "a cluster without a network between its nodes cannot be planned on"
+expect_contains "$out/nonet.txt" "$out/nonet.cfg: the cluster 'hwloc-nvidiaDGX2' has no network model between its 2 nodes" \
+    "the error names the cluster file, not only the cluster"
 finish

@@ -228,6 +228,22 @@ expect_status "1.0000 0.9000 0.8000 1.0000 0.8500" \
     "weak efficiency of each schedule against its own 1-node point"
 expect_status 3 "$(grep -c '^1f1b ' "$out/m.out")" "one series per schedule, micro_batches not in its name"
 
+# series labels name only the axes a schedule takes (issue 29): k for kfkb,
+# waves for hanayo (the test campaign's axes), not "1f1b k=1 waves=1"
+l="$out/results/labels"
+lp() { # ID SCHEDULE K WAVES NODES
+    point_cfg "$l/$1" "$1" weak 0 "schedule=$2" "k=$3" "waves=$4" "nodes=$5"
+    { echo "$HEADER"; row "$2" "$5" 0 1 0.3; row "$2" "$5" 1 100 0.3; row "$2" "$5" 2 100 0.3; } > "$l/$1/results.csv"
+    summary "$2" "$5" 0.3 0.05 > "$l/$1/run.log"
+    echo 0 > "$l/$1/DONE"
+}
+lp l0 1f1b 1 1 1; lp l1 1f1b 1 1 2; lp l2 kfkb 2 1 1; lp l3 kfkb 2 1 2; lp l4 hanayo 1 2 1; lp l5 hanayo 1 2 2
+"$WAVEPIPE" harvest "$l" > "$out/l.out" 2> "$out/l.err"
+expect_status 0 $? "harvest of a campaign over schedule, k and waves"
+expect_status "1f1b|hanayo waves=2|kfkb k=2" "$(grep -oE '^(1f1b|kfkb|hanayo)( [a-z]+=[0-9]+)?' "$out/l.out" | sort -u | paste -sd'|' -)" \
+    "the series are 1f1b, kfkb k=2 and hanayo waves=2"
+expect_contains "$l/plots/throughput.gp" '"hanayo waves=2"' "and so are the plots' lines"
+
 # axis adapt and the adapt columns: columns found by name in each file's
 # header (new real, new emulated with compute,layer_table, and an old file
 # without the adapt columns in one campaign); an adaptive and a static
@@ -404,6 +420,11 @@ expect_contains "$out/e.err" "no point.cfg" "and names what it found"
 expect_status 2 $? "no directory is a usage error"
 "$WAVEPIPE" harvest "$c" --warmup x > /dev/null 2>&1
 expect_status 2 $? "a bad --warmup is a usage error"
+mkdir -p "$out/nothing"
+"$WAVEPIPE" harvest "$out/nothing" > "$out/nothing.txt" 2>&1
+expect_status 1 $? "harvest of a folder with no point fails"
+expect_contains "$out/nothing.txt" "give a campaign's folder, results/<campaign>/ as \`wavepipe sweep\` rendered it, whose point directories" \
+    "and says what a campaign's folder and its point directories are"
 "$WAVEPIPE" harvest --help > "$out/help.txt"
 expect_contains "$out/help.txt" "weak_efficiency" "--help explains the columns"
 

@@ -91,6 +91,18 @@ expect_status 0 $? "man wavepipe-plan renders from the prefix"
 expect_contains man-plan.txt "wavepipe-plan - DAPPLE's planner" "its NAME is the command's summary"
 expect_contains man-plan.txt "--global-batch" "its options are the --help text's"
 expect_contains man-plan.txt "wavepipe-formats(5)" "it refers to the formats page"
+# help2man keeps the help text's layout (issue 29): each example a line of
+# its own, and the sbatch commands under --submit part of its text, not
+# options of their own
+MANWIDTH=200 man -M "$prefix/share/man" wavepipe-sweep > man-sweep.txt 2> man-sweep.err
+expect_status 0 $? "man wavepipe-sweep renders from the prefix"
+n=$(grep -cE '^ +wavepipe (sweep|status) jobs/campaigns/[a-z-]+\.cfg' man-sweep.txt)
+expect_status 3 "$n" "its three examples are a line each"
+if grep -qE '^ {5,8}sbatch ' man-sweep.txt; then
+    fail "an sbatch command of --submit is rendered as an option"
+else
+    pass "the sbatch commands of --submit are rendered as its text"
+fi
 MANWIDTH=200 man -M "$prefix/share/man" 5 wavepipe-formats > man-formats.txt 2>&1
 expect_status 0 $? "man 5 wavepipe-formats renders from the prefix"
 for section in "CAMPAIGN FILES" "CLUSTER FILES" "LAYER TABLES" "PLAN FILES"; do

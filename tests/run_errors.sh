@@ -20,6 +20,9 @@ bad "heads not dividing channels" "heads (3) must divide channels (64)" 2 --conf
 sed 's/layers = 16;/layrs = 16;/' "$cfg" > "$out/typo.cfg"
 bad "a misspelt key" "typo.cfg:6: unknown key 'layrs' in model; did you mean 'layers'?" 1 --config "$out/typo.cfg"
 bad "more stages than layers" "more stages than layers" 4 --config "$cfg" --schedule hanayo --waves 4
+printf '{ "model": { "layers": 16 } }\n' > "$out/model.json"
+bad "a model file that is not libconfig" "model.json:1: syntax error (a model file is libconfig, as jobs/models/gpt-tiny.cfg" \
+    1 --config "$out/model.json"
 bad "a global batch not divisible into micro-batches" "global batch 7 cannot be split into 4 micro-batches" 1 \
     --config "$cfg" --global-batch 7 --micro-batches 4
 bad "replicas that do not match the ranks" "replicas add up to 3 ranks, but --ranks is 4" 4 --config "$cfg" --replicas 2,1

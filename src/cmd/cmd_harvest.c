@@ -139,8 +139,10 @@ int wp_cmd_harvest(int argc, char **argv)
         return 1;
     }
     if (h.nruns == 0) {
-        fprintf(stderr, "wavepipe %s: no point of %s could be harvested (%d skipped)\n", CMD, dir,
-                h.skipped_points);
+        fprintf(stderr, "wavepipe %s: no point of %s could be harvested (%d skipped): give a campaign's folder, "
+                        "results/<campaign>/ as `wavepipe sweep` rendered it, whose point directories "
+                        "(<campaign>/<point>/) hold point.cfg and the rows of results.csv their run appended\n",
+                CMD, dir, h.skipped_points);
         wp_harvest_free(&h);
         return 1;
     }

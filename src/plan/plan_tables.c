@@ -44,10 +44,9 @@ static int read_hw(const struct wp_plan_tables_options *o, struct wp_plan_hw *hw
 {
     struct wp_cluster c;
     wp_cluster_init(&c);
-    int status = wp_cluster_read(o->cluster_path, &c, err) ||
-                         wp_plan_hw_from_cluster(hw, &c, o->devices, o->memory_bytes, err)
-                     ? -1
-                     : 0;
+    int status = wp_cluster_read(o->cluster_path, &c, err);
+    if (status == 0 && wp_plan_hw_from_cluster(hw, &c, o->devices, o->memory_bytes, err))
+        status = wp_err_prefix(err, "%s: ", o->cluster_path); /* the file, beside the cluster's name */
     wp_cluster_destroy(&c);
     return status;
 }

@@ -55,6 +55,11 @@ int wp_run_config_read(const char *path, struct wp_run_config *c, struct wp_err 
     config_t cfg;
     config_init(&cfg);
     int rc = wp_cfg_read_file(&cfg, path, file_keys, err);
+    if (rc && config_error_type(&cfg) == CONFIG_ERR_PARSE) { /* not libconfig at all: say what is expected */
+        size_t len = strlen(err->msg);
+        snprintf(err->msg + len, sizeof err->msg - len, " (a model file is libconfig, as jobs/models/gpt-tiny.cfg: "
+                                                        "model = { layers = 16; channels = 64; ... }; train = { ... };)");
+    }
     if (rc == 0) {
         const config_setting_t *m = config_lookup(&cfg, "model");
         struct wp_gpt2_config *g = &c->model;
