@@ -225,7 +225,11 @@ tmpres=$(mktemp -d /tmp/wp-sweep-cli.XXXXXX)
 expect_contains "$out/tmp1.txt" "warning: the results folder, $tmpres/cpu-weak-test, is under /tmp, which compute nodes do not share" \
     "a dry run warns that results under /tmp are not where the jobs run"
 WAVEPIPE_SHARED_TMP="/nothing:$tmpres" "$WAVEPIPE" sweep "$camp" --dry-run --results "$tmpres" --templates "$tpl" > "$out/tmp2.txt" 2>&1
-if grep -q "^warning" "$out/tmp2.txt"; then fail "no warning for a /tmp the nodes share"; else pass "no warning for a /tmp the nodes share (WAVEPIPE_SHARED_TMP)"; fi
+if grep -q "^warning: the results folder" "$out/tmp2.txt"; then
+    fail "no warning for results under a /tmp the nodes share"
+else
+    pass "no warning for results under a /tmp the nodes share (WAVEPIPE_SHARED_TMP)"
+fi
 rm -rf "$tmpres"
 
 # status of a campaign never swept (issue 29): says how, exit status 1
