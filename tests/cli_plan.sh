@@ -279,4 +279,12 @@ expect_contains "$out/tight.txt" "plan straight: 4 stages on 4 GPUs" "the 4-stag
 expect_status 1 $? "a cluster without a network between its nodes cannot be planned on"
 expect_contains "$out/nonet.txt" "$out/nonet.cfg: the cluster 'hwloc-nvidiaDGX2' has no network model between its 2 nodes" \
     "the error names the cluster file, not only the cluster"
+# interleaved plans at micro-batch 1 (issue 30): the kFkB candidates skip
+# micro-batch counts Megatron's order cannot run instead of ending the plan
+printf 'model = { layers = 96; channels = 12288; heads = 96; sequence_length = 2048; max_positions = 2048; vocabulary = 51200; };\ntrain = { global_batch = 64; micro_batches = 64; steps = 1; };\n' > "$out/t175.model.cfg"
+"$WAVEPIPE" profile --model "$out/t175.model.cfg" --analytic --flops-per-s 1.65e14 --micro-batch 1 -o "$out/T175.cfg" > /dev/null 2>&1
+"$WAVEPIPE" plan --layers "$out/T175.cfg" --global-batch 64 --devices 64 --tensor 8x1 --recompute never --chunks 3 \
+    --memory 1000GiB --cluster "$T/dgx-a100-x384-ib-hdr.cfg" > "$out/t175.txt" 2>&1
+expect_status 0 $? "an interleaved search over a 175B table at micro-batch 1 plans"
+if grep -q "interleaved needs" "$out/t175.txt"; then fail "no generator error about interleaved micro-batches"; else pass "no generator error about interleaved micro-batches"; fi
 finish

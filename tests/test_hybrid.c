@@ -253,6 +253,16 @@ static void simulation_tests(void)
     ok(wp_plan_simulate(&m, &inter, 1, 0, &t2, NULL, &err) == 0, "interleaved simulated (%s)", err.msg);
     is_near(t1, 8 * 0.12 + 1 * 0.12, 1e-9, "1F1B: (M + P - 1)(F + B)");
     is_near(t2, 8 * 0.12 + 1 * 0.12 / 2, 1e-9, "interleaved: M (F + B) + (P - 1)(F + B) / v");
+    /* kFkB candidates of an interleaved plan: the largest micro-batch that
+     * fits (8 sequences, M = 1) is no count Megatron's order runs on 2 ranks,
+     * which once ended `wavepipe plan --chunks` with an error; every
+     * candidate's M is a multiple of the ranks */
+    int cand = wp_plan_kfkb_candidates(&m, &inter, &err);
+    int multiples = cand == 0 && inter.nkfkb > 0;
+    for (int i = 0; multiples && i < inter.nkfkb; i++)
+        multiples = inter.kfkb[i].microbatches % 2 == 0;
+    ok(multiples, "an interleaved plan's kFkB candidates skip micro-batch counts it cannot run (%d of them; %s)",
+       inter.nkfkb, err.msg);
     wp_plan_destroy(&base);
     wp_plan_destroy(&inter);
     wp_plan_model_destroy(&m);

@@ -37,6 +37,31 @@ int wp_plan_sim_ranks(const struct wp_plan *p)
     return ranks;
 }
 
+/* The schedule that runs p with groups of k and M micro-batches: 1F1B or
+ * kFkB (Megatron-LM's interleaved order for a plan of chunks), on the
+ * ranks wp_plan_sim_ranks counts, replicas per stage where they differ
+ * (reps: S entries). */
+static void plan_sched_params(const struct wp_plan *p, int k, int M, int *reps, struct wp_sched_params *sp)
+{
+    int S = p->nstages, chain = uniform_replicas(p);
+    for (int s = 0; s < S; s++)
+        reps[s] = chain ? 1 : p->stages[s].replicas;
+    wp_sched_params_default(sp);
+    sp->kind = k > 1 ? WP_SCHED_KFKB : WP_SCHED_1F1B;
+    sp->k = k;
+    if (p->chunks > 1) { /* the ranks hold every chunk-th stage (plan.h), as the generator places them */
+        sp->kind = WP_SCHED_INTERLEAVED;
+        sp->chunks = p->chunks;
+    }
+    sp->ranks = wp_plan_sim_ranks(p);
+    sp->microbatches = M;
+    sp->policy = p->policy ? p->policy : 'A';
+    if (!chain) {
+        sp->nreplicas = S;
+        sp->replicas = reps;
+    }
+}
+
 int wp_plan_simulate(const struct wp_plan_model *m, const struct wp_plan *p, int k, int micro_batch,
                      double *iter_s, double *peak_bytes, struct wp_err *err)
 {
@@ -54,27 +79,12 @@ int wp_plan_simulate(const struct wp_plan_model *m, const struct wp_plan *p, int
         return wp_errorf(err, "out of memory");
     }
     double *f = buf, *b = buf + S, *send = buf + 2 * S, *ar = buf + 3 * S, *w = buf + 4 * S, peak;
-    int ranks = wp_plan_sim_ranks(p), chain = uniform_replicas(p);
-    for (int s = 0; s < S; s++)
-        reps[s] = chain ? 1 : p->stages[s].replicas;
+    int chain = uniform_replicas(p);
     int rc = 0;
     if (wp_plan_costs_at(m, p, micro_batch, k, p->policy ? p->policy : 'A', f, b, send, ar, &peak))
         rc = wp_errorf(err, "micro-batch %d leaves a replica without a sample", micro_batch);
     struct wp_sched_params sp;
-    wp_sched_params_default(&sp);
-    sp.kind = k > 1 ? WP_SCHED_KFKB : WP_SCHED_1F1B;
-    sp.k = k;
-    if (p->chunks > 1) { /* the ranks hold every chunk-th stage (plan.h), as the generator places them */
-        sp.kind = WP_SCHED_INTERLEAVED;
-        sp.chunks = p->chunks;
-    }
-    sp.ranks = ranks;
-    sp.microbatches = M;
-    sp.policy = p->policy ? p->policy : 'A';
-    if (!chain) {
-        sp.nreplicas = S;
-        sp.replicas = reps;
-    }
+    plan_sched_params(p, k, M, reps, &sp);
     struct wp_schedule sched;
     struct wp_sim_result res;
     memset(&sched, 0, sizeof sched);
@@ -103,9 +113,11 @@ int wp_plan_kfkb_candidates(const struct wp_plan_model *m, struct wp_plan *p, st
         R = p->stages[s].replicas > R ? p->stages[s].replicas : R;
     double *buf = calloc((size_t)S * 4, sizeof *buf);
     struct wp_kfkb_candidate *c = calloc(WP_KFKB_MAX_K, sizeof *c);
-    if (!buf || !c) {
+    int *reps = calloc((size_t)S, sizeof *reps);
+    if (!buf || !c || !reps) {
         free(buf);
         free(c);
+        free(reps);
         return wp_errorf(err, "out of memory");
     }
     int n = 0, rc = 0;
@@ -118,6 +130,12 @@ int wp_plan_kfkb_candidates(const struct wp_plan_model *m, struct wp_plan *p, st
             double peak;
             if (M < k || m->global_batch % B)
                 continue; /* whole micro-batches only, at least k of them */
+            struct wp_sched_params sp;
+            struct wp_err refused;
+            int nstages;
+            plan_sched_params(p, k, M, reps, &sp);
+            if (wp_sched_check(&sp, &nstages, &refused))
+                continue; /* a count the schedule cannot run (interleaved: M a multiple of the ranks) */
             if (wp_plan_costs_at(m, p, B, k, p->policy, buf, buf + S, buf + 2 * S, buf + 3 * S, &peak) == 0 &&
                 peak <= m->hw.memory_bytes) {
                 best = B;
@@ -144,6 +162,7 @@ int wp_plan_kfkb_candidates(const struct wp_plan_model *m, struct wp_plan *p, st
         n++;
     }
     free(buf);
+    free(reps);
     if (rc) {
         free(c);
         return -1;
