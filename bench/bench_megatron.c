@@ -7,7 +7,10 @@
  * against the published one (goal: within 15 %), and the planner's own
  * choice for the same model, GPUs and global batch (goal: at least as fast),
  * with its degrees beside Megatron's (PP 4x3: 4 stages of 3 interleaved
- * chunks; rc: recomputation on every stage, rc-some on some). Compute at
+ * chunks; rc: recomputation on every stage, rc-some on some; sel: the
+ * attention core's (selective); sp: sequence parallel; do: distributed
+ * optimizer -- the planner may use all three, Megatron's SC21 runs used
+ * none). Compute at
  * WP_A100_SUSTAINED_FLOPS (megatron.h says why), or $A100_FLOPS.
  *
  * Usage: bench_megatron [SRCDIR [RUN ...]]   (RUN: 1.7B, 3.6B, ... 1T; all by default) */
@@ -23,15 +26,18 @@
 
 static void degrees(char *buf, size_t size, const struct wp_plan *p)
 {
-    int v = p->chunks > 1 ? p->chunks : 1, rc = 0;
-    for (int s = 0; s < p->nstages; s++)
+    int v = p->chunks > 1 ? p->chunks : 1, rc = 0, sel = 0;
+    for (int s = 0; s < p->nstages; s++) {
         rc += p->stages[s].recompute;
+        sel += p->stages[s].selective;
+    }
     char chunks[16] = "";
     if (v > 1)
         snprintf(chunks, sizeof chunks, "x%d", v);
-    snprintf(buf, size, "TP %d%s PP %d%s DP %d b %d%s", wp_plan_tensor_size(p->tensor),
+    snprintf(buf, size, "TP %d%s PP %d%s DP %d b %d%s%s%s%s", wp_plan_tensor_size(p->tensor),
              p->tensor.p2 > 1 ? "(2D)" : "", p->nstages / v, chunks, p->stages[0].replicas, p->stages[0].slice,
-             rc == 0 ? "" : rc == p->nstages ? " rc" : " rc-some");
+             rc == 0 ? "" : rc == p->nstages ? " rc" : " rc-some", sel == 0 ? "" : sel == p->nstages ? " sel" : " sel-some",
+             p->sequence_parallel ? " sp" : "", p->distributed_optimizer ? " do" : "");
 }
 
 static int run(const struct wp_megatron_run *r, const struct wp_cluster *c, double flops_per_s)
@@ -56,7 +62,10 @@ static int run(const struct wp_megatron_run *r, const struct wp_cluster *c, doub
     int rc = wp_megatron_plan(&m, r, &theirs, &err) || wp_plan_simulate(&m, &theirs, 1, 0, &t_theirs, NULL, &err);
     double pred = rc ? 0 : flops / t_theirs / r->gpus / 1e12;
     double t0 = wp_monotonic_s();
+    /* the planner's free choice: every feature Megatron-LM offers today */
     m.recompute = WP_RECOMPUTE_WHERE_NEEDED;
+    m.sequence_parallel = 2;
+    m.distributed_optimizer = 1;
     m.max_chunks = 4;
     m.fixed_tensor = (struct wp_plan_tensor){0, 0};
     int rc2 = rc ? 1 : wp_plan_search(&m, &ours, &err);
@@ -72,7 +81,7 @@ static int run(const struct wp_megatron_run *r, const struct wp_cluster *c, doub
     }
     if (rc == 0 && rc2 == 0) {
         degrees(d2, sizeof d2, &ours);
-        printf("%-28s %6.1f %5.2fx  %5.1f s\n", d2, flops / t_ours / r->gpus / 1e12, t_theirs / t_ours, search_s);
+        printf("%-36s %6.1f %5.2fx  %5.1f s\n", d2, flops / t_ours / r->gpus / 1e12, t_theirs / t_ours, search_s);
     } else {
         printf("\n%s: %s\n", r->name, err.msg);
     }
@@ -99,7 +108,7 @@ int main(int argc, char **argv)
     printf("Megatron-LM SC21 table 1 on %s, compute at %.0f TFLOP/s sustained; TFLOP/s per GPU in Megatron's count "
            "(equation 3, recomputation counted) over the predicted iteration time\n",
            c.name, flops_per_s / 1e12);
-    printf("%-6s %5s  %-28s %6s %6s %7s %3s  %-28s %6s %6s  %s\n", "run", "GPUs", "Megatron's configuration",
+    printf("%-6s %5s  %-28s %6s %6s %7s %3s  %-36s %6s %6s  %s\n", "run", "GPUs", "Megatron's configuration",
            "paper", "pred", "error", "15%", "planner's choice", "TFLOPs", "speed", "search");
     int rc = 0, any = 0;
     for (int i = 0; i < wp_megatron_nruns; i++) {

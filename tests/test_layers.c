@@ -499,7 +499,12 @@ static void gpt2_tests(void)
         is_near(t.layers[1].forward_s, 8 * 0.017716740096, 1e-12, "FLOPs linear in b");
         is_near(t.layers[1].activation_bytes, 8.0 * 1024 * 768 * 2, 0, "boundary b*T*C*2");
         is_near(wp_layer_table_parameter_bytes(&t), 2.0 * 124439808, 0, "2-byte parameters");
-        is_near(wp_layer_table_optimizer_bytes(&t), 8.0 * 124439808, 0, "optimizer state stays float32");
+        is_near(wp_layer_table_optimizer_bytes(&t), 12.0 * 124439808, 0,
+                "optimizer state float32: the moments and the master weights (Megatron-LM's mixed precision)");
+        double grads = 0;
+        for (int i = 0; i < t.nlayers; i++)
+            grads += wp_layer_gradient_bytes(&t.layers[i]);
+        is_near(grads, 4.0 * 124439808, 0, "gradients float32");
         is_int(t.profile_batch, 8, "profile batch is b");
         wp_layer_table_destroy(&t);
     }

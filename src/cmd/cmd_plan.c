@@ -24,13 +24,14 @@
 
 enum { OPT_LAYERS = 3000, OPT_PROFILE_BATCH, OPT_GLOBAL_BATCH, OPT_CLUSTER, OPT_MEMORY, OPT_OUT, OPT_FORMAT,
        OPT_CONTRACT, OPT_DEVICES, OPT_COMPARE, OPT_COMPARE_DIR, OPT_MODEL, OPT_UNEVEN, OPT_TENSOR, OPT_RECOMPUTE,
-       OPT_CHUNKS, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_PLACE };
+       OPT_CHUNKS, OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_PLACE, OPT_SEQUENCE_PARALLEL, OPT_DISTRIBUTED_OPTIMIZER };
 
 static void usage(void)
 {
     printf("Usage: wavepipe plan --layers FILE [--layers FILE ...] [--profile-batch N] [--contract MODE]\n"
            "         --global-batch G --cluster FILE [--devices N] [--memory BYTES] [--out plan.cfg]\n"
-           "         [--tensor auto|P1xP2] [--recompute auto|never|always] [--chunks N]\n"
+           "         [--tensor auto|P1xP2] [--recompute auto|never|always|selective] [--chunks N]\n"
+           "         [--sequence-parallel off|on|auto] [--distributed-optimizer off|on]\n"
            "         [--format text|csv] [--compare] [--compare-dir DIR] [--model MODEL.cfg]\n\n"
            "The planner over pipeline stages x tensor parallelism x data parallelism x\n"
            "micro-batch size: splits the model of the layer table into stages (DAPPLE),\n"
@@ -42,7 +43,11 @@ static void usage(void)
            "tries micro-batches of 1, 2, 4, ... samples per replica, so that the time of\n"
            "one global batch is smallest and every GPU's memory (weights, gradients,\n"
            "optimizer state of its shards and the activations 1F1B keeps in flight) fits;\n"
-           "a stage that would not fit recomputes its forward. Candidates are ranked by\n"
+           "a stage that would not fit recomputes its blocks' attention core, or its whole\n"
+           "forward. Memory is Megatron-LM's: 16-bit tables keep float32 gradients, master\n"
+           "weights and Adam moments (18 bytes a parameter; with the distributed optimizer\n"
+           "6 + 12/DP), and a block keeps Korthikanti et al.'s activations (table 2 of\n"
+           "\"Reducing Activation Recomputation in Large Transformer Models\"). Candidates are ranked by\n"
            "DAPPLE's L = Tw + Ts + Te, the best re-ranked by the simulator. The summary\n"
            "gives TP, PP, DP, micro-batch size, predicted time, TFLOP/s and memory per GPU.\n"
            "The plan file also lists Ada-Grouper's kFkB candidates (k, micro-batch size).\n\n"
@@ -64,9 +69,23 @@ static void usage(void)
            "  --tensor auto|P1xP2  the tensor-parallel group: searched among those that divide a\n"
            "                       node's GPUs (auto, the default), or only P1 x P2 (1x1: none;\n"
            "                       P1 splits the attention heads, P2 the channels)\n"
-           "  --recompute MODE     activation recomputation: auto (default; on a stage whose\n"
-           "                       activations would not fit otherwise), never (DAPPLE's\n"
-           "                       setting) or always (Megatron-LM's --recompute-method uniform)\n"
+           "  --recompute MODE     activation recomputation: auto (default; a stage whose\n"
+           "                       activations would not fit otherwise recomputes its blocks'\n"
+           "                       attention core, and when that does not fit or keeps more, its\n"
+           "                       whole forward), never (DAPPLE's setting), always (the whole\n"
+           "                       forward on every stage: Megatron-LM's --recompute-granularity\n"
+           "                       full --recompute-method uniform) or selective (the attention\n"
+           "                       core on every stage: --recompute-granularity selective).\n"
+           "                       wavepipe run --plan executes never and always (whole stages)\n"
+           "  --sequence-parallel off|on|auto\n"
+           "                       Megatron-LM's sequence parallelism on tensor groups of P1 x 1:\n"
+           "                       the LayerNorms, dropouts and what they keep split over the group\n"
+           "                       (the same bytes moved); off (default), on, or auto (searched both\n"
+           "                       ways). Not for wavepipe run --plan\n"
+           "  --distributed-optimizer off|on\n"
+           "                       Megatron-LM's --use-distributed-optimizer (ZeRO stage 1): the\n"
+           "                       optimizer state sharded over each stage's replicas (off by\n"
+           "                       default); wavepipe run --plan keeps it whole on each replica\n"
            "  --chunks N           also try Megatron-LM's interleaved 1F1B with up to N virtual\n"
            "                       stages per GPU for the best plans (default 1: none; the plan\n"
            "                       file's schedule is then \"interleaved\" with its chunks)\n"
@@ -108,6 +127,7 @@ struct plan_options {
     struct wp_plan_tensor tensor; /* p1 0: searched */
     enum wp_recompute recompute;
     int chunks;
+    int sequence_parallel, distributed_optimizer;
 };
 
 static int parse(int argc, char **argv, struct plan_options *o)
@@ -132,6 +152,8 @@ static int parse(int argc, char **argv, struct plan_options *o)
         {"grad-overlap", required_argument, NULL, OPT_GRAD_OVERLAP},
         {"grad-bucket-mb", required_argument, NULL, OPT_GRAD_BUCKET_MB},
         {"place", required_argument, NULL, OPT_PLACE},
+        {"sequence-parallel", required_argument, NULL, OPT_SEQUENCE_PARALLEL},
+        {"distributed-optimizer", required_argument, NULL, OPT_DISTRIBUTED_OPTIMIZER},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -176,15 +198,28 @@ static int parse(int argc, char **argv, struct plan_options *o)
             if (wp_parse_int_option(CMD, "--chunks", optarg, 1, 64, &o->chunks))
                 return 2;
             break;
-        case OPT_RECOMPUTE:
-            if (strcmp(optarg, "auto") == 0)
-                o->recompute = WP_RECOMPUTE_WHERE_NEEDED;
-            else if (strcmp(optarg, "never") == 0)
-                o->recompute = WP_RECOMPUTE_NEVER;
-            else if (strcmp(optarg, "always") == 0)
-                o->recompute = WP_RECOMPUTE_ALWAYS;
-            else
-                return wp_usage_error(CMD, "--recompute '%s': expected auto, never or always", optarg);
+        case OPT_RECOMPUTE: {
+            static const enum wp_recompute modes[] = {WP_RECOMPUTE_WHERE_NEEDED, WP_RECOMPUTE_NEVER,
+                                                      WP_RECOMPUTE_ALWAYS, WP_RECOMPUTE_SELECTIVE};
+            int i;
+            if (wp_parse_choice_option(CMD, "--recompute", optarg,
+                                       (const char *const[]){"auto", "never", "always", "selective", NULL}, &i))
+                return 2;
+            o->recompute = modes[i];
+            break;
+        }
+        case OPT_SEQUENCE_PARALLEL: {
+            int i;
+            if (wp_parse_choice_option(CMD, "--sequence-parallel", optarg,
+                                       (const char *const[]){"off", "on", "auto", NULL}, &i))
+                return 2;
+            o->sequence_parallel = i;
+            break;
+        }
+        case OPT_DISTRIBUTED_OPTIMIZER:
+            if (wp_parse_choice_option(CMD, "--distributed-optimizer", optarg,
+                                       (const char *const[]){"off", "on", NULL}, &o->distributed_optimizer))
+                return 2;
             break;
         case OPT_GRAD_OVERLAP:
             if (wp_parse_grad_overlap(CMD, optarg, &o->grad_overlap))
@@ -269,7 +304,8 @@ static int plan(const struct plan_options *o, struct wp_plan_tables *pt, struct 
     struct wp_plan_tables_options to = {o->layers, o->nlayers, o->profile_batch, o->contract, o->cluster,
                                         o->devices, o->memory_bytes, o->global_batch, o->uneven_slices,
                                         o->recompute, o->tensor, o->chunks, o->grad_overlap,
-                                        o->grad_bucket_bytes, o->place_only};
+                                        o->grad_bucket_bytes, o->place_only, o->sequence_parallel,
+                                        o->distributed_optimizer};
     if (wp_plan_tables_search(pt, &to, err) || (o->model && add_sbp(o->model, pt, err)))
         return 1;
     const struct wp_plan_table *b = &pt->v[pt->best];

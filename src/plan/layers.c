@@ -84,6 +84,16 @@ double wp_adam_state_bytes_fp32(double parameter_bytes)
     return 2.0 * parameter_bytes;
 }
 
+double wp_layer_gradient_bytes(const struct wp_layer *l)
+{
+    return l->gradient_bytes > 0 ? l->gradient_bytes : l->parameter_bytes;
+}
+
+double wp_layer_state_bytes(const struct wp_layer *l)
+{
+    return l->parameter_bytes + wp_layer_gradient_bytes(l) + l->optimizer_bytes;
+}
+
 /* ---- profile text ---------------------------------------------------- */
 
 struct pnode {
@@ -580,6 +590,7 @@ static const struct wp_cfg_key layer_keys[] = {
     WP_KEY_RANGE("backward_s", WP_CFG_FLOAT, 1, 0, 1e9),
     WP_KEY_RANGE("activation_bytes", WP_CFG_FLOAT, 1, 0, 1e18),
     WP_KEY_RANGE("parameter_bytes", WP_CFG_FLOAT, 1, 0, 1e18),
+    WP_KEY_RANGE("gradient_bytes", WP_CFG_FLOAT, 0, 0, 1e18),
     WP_KEY_RANGE("optimizer_bytes", WP_CFG_FLOAT, 0, 0, 1e18),
     WP_KEY_RANGE("weights_s", WP_CFG_FLOAT, 0, 0, 1e9),
     WP_KEY_RANGE("optimizer_s", WP_CFG_FLOAT, 0, 0, 1e9),
@@ -623,6 +634,8 @@ int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struc
         wp_cfg_add_float(g, "backward_s", l->backward_s);
         wp_cfg_add_float(g, "activation_bytes", l->activation_bytes);
         wp_cfg_add_float(g, "parameter_bytes", l->parameter_bytes);
+        if (l->gradient_bytes > 0)
+            wp_cfg_add_float(g, "gradient_bytes", l->gradient_bytes);
         wp_cfg_add_float(g, "optimizer_bytes", l->optimizer_bytes);
         if (t->weights_known)
             wp_cfg_add_float(g, "weights_s", l->weights_s);
@@ -705,6 +718,7 @@ int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struc
             l.backward_s = wp_cfg_float(g, "backward_s", 0);
             l.activation_bytes = wp_cfg_float(g, "activation_bytes", 0);
             l.parameter_bytes = wp_cfg_float(g, "parameter_bytes", 0);
+            l.gradient_bytes = wp_cfg_float(g, "gradient_bytes", 0);
             l.optimizer_bytes = config_setting_get_member(g, "optimizer_bytes")
                                     ? wp_cfg_float(g, "optimizer_bytes", 0)
                                     : wp_adam_state_bytes_fp32(l.parameter_bytes);

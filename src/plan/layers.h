@@ -32,7 +32,10 @@ struct wp_layer {
     double backward_s;       /* seconds */
     double activation_bytes; /* output of the layer (what a stage boundary after it sends) */
     double parameter_bytes;
-    double optimizer_bytes;  /* optimizer state: AdamW's m and v in float32 (8 bytes per parameter) */
+    double gradient_bytes;   /* the gradient buffer, what the data-parallel sum carries; 0: as the
+                              * parameters (16-bit mixed precision keeps it in float32: Megatron-LM) */
+    double optimizer_bytes;  /* optimizer state: AdamW's m and v in float32 (8 bytes per parameter), and
+                              * float32 master weights where the parameters are 16-bit */
     double weights_s;        /* the weight-gradient part (W) of backward_s, when the table has it */
     double optimizer_s;      /* seconds of the optimizer step over the layer's parameters (0: not known) */
     struct wp_layer_block block; /* a transformer block's shape, or channels 0 */
@@ -116,6 +119,11 @@ double wp_layer_table_optimizer_bytes(const struct wp_layer_table *t);
  * as the parameters twice): what profiles, which give parameter bytes
  * only, are taken to need. */
 double wp_adam_state_bytes_fp32(double parameter_bytes);
+/* A layer's gradient bytes (its gradient_bytes, or its parameter bytes). */
+double wp_layer_gradient_bytes(const struct wp_layer *l);
+/* Everything a layer's weights keep on a device: parameters, gradients
+ * and optimizer state. */
+double wp_layer_state_bytes(const struct wp_layer *l);
 
 /* Profile text format. The profile batch is read from "pbs-N" in the file
  * name; when absent it is default_batch (> 0) or else 1, and

@@ -22,6 +22,17 @@ double wp_gpt_total_params(const struct wp_gpt_shape *m)
     return (double)m->vocab * C + (double)m->seq_len * C + m->layers * wp_gpt_block_params(m) + 2.0 * C;
 }
 
+/* n parameters of pb bytes with their gradients and AdamW: in float32 as
+ * they are; 16-bit parameters in Megatron-LM's mixed precision, float32
+ * gradients (accumulated and summed in float32), float32 master weights
+ * beside the moments (18 bytes a parameter, megatron_memory.h). */
+static void set_state(struct wp_layer *l, double n, double pb)
+{
+    l->parameter_bytes = n * pb;
+    l->gradient_bytes = pb < 4 ? 4 * n : 0;
+    l->optimizer_bytes = wp_adam_state_bytes_fp32(4 * n) + (pb < 4 ? 4 * n : 0);
+}
+
 int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, double flops_per_s,
                        struct wp_err *err)
 {
@@ -45,8 +56,7 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
     memset(&l, 0, sizeof l);
     snprintf(l.name, sizeof l.name, "embedding");
     l.activation_bytes = boundary;
-    l.parameter_bytes = (V * C + T * C) * pb;
-    l.optimizer_bytes = wp_adam_state_bytes_fp32((V * C + T * C) * 4.0);
+    set_state(&l, V * C + T * C, pb);
     if (wp_layer_table_append(t, &l, err))
         goto fail;
 
@@ -59,8 +69,7 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
         l.forward_flops = ff;
         l.block = (struct wp_layer_block){m->channels, m->heads, m->seq_len, ab};
         l.activation_bytes = boundary;
-        l.parameter_bytes = wp_gpt_block_params(m) * pb;
-        l.optimizer_bytes = wp_adam_state_bytes_fp32(wp_gpt_block_params(m) * 4.0);
+        set_state(&l, wp_gpt_block_params(m), pb);
         if (wp_layer_table_append(t, &l, err))
             goto fail;
     }
@@ -72,8 +81,7 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
     l.backward_s = 2.0 * hf / flops_per_s;
     l.forward_flops = hf;
     l.activation_bytes = 0;
-    l.parameter_bytes = 2.0 * C * pb; /* final LayerNorm; LM head tied to wte */
-    l.optimizer_bytes = wp_adam_state_bytes_fp32(2.0 * C * 4.0);
+    set_state(&l, 2.0 * C, pb); /* final LayerNorm; LM head tied to wte */
     if (wp_layer_table_append(t, &l, err))
         goto fail;
 
@@ -82,9 +90,10 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
     t->profile_batch_assumed = 0;
     t->nnodes = t->nlayers;
     snprintf(t->source, sizeof t->source,
-             "analytic GPT: L=%d C=%d heads=%d T=%d V=%d b=%d, %g bytes/activation, %g bytes/parameter, "
+             "analytic GPT: L=%d C=%d heads=%d T=%d V=%d b=%d, %g bytes/activation, %g bytes/parameter%s, "
              "%.6g FLOP/s sustained",
-             m->layers, m->channels, m->heads, m->seq_len, m->vocab, m->micro_batch, ab, pb, flops_per_s);
+             m->layers, m->channels, m->heads, m->seq_len, m->vocab, m->micro_batch, ab, pb,
+             pb < 4 ? " (float32 gradients and master weights)" : "", flops_per_s);
     return 0;
 fail:
     wp_layer_table_destroy(t);

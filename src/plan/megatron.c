@@ -53,7 +53,7 @@ int wp_megatron_plan(struct wp_plan_model *m, const struct wp_megatron_run *r, s
     if (r->layers % S || (r->layers_per_chunk && per_stage % r->layers_per_chunk) || dp * r->tp * r->pp != r->gpus)
         return wp_errorf(err, "Megatron run %s: %d layers, %d GPUs do not split as TP %d x PP %d", r->name, r->layers,
                          r->gpus, r->tp, r->pp);
-    struct wp_plan_point pt = {{r->tp, 1}, r->micro_batch};
+    struct wp_plan_point pt = {{r->tp, 1}, r->micro_batch, 0}; /* SC21 ran before sequence parallelism */
     m->even_slices = 1;
     m->recompute = WP_RECOMPUTE_ALWAYS;
     if (wp_plan_model_set_point(m, &pt, err))

@@ -122,6 +122,7 @@ struct wp_plan_stage {
     int nodes_spanned, max_per_node; /* max_per_node: replicas (groups) on the fullest node */
     int only_node;               /* the node when all replicas share one, else -1 */
     int recompute;               /* 1: forward again before each backward, keeping only the stage's input */
+    int selective;               /* 1: its blocks' attention core again before each backward (not with recompute) */
     /* derived by wp_plan_evaluate */
     int slice;                   /* samples per replica per micro-batch */
     double forward_s, backward_s;/* one slice */
@@ -162,6 +163,8 @@ struct wp_plan {
     int nstages;
     struct wp_plan_stage *stages;
     struct wp_plan_tensor tensor; /* every stage's group (see above) */
+    int sequence_parallel;        /* Megatron-LM's sequence parallelism over the tensor groups */
+    int distributed_optimizer;    /* optimizer state sharded over each stage's replicas */
     /* Megatron-LM's interleaved 1F1B: 0 or 1 for none; v > 1: `stages` are
      * v P virtual stages (the layer chain in order, every one with the same
      * replica count), stage j on the GPUs of stage j mod P, its chunk j / P */
@@ -200,13 +203,22 @@ void wp_plan_shape(const struct wp_plan *p, char *buf, size_t size);
 struct wp_plan_point {
     struct wp_plan_tensor tensor;
     int slice;                   /* samples per replica of the widest stage in a micro-batch */
+    /* Megatron-LM's sequence parallelism (tensor groups of p1 x 1): the
+     * LayerNorms, dropouts and what they keep split over the group's
+     * sequence positions, the same bytes moved (an AllGather and a
+     * ReduceScatter for each AllReduce); activations megatron_memory.h's */
+    int sequence_parallel;
 };
 
 /* When a stage recomputes its forward before its backward. */
 enum wp_recompute {
     WP_RECOMPUTE_NEVER,          /* as initialised: DAPPLE's setting */
-    WP_RECOMPUTE_WHERE_NEEDED,   /* a stage whose activations would not fit otherwise */
-    WP_RECOMPUTE_ALWAYS          /* every stage (Megatron-LM's --recompute-method uniform) */
+    WP_RECOMPUTE_WHERE_NEEDED,   /* a stage whose activations would not fit otherwise: its blocks'
+                                  * attention core first (selective), else the whole forward */
+    WP_RECOMPUTE_ALWAYS,         /* every stage its whole forward (Megatron-LM's
+                                  * --recompute-granularity full --recompute-method uniform) */
+    WP_RECOMPUTE_SELECTIVE       /* every stage its blocks' attention core (--recompute-granularity
+                                  * selective; Korthikanti et al. 2022) */
 };
 
 /* Layer prefix sums the cost model reads in O(1) per stage, at one point
@@ -228,6 +240,14 @@ struct wp_plan_model {
     int grad_overlap;
     double grad_bucket_bytes;
     enum wp_recompute recompute;
+    /* Megatron-LM's distributed optimizer (ZeRO stage 1): 1 shards each
+     * stage's optimizer state (float32 master weights and moments) over its
+     * replicas, the gradients summed by a ReduceScatter and the parameters
+     * gathered by an AllGather (an AllReduce's bytes); 0 as initialised */
+    int distributed_optimizer;
+    /* sequence parallelism at the hybrid search's points: 0 (as
+     * initialised) never, 1 on every tensor group of p1 > 1 ranks, 2 both */
+    int sequence_parallel;
     /* the hybrid search's scope (wp_plan_search): only this tensor group
      * when p1 > 0, else every one that divides a node's GPUs */
     struct wp_plan_tensor fixed_tensor;
@@ -249,8 +269,15 @@ struct wp_plan_model {
      * batch, outputs (a layer's output is the next one's input, all a
      * recomputing stage keeps of it); the group's collectives of one
      * micro-batch's forward (the backward's are the same): seconds whatever
-     * its size, and per sample */
-    double *cum_f, *cum_b, *cum_p, *cum_w, *cum_act, *cum_out, *cum_tp_fixed, *cum_tp_per_sample;
+     * its size, and per sample. cum_p: gradient bytes (what a replicated
+     * stage sums); cum_kept and cum_sharded: parameters and gradients, and
+     * the optimizer state the distributed optimizer shards; cum_act_sel the
+     * activations when blocks recompute their attention core, cum_sel_s
+     * that recomputation's seconds; cum_in what a stage that recomputes
+     * whole keeps of each layer (its input: under sequence parallelism a
+     * block's split over the group) */
+    double *cum_f, *cum_b, *cum_p, *cum_kept, *cum_sharded, *cum_act, *cum_act_sel, *cum_sel_s, *cum_in, *cum_out,
+        *cum_tp_fixed, *cum_tp_per_sample;
     /* the largest activations of one layer in a range (what a recomputing
      * stage holds at once): act_max[k n + i] over layers i .. i + 2^k - 1 */
     double *act_max;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/megatron_memory.h"
 #include "plan/plan.h"
 #include "plan/tp_block.h"
 #include "sched/grad_overlap.h"
@@ -124,7 +125,8 @@ int wp_plan_model_init(struct wp_plan_model *m, const struct wp_layer_table *lay
     m->global_batch = global_batch;
     m->grad_overlap = 1;
     m->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
-    double **sums[] = {&m->cum_f, &m->cum_b, &m->cum_p, &m->cum_w, &m->cum_act, &m->cum_out,
+    double **sums[] = {&m->cum_f,      &m->cum_b,   &m->cum_p,       &m->cum_kept,         &m->cum_sharded,
+                       &m->cum_act,    &m->cum_act_sel, &m->cum_sel_s, &m->cum_in,           &m->cum_out,
                        &m->cum_tp_fixed, &m->cum_tp_per_sample};
     int ok = 1;
     for (size_t i = 0; i < sizeof sums / sizeof sums[0]; i++)
@@ -136,12 +138,67 @@ int wp_plan_model_init(struct wp_plan_model *m, const struct wp_layer_table *lay
         wp_plan_model_destroy(m);
         return wp_errorf(err, "out of memory");
     }
-    struct wp_plan_point none = {{1, 1}, layers->profile_batch};
+    struct wp_plan_point none = {{1, 1}, layers->profile_batch, 0};
     if (wp_plan_model_set_point(m, &none, err)) {
         wp_plan_model_destroy(m);
         return -1;
     }
     return 0;
+}
+
+/* One layer's costs at a point, per GPU (plan.h's sums, term by term). */
+struct layer_at {
+    double forward_s, backward_s, grad_bytes, kept_bytes, sharded_bytes;
+    double act, act_sel, sel_s, in, tp_fixed, tp_per_sample;
+};
+
+static void layer_at_point(const struct wp_plan_model *m, int i, const struct wp_plan_point *pt, struct layer_at *c)
+{
+    const struct wp_layer_table *t = m->layers;
+    const struct wp_layer *l = &t->layers[i];
+    const struct wp_layer_block *b = &l->block;
+    int p1 = pt->tensor.p1, p2 = pt->tensor.p2, g = p1 * p2, sp = pt->sequence_parallel && g > 1;
+    /* a block's compute, parameters and activations are split over the
+     * group; everything else runs whole on each of its GPUs */
+    double split = 1, shard = 1;
+    memset(c, 0, sizeof *c);
+    c->act = c->act_sel = l->activation_bytes;
+    /* what a whole recomputation keeps: the layer's input (none for the first: token ids) */
+    c->in = i > 0 ? t->layers[i - 1].activation_bytes / (sp && b->channels > 0 ? g : 1) : 0;
+    if (b->channels > 0) {
+        split = g;
+        shard = (double)wp_tp_block_param_floats(p1, p2, b->channels) / wp_tp_block_param_floats(1, 1, b->channels);
+        /* sequence parallel: what the group keeps whole is split over it as well (megatron_memory.h) */
+        c->act = sp ? wp_tp_block_stored_bytes(1, 1, t->profile_batch, b->seq_len, b->channels, b->heads,
+                                               b->element_bytes) / g
+                    : wp_tp_block_stored_bytes(p1, p2, t->profile_batch, b->seq_len, b->channels, b->heads,
+                                               b->element_bytes);
+        c->act_sel = c->act - wp_tp_block_core_bytes(p1, p2, t->profile_batch, b->seq_len, b->heads, b->element_bytes);
+        /* the core's share of a block's forward FLOPs, 4 b s^2 h of 24 b s h^2 + 4 b s^2 h */
+        c->sel_s = l->forward_s / split * b->seq_len / (6.0 * b->channels + b->seq_len);
+        /* forward only: half of both directions' (tp_block.h); linear in
+         * the rows, so its value at 0 and its slope per sample; sequence
+         * parallelism moves the same bytes (AllGather + ReduceScatter) */
+        c->tp_fixed = 0.5 * wp_tp_block_comm_s(p1, p2, 0, b->channels, b->element_bytes, &m->hw.intra, &m->hw.intra);
+        c->tp_per_sample = 0.5 * wp_tp_block_comm_s(p1, p2, b->seq_len, b->channels, b->element_bytes, &m->hw.intra,
+                                                    &m->hw.intra) - c->tp_fixed;
+    } else if (l->vocab_parallel) {
+        /* Megatron's vocabulary-parallel embedding or head: a shard of
+         * the vocabulary each, one AllReduce of the residual stream (the
+         * embedding's output forward, the head's input backward), half
+         * of it booked to each direction */
+        split = g;
+        shard = 1.0 / g;
+        double stream = (l->activation_bytes > 0 ? l->activation_bytes : i > 0 ? t->layers[i - 1].activation_bytes
+                                                                               : 0) / t->profile_batch;
+        c->tp_fixed = 0.5 * wp_collective_s(WP_COLL_ALLREDUCE, g, 0, &m->hw.intra);
+        c->tp_per_sample = 0.5 * wp_collective_s(WP_COLL_ALLREDUCE, g, stream, &m->hw.intra) - c->tp_fixed;
+    }
+    c->forward_s = l->forward_s / split;
+    c->backward_s = l->backward_s / split;
+    c->grad_bytes = wp_layer_gradient_bytes(l) * shard;
+    c->kept_bytes = (l->parameter_bytes + wp_layer_gradient_bytes(l)) * shard;
+    c->sharded_bytes = l->optimizer_bytes * shard;
 }
 
 int wp_plan_model_set_point(struct wp_plan_model *m, const struct wp_plan_point *pt, struct wp_err *err)
@@ -152,6 +209,9 @@ int wp_plan_model_set_point(struct wp_plan_model *m, const struct wp_plan_point 
         return wp_errorf(err, "a tensor group of %d x %d ranks and slices of %d samples", p1, p2, pt->slice);
     if (m->hw.gpus_per_node % g)
         return wp_errorf(err, "a tensor group of %d GPUs does not divide a node's %d", g, m->hw.gpus_per_node);
+    if (pt->sequence_parallel && (p2 > 1 || p1 < 2))
+        return wp_errorf(err, "sequence parallelism splits a tensor group of p1 x 1 ranks (Megatron-LM's), not %d x %d",
+                         p1, p2);
     for (int i = 0; i < n && g > 1; i++) {
         const struct wp_layer_block *b = &t->layers[i].block;
         char why[160];
@@ -159,46 +219,28 @@ int wp_plan_model_set_point(struct wp_plan_model *m, const struct wp_plan_point 
             continue;
         if (wp_tp_group_check(p1, p2, b->heads, b->channels, pt->slice, why, sizeof why))
             return wp_errorf(err, "layer %d (%s): %s", i, t->layers[i].name, why);
+        if (pt->sequence_parallel && b->seq_len % p1)
+            return wp_errorf(err, "layer %d (%s): sequence parallelism over %d ranks needs a sequence length that "
+                                  "they divide, not %d", i, t->layers[i].name, p1, b->seq_len);
     }
     m->point = *pt;
     m->groups_per_node = m->hw.gpus_per_node / g;
     for (int i = 0; i < n; i++) {
-        const struct wp_layer *l = &t->layers[i];
-        const struct wp_layer_block *b = &l->block;
-        /* a block's compute, parameters and activations are split over the
-         * group; everything else runs whole on each of its GPUs */
-        double split = 1, shard = 1, act = l->activation_bytes, tp_fixed = 0, tp_per_sample = 0;
-        if (b->channels > 0) {
-            split = g;
-            shard = (double)wp_tp_block_param_floats(p1, p2, b->channels) / wp_tp_block_param_floats(1, 1, b->channels);
-            act = wp_tp_block_stored_bytes(p1, p2, t->profile_batch, b->seq_len, b->channels, b->heads,
-                                           b->element_bytes);
-            /* forward only: half of both directions' (tp_block.h); linear in
-             * the rows, so its value at 0 and its slope per sample */
-            tp_fixed = 0.5 * wp_tp_block_comm_s(p1, p2, 0, b->channels, b->element_bytes, &m->hw.intra, &m->hw.intra);
-            tp_per_sample = 0.5 * wp_tp_block_comm_s(p1, p2, b->seq_len, b->channels, b->element_bytes, &m->hw.intra,
-                                                     &m->hw.intra) - tp_fixed;
-        } else if (l->vocab_parallel) {
-            /* Megatron's vocabulary-parallel embedding or head: a shard of
-             * the vocabulary each, one AllReduce of the residual stream (the
-             * embedding's output forward, the head's input backward), half
-             * of it booked to each direction */
-            split = g;
-            shard = 1.0 / g;
-            double stream = (l->activation_bytes > 0 ? l->activation_bytes : i > 0 ? t->layers[i - 1].activation_bytes
-                                                                                   : 0) / t->profile_batch;
-            tp_fixed = 0.5 * wp_collective_s(WP_COLL_ALLREDUCE, g, 0, &m->hw.intra);
-            tp_per_sample = 0.5 * wp_collective_s(WP_COLL_ALLREDUCE, g, stream, &m->hw.intra) - tp_fixed;
-        }
-        m->cum_f[i + 1] = m->cum_f[i] + l->forward_s / split;
-        m->cum_b[i + 1] = m->cum_b[i] + l->backward_s / split;
-        m->cum_p[i + 1] = m->cum_p[i] + l->parameter_bytes * shard;
-        m->cum_w[i + 1] = m->cum_w[i] + (2.0 * l->parameter_bytes + l->optimizer_bytes) * shard;
-        m->cum_act[i + 1] = m->cum_act[i] + act;
-        m->cum_out[i + 1] = m->cum_out[i] + l->activation_bytes;
-        m->cum_tp_fixed[i + 1] = m->cum_tp_fixed[i] + tp_fixed;
-        m->cum_tp_per_sample[i + 1] = m->cum_tp_per_sample[i] + tp_per_sample;
-        m->act_max[i] = act;
+        struct layer_at c;
+        layer_at_point(m, i, pt, &c);
+        m->cum_f[i + 1] = m->cum_f[i] + c.forward_s;
+        m->cum_b[i + 1] = m->cum_b[i] + c.backward_s;
+        m->cum_p[i + 1] = m->cum_p[i] + c.grad_bytes;
+        m->cum_kept[i + 1] = m->cum_kept[i] + c.kept_bytes;
+        m->cum_sharded[i + 1] = m->cum_sharded[i] + c.sharded_bytes;
+        m->cum_act[i + 1] = m->cum_act[i] + c.act;
+        m->cum_act_sel[i + 1] = m->cum_act_sel[i] + c.act_sel;
+        m->cum_sel_s[i + 1] = m->cum_sel_s[i] + c.sel_s;
+        m->cum_in[i + 1] = m->cum_in[i] + c.in;
+        m->cum_out[i + 1] = m->cum_out[i] + t->layers[i].activation_bytes;
+        m->cum_tp_fixed[i + 1] = m->cum_tp_fixed[i] + c.tp_fixed;
+        m->cum_tp_per_sample[i + 1] = m->cum_tp_per_sample[i] + c.tp_per_sample;
+        m->act_max[i] = c.act;
     }
     for (int k = 1; k < m->act_levels; k++) {
         const double *lo = &m->act_max[(size_t)(k - 1) * n];
@@ -235,8 +277,12 @@ void wp_plan_model_destroy(struct wp_plan_model *m)
     free(m->cum_f);
     free(m->cum_b);
     free(m->cum_p);
-    free(m->cum_w);
+    free(m->cum_kept);
+    free(m->cum_sharded);
     free(m->cum_act);
+    free(m->cum_act_sel);
+    free(m->cum_sel_s);
+    free(m->cum_in);
     free(m->cum_out);
     free(m->cum_tp_fixed);
     free(m->cum_tp_per_sample);
@@ -319,11 +365,36 @@ static double range_max(const struct wp_plan_model *m, int first, int last)
     return a > b ? a : b;
 }
 
+/* What a stage recomputes before its backward, as m->recompute says:
+ * NEVER nothing; ALWAYS its whole forward; SELECTIVE its blocks' attention
+ * core; WHERE_NEEDED nothing when its activations fit in limit_bytes, else
+ * the attention core when that fits, else whatever keeps least. The
+ * memory of each (plain, selective, whole) is given; selective equals
+ * plain when the stage has no block to spare it. */
+static enum wp_recompute_granularity choose_recompute(enum wp_recompute policy, double plain, double selective,
+                                                      double whole, double limit_bytes)
+{
+    int spares = selective < plain;
+    switch (policy) {
+    case WP_RECOMPUTE_ALWAYS: return WP_GRANULARITY_FULL;
+    case WP_RECOMPUTE_SELECTIVE: return spares ? WP_GRANULARITY_SELECTIVE : WP_GRANULARITY_NONE;
+    case WP_RECOMPUTE_WHERE_NEEDED:
+        if (plain <= limit_bytes)
+            return WP_GRANULARITY_NONE;
+        if (spares && selective <= limit_bytes)
+            return WP_GRANULARITY_SELECTIVE;
+        if (whole < (spares ? selective : plain))
+            return WP_GRANULARITY_FULL;
+        return spares ? WP_GRANULARITY_SELECTIVE : WP_GRANULARITY_NONE;
+    default: return WP_GRANULARITY_NONE;
+    }
+}
+
 /* One stage at micro_batch, `held` micro-batches in flight, limit_bytes of
- * memory for it: its costs into ps (a recomputing stage's backward with its
- * forward again) and, when out is not NULL, every derived field of it.
- * Returns 0, or -1 when a replica would get no sample or a slice that the
- * group cannot split. */
+ * memory for it: its costs into ps (a recomputing stage's backward with
+ * what it computes again) and, when out is not NULL, every derived field
+ * of it. Returns 0, or -1 when a replica would get no sample or a slice
+ * that the group cannot split. */
 static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shape *st, int micro_batch, int held,
                        double limit_bytes, struct wp_pipe_stage *ps, struct wp_plan_stage *out)
 {
@@ -336,16 +407,21 @@ static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shap
     double scale = (double)slice / m->layers->profile_batch;
     double tp = range(m->cum_tp_fixed, a, z) + slice * range(m->cum_tp_per_sample, a, z);
     double forward = range(m->cum_f, a, z) * scale + tp, backward = range(m->cum_b, a, z) * scale + tp;
-    double weights = range(m->cum_w, a, z), activations = range(m->cum_act, a, z) * scale;
-    /* recomputing: each layer's input per micro-batch in flight (the
-     * outputs of layers a-1 .. z-1; the first stage's input is token ids),
-     * and one layer's activations at a time */
-    double inputs = (m->cum_out[z] - m->cum_out[a > 0 ? a - 1 : 0]) * scale;
-    double plain = weights + held * activations, again = weights + held * inputs + range_max(m, a, z) * scale;
-    int recompute = m->recompute == WP_RECOMPUTE_ALWAYS ||
-                    (m->recompute == WP_RECOMPUTE_WHERE_NEEDED && plain > limit_bytes && again < plain);
+    /* parameters and gradients on every replica; the optimizer state on
+     * every one, or a 1/replicas shard of it (the distributed optimizer) */
+    double weights = range(m->cum_kept, a, z) +
+                     range(m->cum_sharded, a, z) / (m->distributed_optimizer ? st->replicas : 1);
+    double activations = range(m->cum_act, a, z) * scale;
+    /* recomputing whole: each layer's input per micro-batch in flight and
+     * one layer's activations at a time; the attention core alone: the
+     * rest of the activations */
+    double plain = weights + held * activations, selective = weights + held * range(m->cum_act_sel, a, z) * scale;
+    double again = weights + held * range(m->cum_in, a, z) * scale + range_max(m, a, z) * scale;
+    enum wp_recompute_granularity g = choose_recompute(m->recompute, plain, selective, again, limit_bytes);
     ps->forward_s = forward;
-    ps->backward_s = backward + (recompute ? forward : 0);
+    ps->backward_s = backward + (g == WP_GRANULARITY_FULL        ? forward
+                                 : g == WP_GRANULARITY_SELECTIVE ? range(m->cum_sel_s, a, z) * scale
+                                                               : 0);
     struct wp_hier_allreduce ar = {st->nodes_spanned, st->max_per_node, wp_plan_tensor_size(m->point.tensor),
                                    m->hw.intra, m->hw.inter};
     double grad_bytes = range(m->cum_p, a, z);
@@ -363,10 +439,11 @@ static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shap
         out->backward_s = ps->backward_s;
         out->allreduce_s = ps->allreduce_s;
         out->weights_bytes = weights;
-        out->activation_bytes = activations;
+        out->activation_bytes = g == WP_GRANULARITY_SELECTIVE ? range(m->cum_act_sel, a, z) * scale : activations;
         out->inflight = held;
-        out->recompute = recompute;
-        out->memory_bytes = recompute ? again : plain;
+        out->recompute = g == WP_GRANULARITY_FULL;
+        out->selective = g == WP_GRANULARITY_SELECTIVE;
+        out->memory_bytes = g == WP_GRANULARITY_FULL ? again : g == WP_GRANULARITY_SELECTIVE ? selective : plain;
     }
     return 0;
 }
@@ -493,6 +570,7 @@ static double plan_cost(const struct wp_plan_model *m, const struct wp_stage_sha
             o->activation_bytes = detail.activation_bytes;
             o->inflight = detail.inflight;
             o->recompute = detail.recompute;
+            o->selective = detail.selective;
             o->memory_bytes = detail.memory_bytes;
         }
     }
@@ -534,6 +612,8 @@ void wp_plan_evaluate(const struct wp_plan_model *m, struct wp_plan *p)
     p->global_batch = m->global_batch;
     p->hw = m->hw;
     p->tensor = m->point.tensor;
+    p->sequence_parallel = m->point.sequence_parallel;
+    p->distributed_optimizer = m->distributed_optimizer;
     p->model_flops = model_flops(m);
     p->devices_used = 0;
     for (int s = 0; s < S; s++) {
@@ -567,7 +647,7 @@ void wp_plan_evaluate(const struct wp_plan_model *m, struct wp_plan *p)
             plan_cost(m, shapes, S, 1, 'B', tmp, &lat, &fits_b, &peak_b, NULL, NULL);
             /* B's deeper warm-up only where it costs no recomputation */
             for (int s = 0; s < S && fits_b; s++)
-                fits_b = tmp[s].recompute == p->stages[s].recompute;
+                fits_b = tmp[s].recompute == p->stages[s].recompute && tmp[s].selective == p->stages[s].selective;
             if (fits_b) {
                 p->policy = 'B';
                 for (int s = 0; s < S; s++) {

@@ -431,7 +431,7 @@ static int explain_no_fit(const struct wp_plan_model *m, double least_peak, stru
     double gib = 1024.0 * 1024 * 1024, mem = m->hw.memory_bytes, weights = 0;
     int G = wp_plan_hw_devices(&m->hw);
     for (int i = 0; i < m->layers->nlayers; i++)
-        weights += 2.0 * m->layers->layers[i].parameter_bytes + m->layers->layers[i].optimizer_bytes;
+        weights += wp_layer_state_bytes(&m->layers->layers[i]);
     int need = (int)ceil(weights / mem);
     if (need > G)
         return wp_errorf(err, "the model does not fit on %d devices of %.1f GiB: its weights, gradients and optimizer "
@@ -642,7 +642,8 @@ static int search_point(struct wp_plan_model *m, struct candidate_list *l, struc
 
 static int same_point(const struct wp_plan_point *a, const struct wp_plan_point *b)
 {
-    return a->tensor.p1 == b->tensor.p1 && a->tensor.p2 == b->tensor.p2 && a->slice == b->slice;
+    return a->tensor.p1 == b->tensor.p1 && a->tensor.p2 == b->tensor.p2 && a->slice == b->slice &&
+           a->sequence_parallel == b->sequence_parallel;
 }
 
 /* A candidate's plan, with m moved to its point. */
@@ -838,7 +839,7 @@ int wp_plan_search(struct wp_plan_model *m, struct wp_plan *best, struct wp_err 
             slices[nslices++] = b;
     else
         slices[nslices++] = m->layers->profile_batch;
-    struct wp_plan_point *points = calloc((size_t)(nslices * g * g + 1), sizeof *points);
+    struct wp_plan_point *points = calloc((size_t)(2 * nslices * g * g + 1), sizeof *points);
     if (!points)
         return wp_errorf(err, "out of memory");
     int n = 0;
@@ -850,8 +851,12 @@ int wp_plan_search(struct wp_plan_model *m, struct wp_plan *best, struct wp_err 
             if (t % p1 || (m->fixed_tensor.p1 > 0 && (shape.p1 != m->fixed_tensor.p1 ||
                                                       shape.p2 != m->fixed_tensor.p2)))
                 continue;
+            /* sequence parallelism on Megatron's groups of p1 x 1, as m->sequence_parallel asks */
+            int sp_from = m->sequence_parallel == 1 && shape.p2 == 1 && shape.p1 > 1;
+            int sp_to = m->sequence_parallel && shape.p2 == 1 && shape.p1 > 1;
             for (int i = 0; i < nslices; i++)
-                points[n++] = (struct wp_plan_point){shape, slices[i]};
+                for (int sp = sp_from; sp <= sp_to; sp++)
+                    points[n++] = (struct wp_plan_point){shape, slices[i], sp};
         }
     }
     int rc = search_points(m, points, n, best, err);

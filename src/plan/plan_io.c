@@ -161,6 +161,10 @@ int wp_plan_write(const char *path, const struct wp_plan *p, const struct wp_lay
         recomputing |= p->stages[s].recompute;
     }
     wp_cfg_add_bool(root, "recompute", recomputing);
+    if (p->sequence_parallel)
+        wp_cfg_add_bool(root, "sequence_parallel", 1);
+    if (p->distributed_optimizer)
+        wp_cfg_add_bool(root, "distributed_optimizer", 1);
     config_setting_t *sched = wp_cfg_add_group(root, "schedule");
     wp_cfg_add_string(sched, "kind", p->chunks > 1 ? "interleaved" : "1f1b");
     if (p->chunks > 1)
@@ -188,6 +192,8 @@ int wp_plan_write(const char *path, const struct wp_plan *p, const struct wp_lay
         wp_cfg_add_int(g, "replicas", st->replicas);
         add_tensor(g, p->tensor);
         wp_cfg_add_bool(g, "recompute", st->recompute);
+        if (st->selective)
+            wp_cfg_add_bool(g, "recompute_selective", 1);
         wp_cfg_add_string(g, "placement", wp_place_policy_name(st->policy));
         wp_cfg_add_string(g, "devices", devs);
         wp_cfg_add_int(g, "slice", st->slice);
@@ -235,6 +241,7 @@ static const struct wp_cfg_key stage_keys[] = {
     WP_KEY_RANGE("replicas", WP_CFG_INT, 1, 1, 1e7),
     WP_KEY_RANGE("tensor", WP_CFG_INT_ARRAY, 0, 1, 1e4),
     WP_KEY("recompute", WP_CFG_BOOL, 0),
+    WP_KEY("recompute_selective", WP_CFG_BOOL, 0),
     WP_KEY("placement", WP_CFG_STRING, 0),
     WP_KEY("devices", WP_CFG_STRING, 1),
     WP_KEY_RANGE("slice", WP_CFG_INT, 0, 0, 1e9),
@@ -279,6 +286,8 @@ static const struct wp_cfg_key plan_keys[] = {
     WP_KEY_RANGE("pipeline_stages", WP_CFG_INT, 0, 1, 1e9),
     WP_KEY_RANGE("data_parallel", WP_CFG_INT_ARRAY, 0, 1, 1e7),
     WP_KEY("recompute", WP_CFG_BOOL, 0),
+    WP_KEY("sequence_parallel", WP_CFG_BOOL, 0),
+    WP_KEY("distributed_optimizer", WP_CFG_BOOL, 0),
     WP_KEY_GROUP("schedule", WP_CFG_GROUP, 1, sched_keys),
     WP_KEY("shape", WP_CFG_STRING, 0),
     WP_KEY_RANGE("acr", WP_CFG_FLOAT, 0, -1, 1e9),
@@ -320,6 +329,9 @@ static int read_stages(const config_setting_t *root, struct wp_plan *p, struct w
         st->last_layer = wp_cfg_int(g, "last_layer", 0);
         st->replicas = wp_cfg_int(g, "replicas", 1);
         st->recompute = wp_cfg_bool(g, "recompute", 0);
+        st->selective = wp_cfg_bool(g, "recompute_selective", 0);
+        if (st->recompute && st->selective)
+            return wp_cfg_errorf(err, g, "stage %d recomputes its whole forward and its attention core: give one", s);
         if (read_tensor(g, p->tensor, &tensor, err))
             return -1;
         if (tensor.p1 != p->tensor.p1 || tensor.p2 != p->tensor.p2)
@@ -413,6 +425,8 @@ int wp_plan_read(const char *path, struct wp_plan *p, struct wp_err *err)
             p->acr = wp_cfg_float(root, "acr", -1);
             p->predicted_iter_s = wp_cfg_float(root, "predicted_iter_s", 0);
             p->peak_memory_bytes = wp_cfg_float(root, "peak_memory_bytes", 0);
+            p->sequence_parallel = wp_cfg_bool(root, "sequence_parallel", 0);
+            p->distributed_optimizer = wp_cfg_bool(root, "distributed_optimizer", 0);
             rc = read_tensor(root, (struct wp_plan_tensor){1, 1}, &p->tensor, err);
             if (rc == 0 && p->hw.gpus_per_node % wp_plan_tensor_size(p->tensor))
                 rc = wp_cfg_errorf(err, config_setting_get_member(root, "tensor"),
@@ -468,11 +482,12 @@ void wp_plan_print_csv(FILE *out, const struct wp_plan *p)
  * means per GPU. */
 static void print_degrees(FILE *out, const struct wp_plan *p, const char *shape)
 {
-    int t = wp_plan_tensor_size(p->tensor), widest = 0, recomputing = 0, same = 1;
+    int t = wp_plan_tensor_size(p->tensor), widest = 0, recomputing = 0, selective = 0, same = 1;
     for (int s = 0; s < p->nstages; s++) {
         if (p->stages[s].replicas > p->stages[widest].replicas)
             widest = s;
         recomputing += p->stages[s].recompute;
+        selective += p->stages[s].selective;
         same &= p->stages[s].replicas == p->stages[0].replicas;
     }
     char dp[300];
@@ -488,10 +503,16 @@ static void print_degrees(FILE *out, const struct wp_plan *p, const char *shape)
                  "PP %d%s, DP %s, micro-batch size %d, global batch %d (%d micro-batch%s); activation recomputation ",
             t, p->tensor.p1, p->tensor.p2, p->tensor.p1, p->tensor.p2, p->nstages / v, interleaved, dp,
             p->stages[widest].slice, p->global_batch, p->microbatches, p->microbatches == 1 ? "" : "es");
-    if (recomputing == 0)
-        fprintf(out, "on no stage\n");
-    else
-        fprintf(out, "on %d of %d stage%s\n", recomputing, p->nstages, p->nstages == 1 ? "" : "s");
+    if (recomputing == 0 && selective == 0)
+        fprintf(out, "on no stage");
+    if (recomputing)
+        fprintf(out, "on %d of %d stage%s (the whole forward)", recomputing, p->nstages, p->nstages == 1 ? "" : "s");
+    if (selective)
+        fprintf(out, "%son %d of %d stage%s (selective: the blocks' attention core)", recomputing ? ", " : "",
+                selective, p->nstages, p->nstages == 1 ? "" : "s");
+    fprintf(out, "%s%s\n", p->sequence_parallel ? "; sequence parallel" : "",
+            p->distributed_optimizer ? "; distributed optimizer (optimizer state sharded over each stage's "
+                                       "replicas)" : "");
     char mem[32], peak[32];
     wp_format_bytes(p->hw.memory_bytes, mem, sizeof mem);
     wp_format_bytes(p->peak_memory_bytes, peak, sizeof peak);
@@ -545,7 +566,8 @@ void wp_plan_print_text(FILE *out, const struct wp_plan *p, const struct wp_laye
         devices_compact(st, wp_plan_tensor_size(p->tensor), devs, sizeof devs);
         fprintf(out, "%-5d  %-9s  %-36s  %8d  %-9s  %9.3f  %9.3f  %9.3f  %12.3f  %8.1f  %-9s  %s\n", s, range, names,
                 st->replicas, wp_place_policy_name(st->policy), st->forward_s * 1e3, st->backward_s * 1e3,
-                st->send_s * 1e3, st->allreduce_s * 1e3, st->memory_bytes / MIB, st->recompute ? "yes" : "no", devs);
+                st->send_s * 1e3, st->allreduce_s * 1e3, st->memory_bytes / MIB,
+                st->recompute ? "full" : st->selective ? "selective" : "no", devs);
     }
     for (int s = 0; p->sbp && s < p->nstages; s++) {
         const struct wp_plan_sbp *sb = &p->sbp[s];

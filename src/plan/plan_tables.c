@@ -76,6 +76,8 @@ static int plan_table(struct wp_plan_tables *pt, int i, const struct wp_plan_tab
     x->m.grad_overlap = o->grad_overlap;
     x->m.grad_bucket_bytes = o->grad_bucket_bytes;
     x->m.place_only = o->place_only;
+    x->m.sequence_parallel = o->sequence_parallel;
+    x->m.distributed_optimizer = o->distributed_optimizer;
     /* a table whose micro-batch fits nowhere leaves the others to choose from */
     x->planned = wp_plan_search(&x->m, &x->plan, &x->err) == 0;
     return 0;

@@ -27,6 +27,8 @@ struct wp_plan_tables_options {
     int grad_overlap;
     double grad_bucket_bytes;
     int place_only;            /* 0: all policies, else 1 + one */
+    int sequence_parallel;     /* Megatron-LM's: 0 off, 1 on (groups of p1 x 1), 2 both searched */
+    int distributed_optimizer; /* the optimizer state sharded over each stage's replicas */
 };
 
 /* One layer table and its plan. */

@@ -90,6 +90,12 @@ double wp_tp_block_stored_bytes(int p1, int p2, double seqs, int seq_len, int ch
     return element_bytes * (sbh * (2 + 2.0 / p2 + 5.0 / p1 + 7.0 / t) + 2 * scores / t) + 2 * sbh + scores / t;
 }
 
+double wp_tp_block_core_bytes(int p1, int p2, double seqs, int seq_len, int heads, double element_bytes)
+{
+    double scores = (double)heads * seq_len * (double)seq_len * seqs; /* a s^2 b */
+    return (2 * element_bytes + 1) * scores / ((double)p1 * p2);
+}
+
 size_t wp_tp_block_param_floats(int p1, int p2, int channels)
 {
     size_t C = (size_t)channels, t = (size_t)p1 * (size_t)p2;

@@ -89,6 +89,11 @@ double wp_tp_block_comm_s(int p1, int p2, double n_rows, int channels, double el
  *   + 2 s b h + a s^2 b / t,   t = p1 p2. */
 double wp_tp_block_stored_bytes(int p1, int p2, double seqs, int seq_len, int channels, int heads,
                                 double element_bytes);
+/* Of those, the attention core's: its scores and softmax (element_bytes
+ * each) and the softmax's dropout mask (1 byte), (2 element_bytes + 1)
+ * a s^2 b / t: what a block that recomputes only the core (Korthikanti et
+ * al.'s selective recomputation) does not keep. */
+double wp_tp_block_core_bytes(int p1, int p2, double seqs, int seq_len, int heads, double element_bytes);
 
 /* 0 when the group p1 x p2 can split a model of `heads` heads and `channels`
  * channels with slices of `seqs` sequences; else -1 with why in why (64+). */

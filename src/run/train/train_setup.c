@@ -33,6 +33,14 @@ static int apply_plan(struct wp_train_setup *ts, const struct wp_train_options *
     struct wp_sched_params p = ts->params;
     if (wp_plan_schedule_params(pl, o->plan_path, &p, ts->replicas, err))
         return -1;
+    if (pl->sequence_parallel)
+        return wp_errorf(err, "%s uses Megatron-LM's sequence parallelism, which wavepipe run does not: plan with "
+                              "--sequence-parallel off", o->plan_path);
+    for (int s = 0; s < pl->nstages; s++)
+        if (pl->stages[s].selective)
+            return wp_errorf(err, "%s: stage %d recomputes its attention core (Megatron-LM's selective "
+                                  "recomputation), which wavepipe run does not: plan with --recompute never or always",
+                             o->plan_path, s);
     for (int s = 0; s < pl->nstages && o->emulated; s++)
         if (pl->stages[s].recompute)
             return wp_errorf(err, "%s: stage %d recomputes its forward, which emulated stages do not: plan with "
