@@ -13,6 +13,7 @@
 #include "cmd/commands.h"
 #include "plan/plan.h"
 #include "plan/plan_compare.h"
+#include "plan/plan_megatron_args.h"
 #include "plan/plan_tables.h"
 #include "run/model/gpt2_config.h"
 #include "sched/grad_overlap.h"
@@ -32,7 +33,7 @@ static void usage(void)
            "         --global-batch G --cluster FILE [--devices N] [--memory BYTES] [--out plan.cfg]\n"
            "         [--tensor auto|P1xP2] [--recompute auto|never|always|selective] [--chunks N]\n"
            "         [--sequence-parallel off|on|auto] [--distributed-optimizer off|on]\n"
-           "         [--format text|csv] [--compare] [--compare-dir DIR] [--model MODEL.cfg]\n\n"
+           "         [--format text|csv|megatron] [--compare] [--compare-dir DIR] [--model MODEL.cfg]\n\n"
            "The planner over pipeline stages x tensor parallelism x data parallelism x\n"
            "micro-batch size: splits the model of the layer table into stages (DAPPLE),\n"
            "runs each stage on replicas that are tensor-parallel groups of P1 x P2\n"
@@ -94,7 +95,16 @@ static void usage(void)
            "  --chunks N           also try Megatron-LM's interleaved 1F1B with up to N virtual\n"
            "                       stages per GPU for the best plans (default 1: none; the plan\n"
            "                       file's schedule is then \"interleaved\" with its chunks)\n"
-           "  --format text|csv    summary (default) or CSV stage,first_layer,last_layer,replicas,\n"
+           "  --format text|csv|megatron\n"
+           "                       summary (default); Megatron-LM's arguments for the plan\n"
+           "                       (--tensor-model-parallel-size, --pipeline-model-parallel-size,\n"
+           "                       --num-layers-per-virtual-pipeline-stage, --micro-batch-size,\n"
+           "                       --global-batch-size, --recompute-granularity, --sequence-parallel,\n"
+           "                       --use-distributed-optimizer, --bf16, the model's shape; as\n"
+           "                       core_v0.15.0's megatron/training/arguments.py defines them), or\n"
+           "                       an error when Megatron-LM cannot run it (a 2D tensor group,\n"
+           "                       data-parallel sizes that differ by stage); or CSV\n"
+           "                       stage,first_layer,last_layer,replicas,\n"
            "                       devices,predicted_iter_s\n"
            "  --compare-dir DIR    --compare, and write each compared plan to DIR (chosen.cfg,\n"
            "                       data-parallel.cfg, stages-2.cfg, ..., straight.cfg) with\n"
@@ -245,8 +255,8 @@ static int parse(int argc, char **argv, struct plan_options *o)
                 return wp_usage_error(CMD, "--place '%s': expected all, fresh, append or scatter", optarg);
             break;
         case OPT_FORMAT:
-            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0)
-                return wp_usage_error(CMD, "--format '%s': expected text or csv", optarg);
+            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0 && strcmp(optarg, "megatron") != 0)
+                return wp_usage_error(CMD, "--format '%s': expected text, csv or megatron", optarg);
             o->format = optarg;
             break;
         case OPT_CONTRACT:
@@ -281,8 +291,8 @@ static int parse(int argc, char **argv, struct plan_options *o)
         return wp_usage_error(CMD, "--cluster FILE is required (e.g. topology/dapple-config-a.cfg)");
     if (!o->global_batch)
         return wp_usage_error(CMD, "--global-batch G is required");
-    if (o->compare && strcmp(o->format, "csv") == 0)
-        return wp_usage_error(CMD, "--compare and --compare-dir print text: leave out --format csv");
+    if (o->compare && strcmp(o->format, "text") != 0)
+        return wp_usage_error(CMD, "--compare and --compare-dir print text: leave out --format %s", o->format);
     return 0;
 }
 
@@ -316,6 +326,9 @@ static int plan(const struct plan_options *o, struct wp_plan_tables *pt, struct 
     const struct wp_plan_table *b = &pt->v[pt->best];
     if (strcmp(o->format, "csv") == 0) {
         wp_plan_print_csv(stdout, &b->plan);
+    } else if (strcmp(o->format, "megatron") == 0) {
+        if (wp_plan_write_megatron_args(stdout, &b->plan, &b->t, err))
+            return 1;
     } else {
         wp_plan_tables_print(stdout, pt);
         if (o->compare && wp_plan_compare(stdout, &b->m, &b->plan, o->compare_dir, report))
@@ -324,7 +337,7 @@ static int plan(const struct plan_options *o, struct wp_plan_tables *pt, struct 
     if (o->out) {
         if (wp_plan_write(o->out, &b->plan, &b->t, err))
             return 1;
-        if (strcmp(o->format, "csv") != 0)
+        if (strcmp(o->format, "text") == 0)
             printf("wrote %s (run it: mpiexec -n %d wavepipe run --plan %s --config MODEL.cfg)\n", o->out,
                    b->plan.devices_used, o->out);
     }
