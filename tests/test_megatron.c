@@ -28,7 +28,7 @@ struct setup {
 static int setup(struct setup *s, const struct wp_megatron_run *r, const struct wp_cluster *c, struct wp_err *err)
 {
     struct wp_plan_hw hw;
-    if (wp_megatron_table(&s->t, r, WP_A100_SUSTAINED_FLOPS, err))
+    if (wp_megatron_table(&s->t, r, NULL, WP_A100_SUSTAINED_FLOPS, err))
         return -1;
     if (wp_plan_hw_from_cluster(&hw, c, r->gpus, 0, err) || wp_plan_model_init(&s->m, &s->t, &hw, r->global_batch, err)) {
         wp_layer_table_destroy(&s->t);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config/schema.h"
+#include "plan/gpu_model.h"
 #include "util/read_file.h"
 #include "util/strutil.h"
 
@@ -610,6 +611,8 @@ static const struct wp_cfg_key table_keys[] = {
     WP_KEY("profile_batch_assumed", WP_CFG_BOOL, 0),
     WP_KEY_RANGE("nodes", WP_CFG_INT, 0, 0, 2e9),
     WP_KEY("source", WP_CFG_STRING, 0),
+    WP_KEY("gpu", WP_CFG_STRING, 0),
+    WP_KEY("attention", WP_CFG_STRING, 0),
     WP_KEY_GROUP("layers", WP_CFG_GROUP_LIST, 1, layer_keys),
     WP_KEY_END};
 
@@ -625,6 +628,10 @@ int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struc
     wp_cfg_add_bool(root, "profile_batch_assumed", t->profile_batch_assumed);
     wp_cfg_add_int(root, "nodes", t->nnodes);
     wp_cfg_add_string(root, "source", t->source);
+    if (t->gpu[0]) {
+        wp_cfg_add_string(root, "gpu", t->gpu);
+        wp_cfg_add_string(root, "attention", t->flash_attention ? "flash" : "unfused");
+    }
     config_setting_t *layers = wp_cfg_add_list(root, "layers");
     for (int i = 0; i < t->nlayers; i++) {
         const struct wp_layer *l = &t->layers[i];
@@ -680,6 +687,29 @@ static int read_block(const config_setting_t *g, struct wp_layer_block *b, struc
     return 0;
 }
 
+/* The GPU whose model timed the table, and its attention kernel. */
+static int read_timing(const config_setting_t *root, struct wp_layer_table *t, struct wp_err *err)
+{
+    const config_setting_t *gpu = config_setting_get_member(root, "gpu"),
+                           *attention = config_setting_get_member(root, "attention");
+    if (!gpu && !attention)
+        return 0;
+    if (!gpu)
+        return wp_cfg_errorf(err, attention, "attention is the modelled GPU's: give gpu too");
+    const struct wp_gpu_spec *g = wp_gpu_spec_find(config_setting_get_string(gpu));
+    if (!g)
+        return wp_cfg_errorf(err, gpu, "no model of the GPU '%s' (known: %s)", config_setting_get_string(gpu),
+                             wp_gpu_spec_names());
+    wp_strlcpy(t->gpu, g->name, sizeof t->gpu);
+    const char *kind = attention ? config_setting_get_string(attention) : "unfused";
+    if (strcmp(kind, "flash") != 0 && strcmp(kind, "unfused") != 0)
+        return wp_cfg_errorf(err, attention, "attention must be \"unfused\" or \"flash\", not \"%s\"", kind);
+    t->flash_attention = strcmp(kind, "flash") == 0;
+    if (t->flash_attention && g->flash_forward_efficiency <= 0)
+        return wp_cfg_errorf(err, attention, "the %s has no FlashAttention kernel", g->name);
+    return 0;
+}
+
 int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struct wp_err *err)
 {
     wp_layer_table_init(t);
@@ -699,6 +729,8 @@ int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struc
         wp_strlcpy(t->source, wp_cfg_string(root, "source", path), sizeof t->source);
         t->profile_batch = wp_cfg_int(root, "profile_batch", 1);
         t->profile_batch_assumed = wp_cfg_bool(root, "profile_batch_assumed", 0);
+        if (rc == 0)
+            rc = read_timing(root, t, err);
         const config_setting_t *layers = config_setting_get_member(root, "layers");
         int n = config_setting_length(layers), weights_given = 0;
         if (rc == 0 && n == 0)

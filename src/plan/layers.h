@@ -56,6 +56,12 @@ struct wp_layer_table {
     int nnodes;              /* profile graphs: nodes before contraction (else nlayers) */
     int weights_known;       /* 1 when every layer's weights_s was given (measured B/W split) */
     char source[512];        /* where it came from, and any assumptions made */
+    /* Modelled times: the GPU (gpu_model.h) whose per-operation model timed
+     * the table, "" for times measured or made from one FLOP rate; the
+     * planner times its transformer blocks again at each tensor group,
+     * micro-batch slice and sequence parallelism (gpu_block.h) */
+    char gpu[48];
+    int flash_attention;     /* the blocks' attention core as one FlashAttention kernel */
 };
 
 /* How a profile graph that is not a chain becomes one. */
@@ -151,6 +157,8 @@ int wp_layer_table_parse_profile(struct wp_layer_table *t, const char *text, con
  *                                             a transformer block, tp_block.h)
  *                vocab_parallel = true; },    (optional: split over the vocabulary)
  *              ... );
+ *   gpu = "A100-SXM4-80GB";  (optional: times modelled for this GPU, gpu_model.h)
+ *   attention = "unfused";   (optional, with gpu: "unfused" or "flash")
  * Written atomically (temporary file and rename). */
 int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struct wp_err *err);
 int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struct wp_err *err);
@@ -194,5 +202,13 @@ double wp_gpt_total_params(const struct wp_gpt_shape *m);
  * them in float32). The blocks carry their shape (struct wp_layer_block). */
 int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m,
                        double flops_per_s, struct wp_err *err);
+/* The same layers timed by the per-operation model of GPU `gpu` (a name
+ * of gpu_model.h, or a GPU model string it recognises) as Megatron-LM
+ * runs them on one GPU (gpu_block.h), the attention core unfused or one
+ * FlashAttention kernel (flash); each layer's optimizer_s its
+ * mixed-precision Adam step. The table records the GPU so that the planner
+ * times the blocks again at each tensor group and slice. */
+int wp_layer_table_gpt_gpu(struct wp_layer_table *t, const struct wp_gpt_shape *m, const char *gpu, int flash,
+                           struct wp_err *err);
 
 #endif

@@ -2,7 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plan/gpu_block.h"
 #include "plan/layers.h"
+#include "util/strutil.h"
 
 double wp_gpt_block_forward_flops(const struct wp_gpt_shape *m)
 {
@@ -98,4 +100,44 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
 fail:
     wp_layer_table_destroy(t);
     return -1;
+}
+
+/* Layer i of a GPT table timed on GPU g: its forward and backward at the
+ * table's micro-batch, its optimizer step. */
+static void time_layer(const struct wp_gpu_spec *g, const struct wp_gpt_shape *m, int flash, struct wp_layer *l, int i)
+{
+    double ab = m->act_bytes > 0 ? m->act_bytes : 4.0, pb = m->param_bytes > 0 ? m->param_bytes : 4.0;
+    struct wp_gpu_block b = {(double)m->micro_batch * m->seq_len, m->seq_len, m->channels, m->heads, 1, 0, flash, ab};
+    struct wp_gpu_layer_times x;
+    if (i == 0)
+        wp_gpu_embedding_times(g, &b, m->vocab, 1, &x);
+    else if (i > m->layers)
+        wp_gpu_head_times(g, &b, m->vocab, &x);
+    else
+        wp_gpu_block_times(g, &b, &x);
+    l->forward_s = x.forward.matmul_s + x.forward.memory_s;
+    l->backward_s = x.backward.matmul_s + x.backward.memory_s;
+    l->optimizer_s = wp_gpu_optimizer_s(g, l->parameter_bytes / pb);
+}
+
+int wp_layer_table_gpt_gpu(struct wp_layer_table *t, const struct wp_gpt_shape *m, const char *gpu, int flash,
+                           struct wp_err *err)
+{
+    const struct wp_gpu_spec *g = wp_gpu_spec_find(gpu);
+    if (!g)
+        return wp_errorf(err, "no model of the GPU '%s' (known: %s)", gpu ? gpu : "", wp_gpu_spec_names());
+    if (flash && g->flash_forward_efficiency <= 0)
+        return wp_errorf(err, "the %s has no FlashAttention kernel: model its attention unfused", g->name);
+    if (wp_layer_table_gpt(t, m, 1.0, err))
+        return -1;
+    for (int i = 0; i < t->nlayers; i++)
+        time_layer(g, m, flash, &t->layers[i], i);
+    wp_strlcpy(t->gpu, g->name, sizeof t->gpu);
+    t->flash_attention = flash;
+    snprintf(t->source, sizeof t->source,
+             "modelled GPT: L=%d C=%d heads=%d T=%d V=%d b=%d, %g bytes/activation, %g bytes/parameter; times from "
+             "the per-operation model of the %s (spec sheet and microbenchmarks, not measured here), attention %s",
+             m->layers, m->channels, m->heads, m->seq_len, m->vocab, m->micro_batch, m->act_bytes > 0 ? m->act_bytes : 4.0,
+             m->param_bytes > 0 ? m->param_bytes : 4.0, g->name, flash ? "one FlashAttention kernel" : "unfused");
+    return 0;
 }

@@ -40,8 +40,15 @@ struct wp_megatron_run {
     int tp, pp;               /* tensor and pipeline parallel sizes */
     int micro_batch, global_batch, gpus;
     int layers_per_chunk;     /* interleaving: blocks per virtual stage (0: none) */
+    /* --DDP-impl torch (1: PyTorch's DDP, summing gradients in buckets as
+     * the backward makes them) or local (0: Megatron's own, one sum after
+     * the backward) */
+    int torch_ddp;
     double published_tflops;  /* achieved teraFLOP/s per GPU */
 };
+
+/* The GPU of the runs: Selene's DGX A100 nodes (80 GB, gpu_model.h). */
+#define WP_MEGATRON_GPU "A100-SXM4-80GB"
 
 extern const struct wp_megatron_run wp_megatron_runs[];
 extern const int wp_megatron_nruns;
@@ -53,10 +60,16 @@ const struct wp_megatron_run *wp_megatron_find(const char *name);
  * counted): 96 B s l h^2 (1 + s / (6 h) + V / (16 l h)). */
 double wp_megatron_flops(const struct wp_megatron_run *r);
 
-/* The run's model as an analytic table at flops_per_s sustained (2-byte
- * activations and parameters, its micro-batch as the profile batch), its
- * embedding and head vocabulary-parallel as in Megatron-LM. */
-int wp_megatron_table(struct wp_layer_table *t, const struct wp_megatron_run *r, double flops_per_s,
+/* The run's model as a table (2-byte activations and parameters, its
+ * micro-batch as the profile batch), its embedding and head
+ * vocabulary-parallel as in Megatron-LM: timed by the per-operation model
+ * of `gpu` (gpu_model.h; the attention unfused, as in 2021), or when gpu
+ * is NULL at flops_per_s sustained. The state as the SC21 code kept it
+ * (--fp16, local or torch DDP): float16 parameters and gradients (what the
+ * data-parallel sum carries), float32 master weights, Adam's moments and
+ * the gradients' float32 copy the optimizer makes, 20 bytes a parameter
+ * (Megatron Core's "float16 param and grads"). */
+int wp_megatron_table(struct wp_layer_table *t, const struct wp_megatron_run *r, const char *gpu, double flops_per_s,
                       struct wp_err *err);
 
 /* The run's configuration as a plan on m (the run's table on its GPUs and
@@ -64,7 +77,8 @@ int wp_megatron_table(struct wp_layer_table *t, const struct wp_megatron_run *r,
  * its micro-batch), micro-batches that every replica splits evenly and
  * recomputation on every stage; PP stages of layers / PP blocks each (the
  * embedding with the first, the head with the last), GPUs / (TP PP)
- * replicas, and its interleaving. */
+ * replicas, and its interleaving; gradients summed in buckets during the
+ * backward with torch DDP, after it with Megatron's local DDP. */
 int wp_megatron_plan(struct wp_plan_model *m, const struct wp_megatron_run *r, struct wp_plan *p, struct wp_err *err);
 
 #endif

@@ -57,6 +57,7 @@
 
 #include <stdio.h>
 
+#include "plan/gpu_model.h"
 #include "plan/latency.h"
 #include "plan/layers.h"
 #include "plan/sbp.h"
@@ -127,7 +128,8 @@ struct wp_plan_stage {
     int slice;                   /* samples per replica per micro-batch */
     double forward_s, backward_s;/* one slice */
     double send_s;               /* the boundary after the stage, one micro-batch, one way (0: last stage) */
-    double allreduce_s;
+    double allreduce_s;          /* what the last backward does not hide of it */
+    double optimizer_s;          /* the optimizer step after it (0: not known) */
     double weights_bytes;        /* parameters + gradients + optimizer state */
     double activation_bytes;     /* activations one slice keeps for its backward (per GPU) */
     int inflight;                /* micro-batches whose activations a replica holds at most */
@@ -278,6 +280,15 @@ struct wp_plan_model {
      * block's split over the group) */
     double *cum_f, *cum_b, *cum_p, *cum_kept, *cum_sharded, *cum_act, *cum_act_sel, *cum_sel_s, *cum_in, *cum_out,
         *cum_tp_fixed, *cum_tp_per_sample;
+    /* per GPU at the point: the optimizer step's seconds (the sharded part
+     * of it, which the distributed optimizer splits over the replicas) */
+    double *cum_opt;
+    /* the GPU whose per-operation model timed the table (layers.h), NULL
+     * when its times are measured or made from one FLOP rate: then the
+     * point's blocks are timed again at their tensor group, slice and
+     * sequence parallelism, and the group's collectives run at the share
+     * of the links' bandwidth NCCL reaches */
+    const struct wp_gpu_spec *gpu;
     /* the largest activations of one layer in a range (what a recomputing
      * stage holds at once): act_max[k n + i] over layers i .. i + 2^k - 1 */
     double *act_max;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan/gpu_block.h"
 #include "plan/megatron_memory.h"
 #include "plan/plan.h"
 #include "plan/tp_block.h"
@@ -127,7 +128,7 @@ int wp_plan_model_init(struct wp_plan_model *m, const struct wp_layer_table *lay
     m->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
     double **sums[] = {&m->cum_f,      &m->cum_b,   &m->cum_p,       &m->cum_kept,         &m->cum_sharded,
                        &m->cum_act,    &m->cum_act_sel, &m->cum_sel_s, &m->cum_in,           &m->cum_out,
-                       &m->cum_tp_fixed, &m->cum_tp_per_sample};
+                       &m->cum_tp_fixed, &m->cum_tp_per_sample, &m->cum_opt};
     int ok = 1;
     for (size_t i = 0; i < sizeof sums / sizeof sums[0]; i++)
         ok &= (*sums[i] = calloc((size_t)(n + 1), sizeof **sums[i])) != NULL;
@@ -137,6 +138,11 @@ int wp_plan_model_init(struct wp_plan_model *m, const struct wp_layer_table *lay
     if (!ok || !m->act_max || !m->scratch) {
         wp_plan_model_destroy(m);
         return wp_errorf(err, "out of memory");
+    }
+    if (layers->gpu[0] && !(m->gpu = wp_gpu_spec_find(layers->gpu))) {
+        wp_plan_model_destroy(m);
+        return wp_errorf(err, "the layer table '%s' is timed for a GPU with no model here: %s", layers->name,
+                         layers->gpu);
     }
     struct wp_plan_point none = {{1, 1}, layers->profile_batch, 0};
     if (wp_plan_model_set_point(m, &none, err)) {
@@ -148,9 +154,32 @@ int wp_plan_model_init(struct wp_plan_model *m, const struct wp_layer_table *lay
 
 /* One layer's costs at a point, per GPU (plan.h's sums, term by term). */
 struct layer_at {
-    double forward_s, backward_s, grad_bytes, kept_bytes, sharded_bytes;
+    double forward_s, backward_s, grad_bytes, kept_bytes, sharded_bytes, optimizer_s;
     double act, act_sel, sel_s, in, tp_fixed, tp_per_sample;
 };
+
+/* A block's compute at the point on the modelled GPU: forward, backward
+ * and its attention core's forward as seconds of one profile batch (the
+ * slice's times scaled to it: the stage costs scale them back), the
+ * core's activations not kept when it is one FlashAttention kernel. */
+static void block_on_gpu(const struct wp_plan_model *m, const struct wp_layer_block *b, const struct wp_plan_point *pt,
+                         struct layer_at *c)
+{
+    int g = pt->tensor.p1 * pt->tensor.p2, pb = m->layers->profile_batch;
+    struct wp_gpu_block blk = {(double)pt->slice * b->seq_len, b->seq_len, b->channels, b->heads, g,
+                               pt->sequence_parallel && g > 1, m->layers->flash_attention, b->element_bytes};
+    struct wp_gpu_layer_times x;
+    if (wp_gpu_block_times(m->gpu, &blk, &x))
+        return; /* no flash kernel: refused when the table was read */
+    double to_profile = (double)pb / pt->slice;
+    c->forward_s = (x.forward.matmul_s + x.forward.memory_s) * to_profile;
+    c->backward_s = (x.backward.matmul_s + x.backward.memory_s) * to_profile;
+    c->sel_s = x.core_forward_s * to_profile;
+    if (m->layers->flash_attention) {
+        c->act = c->act_sel; /* the kernel keeps no scores */
+        c->sel_s = 0;
+    }
+}
 
 static void layer_at_point(const struct wp_plan_model *m, int i, const struct wp_plan_point *pt, struct layer_at *c)
 {
@@ -161,6 +190,10 @@ static void layer_at_point(const struct wp_plan_model *m, int i, const struct wp
     /* a block's compute, parameters and activations are split over the
      * group; everything else runs whole on each of its GPUs */
     double split = 1, shard = 1;
+    /* the group's collectives: NCCL's share of the links on a modelled GPU */
+    struct wp_link_cost link = m->hw.intra;
+    if (m->gpu)
+        link.beta_s_per_byte /= m->gpu->link_efficiency;
     memset(c, 0, sizeof *c);
     c->act = c->act_sel = l->activation_bytes;
     /* what a whole recomputation keeps: the layer's input (none for the first: token ids) */
@@ -179,9 +212,9 @@ static void layer_at_point(const struct wp_plan_model *m, int i, const struct wp
         /* forward only: half of both directions' (tp_block.h); linear in
          * the rows, so its value at 0 and its slope per sample; sequence
          * parallelism moves the same bytes (AllGather + ReduceScatter) */
-        c->tp_fixed = 0.5 * wp_tp_block_comm_s(p1, p2, 0, b->channels, b->element_bytes, &m->hw.intra, &m->hw.intra);
-        c->tp_per_sample = 0.5 * wp_tp_block_comm_s(p1, p2, b->seq_len, b->channels, b->element_bytes, &m->hw.intra,
-                                                    &m->hw.intra) - c->tp_fixed;
+        c->tp_fixed = 0.5 * wp_tp_block_comm_s(p1, p2, 0, b->channels, b->element_bytes, &link, &link);
+        c->tp_per_sample = 0.5 * wp_tp_block_comm_s(p1, p2, b->seq_len, b->channels, b->element_bytes, &link, &link) -
+                           c->tp_fixed;
     } else if (l->vocab_parallel) {
         /* Megatron's vocabulary-parallel embedding or head: a shard of
          * the vocabulary each, one AllReduce of the residual stream (the
@@ -191,11 +224,14 @@ static void layer_at_point(const struct wp_plan_model *m, int i, const struct wp
         shard = 1.0 / g;
         double stream = (l->activation_bytes > 0 ? l->activation_bytes : i > 0 ? t->layers[i - 1].activation_bytes
                                                                                : 0) / t->profile_batch;
-        c->tp_fixed = 0.5 * wp_collective_s(WP_COLL_ALLREDUCE, g, 0, &m->hw.intra);
-        c->tp_per_sample = 0.5 * wp_collective_s(WP_COLL_ALLREDUCE, g, stream, &m->hw.intra) - c->tp_fixed;
+        c->tp_fixed = 0.5 * wp_collective_s(WP_COLL_ALLREDUCE, g, 0, &link);
+        c->tp_per_sample = 0.5 * wp_collective_s(WP_COLL_ALLREDUCE, g, stream, &link) - c->tp_fixed;
     }
     c->forward_s = l->forward_s / split;
     c->backward_s = l->backward_s / split;
+    if (b->channels > 0 && m->gpu)
+        block_on_gpu(m, b, pt, c);
+    c->optimizer_s = l->optimizer_s * shard;
     c->grad_bytes = wp_layer_gradient_bytes(l) * shard;
     c->kept_bytes = (l->parameter_bytes + wp_layer_gradient_bytes(l)) * shard;
     c->sharded_bytes = l->optimizer_bytes * shard;
@@ -240,6 +276,7 @@ int wp_plan_model_set_point(struct wp_plan_model *m, const struct wp_plan_point 
         m->cum_out[i + 1] = m->cum_out[i] + t->layers[i].activation_bytes;
         m->cum_tp_fixed[i + 1] = m->cum_tp_fixed[i] + c.tp_fixed;
         m->cum_tp_per_sample[i + 1] = m->cum_tp_per_sample[i] + c.tp_per_sample;
+        m->cum_opt[i + 1] = m->cum_opt[i] + c.optimizer_s;
         m->act_max[i] = c.act;
     }
     for (int k = 1; k < m->act_levels; k++) {
@@ -253,6 +290,8 @@ int wp_plan_model_set_point(struct wp_plan_model *m, const struct wp_plan_point 
 
 int wp_plan_model_times_scale(const struct wp_plan_model *m)
 {
+    if (m->gpu)
+        return 1; /* modelled at every slice */
     /* every timed layer has FLOPs, all at one rate: times made from FLOPs
      * (measured times, a profile's, keep their own micro-batch) */
     double rate = 0;
@@ -286,6 +325,7 @@ void wp_plan_model_destroy(struct wp_plan_model *m)
     free(m->cum_out);
     free(m->cum_tp_fixed);
     free(m->cum_tp_per_sample);
+    free(m->cum_opt);
     free(m->act_max);
     free(m->scratch);
     memset(m, 0, sizeof *m);
@@ -433,11 +473,15 @@ static int stage_costs(const struct wp_plan_model *m, const struct wp_stage_shap
         wp_grad_overlap_time(ps->backward_s, grad_bytes, &layers, m->grad_bucket_bytes, &cost, &o);
         ps->allreduce_s = o.exposed_s;
     }
+    /* the optimizer step follows: the distributed optimizer's replicas each step their shard */
+    double optimizer_s = range(m->cum_opt, a, z) / (m->distributed_optimizer ? st->replicas : 1);
+    ps->allreduce_s += optimizer_s;
     if (out) {
         out->slice = slice;
         out->forward_s = ps->forward_s;
         out->backward_s = ps->backward_s;
-        out->allreduce_s = ps->allreduce_s;
+        out->allreduce_s = ps->allreduce_s - optimizer_s;
+        out->optimizer_s = optimizer_s;
         out->weights_bytes = weights;
         out->activation_bytes = g == WP_GRANULARITY_SELECTIVE ? range(m->cum_act_sel, a, z) * scale : activations;
         out->inflight = held;
