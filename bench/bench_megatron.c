@@ -18,7 +18,10 @@
  * sp: sequence parallel; do: distributed optimizer -- the planner may use
  * all three, Megatron's SC21 runs used none).
  *
- * Usage: bench_megatron [SRCDIR [RUN ...]]   (RUN: 1.7B, 3.6B, ... 1T; all by default) */
+ * Then GPT-3 175B on 512 DGX H100 nodes: Megatron-LM's example
+ * configuration against the planner's choice (megatron.h).
+ *
+ * Usage: bench_megatron [SRCDIR [RUN ...]]   (RUN: 1.7B, 3.6B, ... 1T, gpt3-h100; all by default) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,11 +57,11 @@ static void degrees(char *buf, size_t size, const struct wp_plan *p)
 static void breakdown(const struct wp_plan_model *m, const struct wp_plan *p, const struct wp_megatron_run *r,
                       double iter_s, char *buf, size_t size)
 {
-    const struct wp_gpu_spec *g = wp_gpu_spec_find(WP_MEGATRON_GPU);
+    const struct wp_gpu_spec *g = m->gpu;
     int slice = p->stages[0].slice, n = m->layers->nlayers;
     double micro = (double)p->microbatches, matmul = 0, memory = 0;
-    struct wp_gpu_block b = {(double)slice * WP_MEGATRON_SEQ_LEN, WP_MEGATRON_SEQ_LEN, r->hidden, r->heads, r->tp, 0, 0,
-                             2};
+    struct wp_gpu_block b = {(double)slice * WP_MEGATRON_SEQ_LEN, WP_MEGATRON_SEQ_LEN, r->hidden, r->heads, r->tp, 0,
+                             r->flash, 2};
     for (int i = 0; i < n; i++) {
         struct wp_gpu_layer_times x;
         if (i == 0)
@@ -67,10 +70,10 @@ static void breakdown(const struct wp_plan_model *m, const struct wp_plan *p, co
             wp_gpu_head_times(g, &b, WP_MEGATRON_VOCAB, &x);
         else
             wp_gpu_block_times(g, &b, &x);
-        matmul += 2 * x.forward.matmul_s + x.backward.matmul_s;
-        memory += 2 * x.forward.memory_s + x.backward.memory_s;
+        matmul += (1 + r->recompute) * x.forward.matmul_s + x.backward.matmul_s;
+        memory += (1 + r->recompute) * x.forward.memory_s + x.backward.memory_s;
     }
-    double tp = 3 * (m->cum_tp_fixed[n] + slice * m->cum_tp_per_sample[n]);
+    double tp = (2 + r->recompute) * (m->cum_tp_fixed[n] + slice * m->cum_tp_per_sample[n]);
     matmul *= micro / r->pp;
     memory *= micro / r->pp;
     tp *= micro / r->pp;
@@ -98,7 +101,7 @@ static int predict(const struct wp_megatron_run *r, const struct wp_cluster *c, 
     int rc = wp_megatron_plan(&m, r, &p, err) || wp_plan_simulate(&m, &p, 1, 0, iter_s, NULL, err);
     if (rc == 0) {
         *fits = p.fits;
-        if (where)
+        if (where && m.gpu)
             breakdown(&m, &p, r, *iter_s, where, where_size);
     }
     wp_plan_destroy(&p);
@@ -109,12 +112,13 @@ static int predict(const struct wp_megatron_run *r, const struct wp_cluster *c, 
 
 /* The planner's free choice for r's model, GPUs and global batch: every
  * feature Megatron-LM offers today. */
-static int choose(const struct wp_megatron_run *r, const struct wp_cluster *c, struct wp_plan *ours, struct wp_err *err)
+static int choose(const struct wp_megatron_run *r, const struct wp_cluster *c, const char *gpu, struct wp_plan *ours,
+                  struct wp_err *err)
 {
     struct wp_layer_table t;
     struct wp_plan_hw hw;
     struct wp_plan_model m;
-    if (wp_megatron_table(&t, r, WP_MEGATRON_GPU, 0, err))
+    if (wp_megatron_table(&t, r, gpu, 0, err))
         return -1;
     if (wp_plan_hw_from_cluster(&hw, c, r->gpus, 0, err) || wp_plan_model_init(&m, &t, &hw, r->global_batch, err)) {
         wp_layer_table_destroy(&t);
@@ -158,7 +162,7 @@ static int run(const struct wp_megatron_run *r, const struct wp_cluster *c, doub
     wp_plan_init(&ours);
     theirs.chunks = r->layers_per_chunk ? r->layers / r->pp / r->layers_per_chunk : 1;
     double t0 = wp_monotonic_s();
-    int rc = choose(r, c, &ours, &err);
+    int rc = choose(r, c, WP_MEGATRON_GPU, &ours, &err);
     double search_s = wp_monotonic_s() - t0;
     snprintf(d1, sizeof d1, "TP %d PP %d%s DP %d b %d rc", r->tp, r->pp, "", r->gpus / (r->tp * r->pp), r->micro_batch);
     if (theirs.chunks > 1)
@@ -179,6 +183,52 @@ static int run(const struct wp_megatron_run *r, const struct wp_cluster *c, doub
     wp_plan_destroy(&theirs);
     wp_plan_destroy(&ours);
     return rc != 0 || slower;
+}
+
+/* GPT-3 175B on 512 DGX H100 nodes: Megatron-LM's example configuration
+ * predicted, and the planner's choice, side by side. */
+static int gpt3_h100(const char *srcdir)
+{
+    const struct wp_megatron_run *r = &wp_megatron_gpt3_h100;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/topology/dgx-h100-x512-ib-ndr.cfg", srcdir);
+    struct wp_cluster c;
+    struct wp_err err = {""};
+    wp_cluster_init(&c);
+    if (wp_cluster_read(path, &c, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    double t_theirs = 0;
+    int fits = 0;
+    char where[64] = "", d2[96];
+    struct wp_plan ours;
+    wp_plan_init(&ours);
+    double t0 = wp_monotonic_s();
+    int rc = predict(r, &c, WP_MEGATRON_GPT3_GPU, 0, &t_theirs, &fits, where, sizeof where, &err) ||
+             choose(r, &c, WP_MEGATRON_GPT3_GPU, &ours, &err);
+    double search_s = wp_monotonic_s() - t0;
+    printf("\n%s on %s (%d GPUs), global batch %d, layer times modelled for the %s (FlashAttention), not measured\n",
+           r->name, c.name, r->gpus, r->global_batch, WP_MEGATRON_GPT3_GPU);
+    if (rc) {
+        printf("%s\n", err.msg);
+    } else {
+        double flops = wp_megatron_flops(r);
+        degrees(d2, sizeof d2, &ours);
+        printf("  Megatron-LM's examples/gpt3 configuration  TP %d PP %d DP %d b %d, no recomputation: %.2f s, %.1f "
+               "TFLOP/s per GPU, %s (mm mem tp rest: %s %%)\n",
+               r->tp, r->pp, r->gpus / (r->tp * r->pp), r->micro_batch, t_theirs, flops / t_theirs / r->gpus / 1e12,
+               fits ? "fits in 80 GB" : "does NOT fit in 80 GB", where);
+        printf("  the planner's choice                        %s: %.2f s, %.1f TFLOP/s per GPU, %.1f GiB a GPU (%s), "
+               "%.2fx; searched in %.1f s\n",
+               d2, ours.predicted_iter_s, flops / ours.predicted_iter_s / r->gpus / 1e12,
+               ours.peak_memory_bytes / (1024.0 * 1024 * 1024), ours.fits ? "fits" : "OVER", t_theirs / ours.predicted_iter_s,
+               search_s);
+        rc = !ours.fits || (fits && ours.predicted_iter_s > t_theirs * (1 + 1e-9));
+    }
+    wp_plan_destroy(&ours);
+    wp_cluster_destroy(&c);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -214,10 +264,17 @@ int main(int argc, char **argv)
             rc |= run(&wp_megatron_runs[i], &c, flops_per_s, &tot);
     }
     wp_cluster_destroy(&c);
-    if (tot.rows == 0) {
-        fprintf(stderr, "no such run (1.7B, 3.6B, 7.5B, 18B, 39B, 76B, 145B, 310B, 530B, 1T)\n");
+    int h100 = argc <= 2;
+    for (int a = 2; a < argc; a++)
+        h100 |= strcmp(argv[a], "gpt3-h100") == 0;
+    if (h100)
+        rc |= gpt3_h100(srcdir);
+    if (tot.rows == 0 && !h100) {
+        fprintf(stderr, "no such run (1.7B, 3.6B, 7.5B, 18B, 39B, 76B, 145B, 310B, 530B, 1T, gpt3-h100)\n");
         return 1;
     }
+    if (tot.rows == 0)
+        return rc;
     int met = tot.within == tot.rows && tot.sum_abs / tot.rows <= 0.035;
     printf("\n%d of %d rows within 8 %%, mean |error| %.1f %%, largest %.1f %%: the goal (every row within 8 %%, mean "
            "at most 3.5 %%) is %s\n",

@@ -26,6 +26,8 @@ static void usage(void)
 {
     printf("Usage: wavepipe profile --model MODEL.cfg [--micro-batch B,...] [--repeat N] [--device cpu|cuda] [-o OUT.cfg]\n"
            "       wavepipe profile --model MODEL.cfg --analytic --flops-per-s X [--micro-batch B] [-o OUT.cfg]\n"
+           "       wavepipe profile --model MODEL.cfg --analytic --gpu GPU [--attention unfused|flash] [--micro-batch B]\n"
+           "                        [-o OUT.cfg]\n"
            "       wavepipe profile --convert PROFILE.txt [--contract auto|lines|cuts|frontier] [--batch B] [-o OUT.cfg]\n\n"
            "Makes the planner's layer table: per layer, the forward and backward time of\n"
            "one micro-batch, the activation bytes at its output, its parameter bytes and\n"
@@ -37,7 +39,14 @@ static void usage(void)
            "has the middle block's times; the embedding and the head are the first and\n"
            "last stage less one block (0 when that difference is below the noise).\n"
            "The table's backward is B + W.\n\n"
-           "Analytic: the layers of wavepipe's GPT table from FLOP counts at X FLOP/s.\n"
+           "Analytic: the layers of wavepipe's GPT table from FLOP counts at X FLOP/s, or\n"
+           "modelled for a GPU: each layer as Megatron-LM runs it, kernel by kernel (matrix\n"
+           "products by tiles and waves over the SMs at the GPU's measured matmul rate,\n"
+           "memory-bound kernels over HBM, the attention core unfused or one FlashAttention\n"
+           "kernel), 16-bit activations and parameters with float32 gradients, master\n"
+           "weights and moments; the GPU's spec sheet and published microbenchmarks, not a\n"
+           "measurement here. The table names the GPU, and `wavepipe plan` times its blocks\n"
+           "again at every tensor group and micro-batch it tries.\n"
            "Converted: a DAPPLE/PipeDream profile (shared/layer-profiles format), or a\n"
            "wavepipe-layers file (read back and checked). How a graph becomes a chain:\n"
            "'lines' takes the node lines in file order (DAPPLE's BERT, XLNet, AmoebaNet),\n"
@@ -54,6 +63,11 @@ static void usage(void)
            "  --device cpu|cuda    kernels to time (cuda: CUDA build with a GPU)\n"
            "  --analytic           FLOP counts instead of measuring\n"
            "  --flops-per-s X      for --analytic, e.g. 1.25e14\n"
+           "  --gpu GPU            for --analytic: V100-SXM2-32GB, A100-SXM4-40GB,\n"
+           "                       A100-SXM4-80GB, H100-SXM5-80GB, H200-SXM-141GB, or a name\n"
+           "                       as nvidia-smi gives it (\"NVIDIA H100 80GB HBM3\")\n"
+           "  --attention KIND     with --gpu: unfused (default; Megatron-LM before\n"
+           "                       FlashAttention) or flash (not on the V100)\n"
            "  --convert FILE       read a profile text file instead\n"
            "  --contract MODE      auto (default), lines, cuts or frontier\n"
            "  --batch B            profile batch when the file name has no pbs-N\n"
@@ -82,6 +96,8 @@ struct profile_options {
     const char *model_path, *convert, *output;
     int sizes[WP_PROFILE_MAX_SIZES], nsizes, repeat, analytic, batch, cuda;
     double flops_per_s;
+    const char *gpu;
+    int flash;
     enum wp_layer_contract contract;
 };
 
@@ -89,13 +105,15 @@ struct profile_options {
 static int parse(int argc, char **argv, struct profile_options *o)
 {
     enum { OPT_MODEL = 1000, OPT_MB, OPT_REPEAT, OPT_DEVICE, OPT_ANALYTIC, OPT_FLOPS, OPT_CONVERT, OPT_CONTRACT,
-           OPT_BATCH };
+           OPT_BATCH, OPT_GPU, OPT_ATTENTION };
     static const struct option longopts[] = {{"model", required_argument, NULL, OPT_MODEL},
                                              {"micro-batch", required_argument, NULL, OPT_MB},
                                              {"repeat", required_argument, NULL, OPT_REPEAT},
                                              {"device", required_argument, NULL, OPT_DEVICE},
                                              {"analytic", no_argument, NULL, OPT_ANALYTIC},
                                              {"flops-per-s", required_argument, NULL, OPT_FLOPS},
+                                             {"gpu", required_argument, NULL, OPT_GPU},
+                                             {"attention", required_argument, NULL, OPT_ATTENTION},
                                              {"convert", required_argument, NULL, OPT_CONVERT},
                                              {"contract", required_argument, NULL, OPT_CONTRACT},
                                              {"batch", required_argument, NULL, OPT_BATCH},
@@ -106,6 +124,7 @@ static int parse(int argc, char **argv, struct profile_options *o)
     o->repeat = 5;
     o->contract = WP_CONTRACT_AUTO;
     const char *measure_option = NULL, *convert_option = NULL; /* one given, to name in errors */
+    int attention = 0;
     opterr = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
@@ -114,6 +133,13 @@ static int parse(int argc, char **argv, struct profile_options *o)
         case OPT_CONVERT: o->convert = optarg; break;
         case 'o': o->output = optarg; break;
         case OPT_ANALYTIC: o->analytic = 1; break;
+        case OPT_GPU: o->gpu = optarg; break;
+        case OPT_ATTENTION:
+            if (strcmp(optarg, "unfused") != 0 && strcmp(optarg, "flash") != 0)
+                return wp_usage_error(CMD, "--attention '%s': expected unfused or flash", optarg);
+            o->flash = strcmp(optarg, "flash") == 0;
+            attention = 1;
+            break;
         case OPT_DEVICE:
             measure_option = "--device";
             if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
@@ -155,10 +181,12 @@ static int parse(int argc, char **argv, struct profile_options *o)
         return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (!o->model_path == !o->convert)
         return wp_usage_error(CMD, "give exactly one of --model and --convert");
-    if (o->analytic && !(o->flops_per_s > 0))
-        return wp_usage_error(CMD, "--analytic needs --flops-per-s");
-    if (!o->analytic && o->flops_per_s > 0)
-        return wp_usage_error(CMD, "--flops-per-s is for --analytic");
+    if (o->analytic && (o->flops_per_s > 0) == (o->gpu != NULL))
+        return wp_usage_error(CMD, "--analytic needs one of --flops-per-s and --gpu");
+    if (!o->analytic && (o->flops_per_s > 0 || o->gpu))
+        return wp_usage_error(CMD, "%s is for --analytic", o->gpu ? "--gpu" : "--flops-per-s");
+    if (attention && !o->gpu)
+        return wp_usage_error(CMD, "--attention is for --gpu");
     if (o->convert && (o->analytic || o->nsizes))
         return wp_usage_error(CMD, "--convert takes the sizes from the file; no --analytic or --micro-batch");
     if (measure_option && (o->convert || o->analytic))
@@ -183,8 +211,8 @@ int wp_cmd_profile(int argc, char **argv)
             rc = wp_layer_table_print_and_write(stdout, &t, o.output, &err);
         wp_layer_table_destroy(&t);
     } else {
-        struct wp_profile_gpt2_options po = {o.model_path, o.sizes, o.nsizes, o.analytic, o.flops_per_s, o.repeat,
-                                             o.cuda, o.output};
+        struct wp_profile_gpt2_options po = {o.model_path, o.sizes, o.nsizes, o.analytic, o.flops_per_s, o.gpu,
+                                             o.flash, o.repeat, o.cuda, o.output};
         rc = wp_profile_gpt2(&po, stdout, &err);
     }
     if (rc)

@@ -103,15 +103,12 @@ const struct wp_gpu_spec *wp_gpu_spec_find(const char *name)
     return NULL;
 }
 
-const char *wp_gpu_spec_names(void)
+void wp_gpu_spec_names(char *buf, size_t size)
 {
-    static char names[256];
-    if (!names[0]) {
-        size_t at = 0;
-        for (int i = 0; i < wp_ngpu_specs && at < sizeof names; i++)
-            at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", wp_gpu_specs[i].name);
-    }
-    return names;
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < wp_ngpu_specs && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%s", i ? ", " : "", wp_gpu_specs[i].name);
 }
 
 static const int tiles[][2] = {{256, 128}, {128, 256}, {128, 128}};
@@ -126,12 +123,13 @@ static double tiled_s(const struct wp_gpu_spec *g, double batch, double m, doubl
     for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
         double tm = tiles[i][0], tn = tiles[i][1];
         double count = batch * ceil(m / tm) * ceil(n / tn), waves = ceil(count / g->sms);
-        /* the last wave's SMs store their tiles together */
-        double busy = count < g->sms ? count : g->sms;
-        double wave_s = 2.0 * tm * tn * k / sm_flops + busy * tm * tn * element_bytes / (g->hbm_Bps * g->hbm_efficiency) +
-                        WP_GPU_MEMORY_LATENCY_S;
-        if (waves * wave_s < best)
-            best = waves * wave_s;
+        /* a wave's stores overlap the next one's main loop: the last
+         * wave's SMs store their tiles at the end, after the first loads */
+        double busy = count - (waves - 1) * g->sms;
+        double total_s = waves * 2.0 * tm * tn * k / sm_flops +
+                         busy * tm * tn * element_bytes / (g->hbm_Bps * g->hbm_efficiency) + WP_GPU_MEMORY_LATENCY_S;
+        if (total_s < best)
+            best = total_s;
     }
     return best;
 }

@@ -10,6 +10,8 @@
 #ifndef WP_PLAN_GPU_MODEL_H
 #define WP_PLAN_GPU_MODEL_H
 
+#include <stddef.h>
+
 struct wp_gpu_spec {
     const char *name;          /* "A100-SXM4-80GB" */
     const char *match[2];      /* a GPU model string containing all the words of one (case-insensitive,
@@ -41,8 +43,8 @@ extern const int wp_ngpu_specs;
  * words a GPU model string holds ("NVIDIA A100-SXM4-80GB", "NVIDIA H100
  * 80GB HBM3"); NULL when none. */
 const struct wp_gpu_spec *wp_gpu_spec_find(const char *name);
-/* The names, comma-separated, for messages. */
-const char *wp_gpu_spec_names(void);
+/* The names, comma-separated, for messages (into buf of size bytes). */
+void wp_gpu_spec_names(char *buf, size_t size);
 
 /* Seconds of `batch` independent products C (m x n) = A (m x k) B (k x n)
  * with element_bytes-byte operands (2: FP16/BF16 tensor cores; 4: the
@@ -50,10 +52,11 @@ const char *wp_gpu_spec_names(void);
  * 128x128; NVIDIA's "Matrix Multiplication Background User's Guide",
  * section 2.3), each wave of tiles over the SMs taking its main loop at the
  * SMs' peak times the inner efficiency (what makes the model give the
- * measured MAMF rate at its shape) plus its epilogue (every SM storing its
- * tile over HBM) and one memory latency; never faster than reading A and B
- * and writing C over HBM; at the sustained share of all that; plus one
- * kernel launch. */
+ * measured MAMF rate at its shape), the last wave's tiles then stored over
+ * HBM (earlier waves store while the next computes), one memory latency
+ * before the first loads; never faster than reading A and B and writing C
+ * over HBM, nor than the measured rate; at the sustained share of all
+ * that; plus one kernel launch. */
 double wp_gpu_gemm_s(const struct wp_gpu_spec *g, double batch, double m, double n, double k, double element_bytes);
 /* The main loop's share of peak at which the model above meets the
  * measured MAMF rate at the MAMF shape. */

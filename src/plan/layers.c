@@ -698,8 +698,11 @@ static int read_timing(const config_setting_t *root, struct wp_layer_table *t, s
         return wp_cfg_errorf(err, attention, "attention is the modelled GPU's: give gpu too");
     const struct wp_gpu_spec *g = wp_gpu_spec_find(config_setting_get_string(gpu));
     if (!g)
-        return wp_cfg_errorf(err, gpu, "no model of the GPU '%s' (known: %s)", config_setting_get_string(gpu),
-                             wp_gpu_spec_names());
+    {
+        char known[256];
+        wp_gpu_spec_names(known, sizeof known);
+        return wp_cfg_errorf(err, gpu, "no model of the GPU '%s' (known: %s)", config_setting_get_string(gpu), known);
+    }
     wp_strlcpy(t->gpu, g->name, sizeof t->gpu);
     const char *kind = attention ? config_setting_get_string(attention) : "unfused";
     if (strcmp(kind, "flash") != 0 && strcmp(kind, "unfused") != 0)

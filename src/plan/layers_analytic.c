@@ -124,8 +124,11 @@ int wp_layer_table_gpt_gpu(struct wp_layer_table *t, const struct wp_gpt_shape *
                            struct wp_err *err)
 {
     const struct wp_gpu_spec *g = wp_gpu_spec_find(gpu);
-    if (!g)
-        return wp_errorf(err, "no model of the GPU '%s' (known: %s)", gpu ? gpu : "", wp_gpu_spec_names());
+    if (!g) {
+        char known[256];
+        wp_gpu_spec_names(known, sizeof known);
+        return wp_errorf(err, "no model of the GPU '%s' (known: %s)", gpu ? gpu : "", known);
+    }
     if (flash && g->flash_forward_efficiency <= 0)
         return wp_errorf(err, "the %s has no FlashAttention kernel: model its attention unfused", g->name);
     if (wp_layer_table_gpt(t, m, 1.0, err))

@@ -44,8 +44,18 @@ struct wp_megatron_run {
      * the backward makes them) or local (0: Megatron's own, one sum after
      * the backward) */
     int torch_ddp;
-    double published_tflops;  /* achieved teraFLOP/s per GPU */
+    int recompute;            /* --recompute-method uniform on every layer (SC21's --activations-checkpoint-method) */
+    int flash;                /* the attention core as one FlashAttention kernel */
+    double published_tflops;  /* achieved teraFLOP/s per GPU; 0: none published */
 };
+
+/* GPT-3 175B as Megatron-LM's examples/gpt3/train_gpt3_175b_distributed.sh
+ * configures it (TP 8, PP 16, micro-batch 1, global batch 1536, --fp16,
+ * no recomputation, the attention backend FlashAttention on H100s), on 512
+ * DGX H100 nodes (topology/dgx-h100-x512-ib-ndr.cfg): no throughput is
+ * published for it; make bench-plan sets the planner's choice against it. */
+extern const struct wp_megatron_run wp_megatron_gpt3_h100;
+#define WP_MEGATRON_GPT3_GPU "H100-SXM5-80GB"
 
 /* The GPU of the runs: Selene's DGX A100 nodes (80 GB, gpu_model.h). */
 #define WP_MEGATRON_GPU "A100-SXM4-80GB"
@@ -57,13 +67,14 @@ extern const int wp_megatron_nruns;
 const struct wp_megatron_run *wp_megatron_find(const char *name);
 
 /* Megatron's FLOPs of one iteration (its equation 3, the recomputed forward
- * counted): 96 B s l h^2 (1 + s / (6 h) + V / (16 l h)). */
+ * counted): 96 B s l h^2 (1 + s / (6 h) + V / (16 l h)); without
+ * recomputation the blocks' part is three quarters of it. */
 double wp_megatron_flops(const struct wp_megatron_run *r);
 
 /* The run's model as a table (2-byte activations and parameters, its
  * micro-batch as the profile batch), its embedding and head
  * vocabulary-parallel as in Megatron-LM: timed by the per-operation model
- * of `gpu` (gpu_model.h; the attention unfused, as in 2021), or when gpu
+ * of `gpu` (gpu_model.h; the attention as the run has it), or when gpu
  * is NULL at flops_per_s sustained. The state as the SC21 code kept it
  * (--fp16, local or torch DDP): float16 parameters and gradients (what the
  * data-parallel sum carries), float32 master weights, Adam's moments and
@@ -75,7 +86,7 @@ int wp_megatron_table(struct wp_layer_table *t, const struct wp_megatron_run *r,
 /* The run's configuration as a plan on m (the run's table on its GPUs and
  * global batch): m is set to its point (a tensor group of TP x 1, slices of
  * its micro-batch), micro-batches that every replica splits evenly and
- * recomputation on every stage; PP stages of layers / PP blocks each (the
+ * recomputation on every stage as the run has it; PP stages of layers / PP blocks each (the
  * embedding with the first, the head with the last), GPUs / (TP PP)
  * replicas, and its interleaving; gradients summed in buckets during the
  * backward with torch DDP, after it with Megatron's local DDP. */

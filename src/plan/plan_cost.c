@@ -144,6 +144,13 @@ int wp_plan_model_init(struct wp_plan_model *m, const struct wp_layer_table *lay
         return wp_errorf(err, "the layer table '%s' is timed for a GPU with no model here: %s", layers->name,
                          layers->gpu);
     }
+    const struct wp_gpu_spec *cluster_gpu = wp_gpu_spec_find(hw->gpu_model);
+    if (m->gpu && cluster_gpu && cluster_gpu != m->gpu) {
+        wp_plan_model_destroy(m);
+        return wp_errorf(err, "the layer table '%s' is modelled for the %s, the cluster's GPUs are %s: make it for "
+                              "them (wavepipe profile --analytic --gpu \"%s\")",
+                         layers->name, layers->gpu, hw->gpu_model, hw->gpu_model);
+    }
     struct wp_plan_point none = {{1, 1}, layers->profile_batch, 0};
     if (wp_plan_model_set_point(m, &none, err)) {
         wp_plan_model_destroy(m);
@@ -237,6 +244,17 @@ static void layer_at_point(const struct wp_plan_model *m, int i, const struct wp
     c->sharded_bytes = l->optimizer_bytes * shard;
 }
 
+/* 1 when two layers' costs are the same at every point (all but the name). */
+static int layers_alike(const struct wp_layer *a, const struct wp_layer *b)
+{
+    return a->forward_s == b->forward_s && a->backward_s == b->backward_s && a->activation_bytes == b->activation_bytes &&
+           a->parameter_bytes == b->parameter_bytes && a->gradient_bytes == b->gradient_bytes &&
+           a->optimizer_bytes == b->optimizer_bytes && a->optimizer_s == b->optimizer_s &&
+           a->vocab_parallel == b->vocab_parallel && a->block.channels == b->block.channels &&
+           a->block.heads == b->block.heads && a->block.seq_len == b->block.seq_len &&
+           a->block.element_bytes == b->block.element_bytes;
+}
+
 int wp_plan_model_set_point(struct wp_plan_model *m, const struct wp_plan_point *pt, struct wp_err *err)
 {
     const struct wp_layer_table *t = m->layers;
@@ -261,9 +279,12 @@ int wp_plan_model_set_point(struct wp_plan_model *m, const struct wp_plan_point 
     }
     m->point = *pt;
     m->groups_per_node = m->hw.gpus_per_node / g;
+    struct layer_at c;
     for (int i = 0; i < n; i++) {
-        struct layer_at c;
-        layer_at_point(m, i, pt, &c);
+        /* a layer like the one before (the blocks of a model) costs the same */
+        if (!(i >= 2 && layers_alike(&t->layers[i], &t->layers[i - 1]) &&
+              t->layers[i - 1].activation_bytes == t->layers[i - 2].activation_bytes))
+            layer_at_point(m, i, pt, &c);
         m->cum_f[i + 1] = m->cum_f[i] + c.forward_s;
         m->cum_b[i + 1] = m->cum_b[i] + c.backward_s;
         m->cum_p[i + 1] = m->cum_p[i] + c.grad_bytes;

@@ -537,6 +537,9 @@ void wp_plan_print_text(FILE *out, const struct wp_plan *p, const struct wp_laye
             p->nlayers, p->profile_batch, p->hw.cluster, p->hw.nodes, p->hw.nodes == 1 ? "" : "s",
             p->hw.gpus_per_node, p->hw.gpu_model, mem,
             p->hw.memory_from_model ? " (from the model name)" : "");
+    if (layers && layers->gpu[0])
+        fprintf(out, "layer times modelled for the %s (per-operation model from its spec sheet and microbenchmarks, "
+                     "attention %s): not measured\n", layers->gpu, layers->flash_attention ? "flash" : "unfused");
     fprintf(out, "global batch %d: %d micro-batch%s of %d, 1F1B with warm-up policy %c", p->global_batch,
             p->microbatches, p->microbatches == 1 ? "" : "es", p->micro_batch, p->policy);
     if (p->acr >= 0)

@@ -16,8 +16,11 @@ struct wp_profile_gpt2_options {
     const int *sizes;       /* micro-batch sizes (at most WP_PROFILE_MAX_SIZES); nsizes 0: the model
                              * file's global_batch / micro_batches */
     int nsizes;
-    int analytic;           /* FLOP counts at flops_per_s instead of measuring */
+    int analytic;           /* FLOP counts at flops_per_s, or modelled for gpu, instead of measuring */
     double flops_per_s;
+    const char *gpu;        /* analytic: the GPU whose per-operation model times the layers (plan/gpu_model.h),
+                             * 16-bit activations and parameters; NULL: flops_per_s, float32 */
+    int flash;              /* with gpu: the attention core as one FlashAttention kernel */
     int repeat;             /* measured: timed repetitions per pass, after a warm-up */
     int cuda;               /* measured: the CUDA kernels (CUDA build with a GPU), else the CPU's */
     const char *output;     /* write each table (wavepipe-layers; OUT.bB.cfg per size with several); NULL: none */
