@@ -42,6 +42,44 @@ expect_status 98304 "$(awk '$2 == "embedding" { print $6 }' "$out/pos128.txt")" 
 expect_status 0 $? "profile --analytic"
 expect_contains "$out/an.txt" "14.6801      29.3601" "block: 14.68 ms forward, twice that backward at 1 GFLOP/s"
 
+# modelled for a GPU: 16-bit, the GPU named in the table, every block alike,
+# the planner saying so and refusing a cluster of other GPUs
+"$WAVEPIPE" profile --model "$model" --analytic --gpu "NVIDIA A100-SXM4-80GB" --attention flash -o "$out/gpu.cfg" \
+    > "$out/gpu.txt" 2>&1
+expect_status 0 $? "profile --analytic --gpu"
+expect_contains "$out/gpu.txt" "per-operation model of the A100-SXM4-80GB" "the source names the modelled GPU"
+expect_contains "$out/gpu.txt" "not measured here" "and says the times are modelled"
+expect_contains "$out/gpu.cfg" 'gpu = "A100-SXM4-80GB";' "the table records the GPU"
+expect_contains "$out/gpu.cfg" 'attention = "flash";' "and the attention kernel"
+expect_contains "$out/gpu.cfg" "block_element_bytes = 2.0;" "16-bit activations"
+expect_status 1 "$(awk '$2 ~ /^block/ { print $3 }' "$out/gpu.txt" | sort -u | wc -l)" "every block timed alike"
+"$WAVEPIPE" plan --layers "$out/gpu.cfg" --cluster "$WP_SRCDIR/topology/a100-nvlink-full-x8.cfg" --global-batch 16 \
+    > "$out/gpu-plan.txt" 2>&1
+expect_status 0 $? "a modelled table planned on A100s"
+expect_contains "$out/gpu-plan.txt" "layer times modelled for the A100-SXM4-80GB" "the plan says its times are modelled"
+"$WAVEPIPE" plan --layers "$out/gpu.cfg" --cluster "$WP_SRCDIR/topology/hgx-h100-x8-ib-ndr.cfg" --global-batch 16 \
+    > /dev/null 2> "$out/gpu-h100.err"
+expect_status 1 $? "a table modelled for A100s refused on H100s"
+expect_contains "$out/gpu-h100.err" 'profile --analytic --gpu "NVIDIA H100 80GB HBM3"' "with the command that fits"
+sed 's/^gpu = .*/gpu = "B9000";/' "$out/gpu.cfg" > "$out/gpu-bad.cfg"
+"$WAVEPIPE" plan --layers "$out/gpu-bad.cfg" --cluster "$WP_SRCDIR/topology/a100-nvlink-full-x8.cfg" \
+    --global-batch 16 > /dev/null 2> "$out/gpu-bad.err"
+expect_status 1 $? "an unknown GPU in a layer file refused"
+expect_contains "$out/gpu-bad.err" "gpu-bad.cfg:$(grep -n '^gpu = ' "$out/gpu-bad.cfg" | cut -d: -f1): no model of the GPU 'B9000'" \
+    "the error names file:line"
+"$WAVEPIPE" profile --model "$model" --analytic --gpu V100-SXM2-32GB --attention flash > /dev/null 2> "$out/v100.err"
+expect_status 1 $? "flash attention on a V100 refused"
+expect_contains "$out/v100.err" "has no FlashAttention kernel" "and why"
+"$WAVEPIPE" profile --model "$model" --analytic --gpu B9000 > /dev/null 2> "$out/b9000.err"
+expect_status 1 $? "an unknown GPU refused"
+expect_contains "$out/b9000.err" "known: V100-SXM2-32GB, A100-SXM4-40GB" "with the GPUs there are"
+"$WAVEPIPE" profile --model "$model" --gpu H100-SXM5-80GB > /dev/null 2>&1
+expect_status 2 $? "--gpu without --analytic refused"
+"$WAVEPIPE" profile --model "$model" --analytic --flops-per-s 1e9 --attention flash > /dev/null 2>&1
+expect_status 2 $? "--attention without --gpu refused"
+"$WAVEPIPE" profile --model "$model" --analytic --flops-per-s 1e9 --gpu H100-SXM5-80GB > /dev/null 2>&1
+expect_status 2 $? "--flops-per-s and --gpu together refused"
+
 # --- converted ---------------------------------------------------------------
 cat > "$out/toy-pbs-4.txt" <<'PROFILE'
 node1 -- input -- forward_compute_time=0.000, backward_compute_time=0.000, activation_size=100.0, parameter_size=0.000
