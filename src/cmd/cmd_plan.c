@@ -14,6 +14,7 @@
 #include "plan/plan.h"
 #include "plan/plan_compare.h"
 #include "plan/plan_megatron_args.h"
+#include "plan/plan_torch.h"
 #include "plan/plan_tables.h"
 #include "run/model/gpt2_config.h"
 #include "sched/grad_overlap.h"
@@ -33,7 +34,7 @@ static void usage(void)
            "         --global-batch G --cluster FILE [--devices N] [--memory BYTES] [--out plan.cfg]\n"
            "         [--tensor auto|P1xP2] [--recompute auto|never|always|selective] [--chunks N]\n"
            "         [--sequence-parallel off|on|auto] [--distributed-optimizer off|on]\n"
-           "         [--format text|csv|megatron] [--compare] [--compare-dir DIR] [--model MODEL.cfg]\n\n"
+           "         [--format text|csv|megatron|torch] [--compare] [--compare-dir DIR] [--model MODEL.cfg]\n\n"
            "The planner over pipeline stages x tensor parallelism x data parallelism x\n"
            "micro-batch size: splits the model of the layer table into stages (DAPPLE),\n"
            "runs each stage on replicas that are tensor-parallel groups of P1 x P2\n"
@@ -101,7 +102,7 @@ static void usage(void)
            "  --chunks N           also try Megatron-LM's interleaved 1F1B with up to N virtual\n"
            "                       stages per GPU for the best plans (default 1: none; the plan\n"
            "                       file's schedule is then \"interleaved\" with its chunks)\n"
-           "  --format text|csv|megatron\n"
+           "  --format text|csv|megatron|torch\n"
            "                       summary (default); Megatron-LM's arguments for the plan\n"
            "                       (--tensor-model-parallel-size, --pipeline-model-parallel-size,\n"
            "                       --num-layers-per-virtual-pipeline-stage, --micro-batch-size,\n"
@@ -109,7 +110,22 @@ static void usage(void)
            "                       --use-distributed-optimizer, --bf16, the model's shape; as\n"
            "                       core_v0.15.0's megatron/training/arguments.py defines them), or\n"
            "                       an error when Megatron-LM cannot run it (a 2D tensor group,\n"
-           "                       data-parallel sizes that differ by stage); or CSV\n"
+           "                       data-parallel sizes that differ by stage); PyTorch's\n"
+           "                       torch.distributed.pipelining (torch, as PyTorch 2.15.0 reads\n"
+           "                       it): lines '# pipeline: key=value ...' (pipeline_ranks,\n"
+           "                       stages, stages_per_rank, n_microbatches, schedule, data_parallel,\n"
+           "                       tensor, micro_batch, global_batch, ...), the stage split as\n"
+           "                       '# split: stage,rank,chunk,first_layer,last_layer,first_index,\n"
+           "                       last_index,replicas,tensor,recompute,devices' and a line per\n"
+           "                       stage (PyTorch's stage index chunk x pipeline_ranks + rank;\n"
+           "                       layers by name and index; recompute none, selective or full:\n"
+           "                       activation checkpointing in the stage's module), then, on lines\n"
+           "                       without '#' (grep -v '^#' > schedule.csv), the plan's schedule\n"
+           "                       (1F1B or interleaved, wavepipe's generator) as the compute_only\n"
+           "                       CSV of PipelineScheduleMulti._load_csv: row r pipeline rank r,\n"
+           "                       cells such as 0F3 (stage 0, forward, micro-batch 3) and 1B0 on\n"
+           "                       the lock-step grid its step loop runs, empty cells idle; an\n"
+           "                       error when the stages differ in data-parallel size; or CSV\n"
            "                       stage,first_layer,last_layer,replicas,\n"
            "                       devices,predicted_iter_s\n"
            "  --compare-dir DIR    --compare, and write each compared plan to DIR (chosen.cfg,\n"
@@ -260,11 +276,7 @@ static int parse(int argc, char **argv, struct plan_options *o)
             if (o->place_only < 0)
                 return wp_usage_error(CMD, "--place '%s': expected all, fresh, append or scatter", optarg);
             break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "text") != 0 && strcmp(optarg, "csv") != 0 && strcmp(optarg, "megatron") != 0)
-                return wp_usage_error(CMD, "--format '%s': expected text, csv or megatron", optarg);
-            o->format = optarg;
-            break;
+        case OPT_FORMAT: o->format = optarg; break;
         case OPT_CONTRACT:
             if (wp_layer_contract_from_name(optarg, &o->contract))
                 return wp_usage_error(CMD, "--contract '%s': expected auto, lines, cuts or frontier", optarg);
@@ -291,6 +303,9 @@ static int parse(int argc, char **argv, struct plan_options *o)
     }
     if (optind < argc)
         return wp_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    static const char *const formats[] = {"text", "csv", "megatron", "torch", NULL};
+    if (wp_parse_choice_option(CMD, "--format", o->format, formats, &(int){0}))
+        return 2;
     if (!o->nlayers)
         return wp_usage_error(CMD, "--layers FILE is required (a profile or a wavepipe-layers table)");
     if (!o->cluster)
@@ -334,6 +349,9 @@ static int plan(const struct plan_options *o, struct wp_plan_tables *pt, struct 
         wp_plan_print_csv(stdout, &b->plan);
     } else if (strcmp(o->format, "megatron") == 0) {
         if (wp_plan_write_megatron_args(stdout, &b->plan, &b->t, err))
+            return 1;
+    } else if (strcmp(o->format, "torch") == 0) {
+        if (wp_plan_write_torch(stdout, &b->plan, &b->t, err))
             return 1;
     } else {
         wp_plan_tables_print(stdout, pt);

@@ -355,6 +355,13 @@ int wp_plan_simulate(const struct wp_plan_model *m, const struct wp_plan *p, int
 /* The ranks wp_plan_simulate simulates the plan on (one chain when every
  * stage has the same replica count, else every group). */
 int wp_plan_sim_ranks(const struct wp_plan *p);
+/* The schedule that runs p with groups of k and M micro-batches: 1F1B or
+ * kFkB (Megatron-LM's interleaved order for a plan of chunks), on the
+ * ranks wp_plan_sim_ranks counts, replicas per stage where they differ
+ * (reps: S entries, filled here). What wp_plan_simulate times, and what
+ * `plan --format torch` writes (plan_torch.h). */
+struct wp_sched_params;
+void wp_plan_sched_params(const struct wp_plan *p, int k, int M, int *reps, struct wp_sched_params *sp);
 /* Ada-Grouper 4.2: for k = 1, 2, ... the largest micro-batch whose kFkB
  * fits in memory, each simulated; into p->kfkb. */
 int wp_plan_kfkb_candidates(const struct wp_plan_model *m, struct wp_plan *p, struct wp_err *err);
@@ -395,6 +402,9 @@ int wp_plan_write(const char *path, const struct wp_plan *p, const struct wp_lay
  * parallelism (no `tensor` key) read as [1, 1]. */
 int wp_plan_read(const char *path, struct wp_plan *p, struct wp_err *err);
 void wp_plan_print_csv(FILE *out, const struct wp_plan *p);
+/* "0:0 0:1 1:0": every device of a stage (node:gpu, a replica's t GPUs in
+ * turn), as the CSV and the plan file give them. */
+void wp_plan_devices_list(const struct wp_plan_stage *st, int t, char *buf, size_t size);
 /* The readable summary: the degrees of parallelism as Megatron-LM names them
  * (TP, PP, DP, micro-batch size, global batch), predicted time, TFLOP/s per
  * GPU and memory, then the stages. */

@@ -45,9 +45,7 @@ void wp_plan_shape(const struct wp_plan *p, char *buf, size_t size)
         len += (size_t)snprintf(buf + len, size - len, "%s%d", s ? ":" : "", p->stages[s].replicas);
 }
 
-/* "0:0 0:1 1:0": every device (a replica's t GPUs in turn), as the CSV and
- * the plan file give them. */
-static void devices_list(const struct wp_plan_stage *st, int t, char *buf, size_t size)
+void wp_plan_devices_list(const struct wp_plan_stage *st, int t, char *buf, size_t size)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -182,7 +180,7 @@ int wp_plan_write(const char *path, const struct wp_plan *p, const struct wp_lay
         const struct wp_plan_stage *st = &p->stages[s];
         config_setting_t *g = config_setting_add(stages, NULL, CONFIG_TYPE_GROUP);
         char devs[65536];
-        devices_list(st, wp_plan_tensor_size(p->tensor), devs, sizeof devs);
+        wp_plan_devices_list(st, wp_plan_tensor_size(p->tensor), devs, sizeof devs);
         wp_cfg_add_int(g, "first_layer", st->first_layer);
         wp_cfg_add_int(g, "last_layer", st->last_layer);
         if (layers) {
@@ -472,7 +470,7 @@ void wp_plan_print_csv(FILE *out, const struct wp_plan *p)
     for (int s = 0; s < p->nstages; s++) {
         const struct wp_plan_stage *st = &p->stages[s];
         char devs[65536];
-        devices_list(st, wp_plan_tensor_size(p->tensor), devs, sizeof devs);
+        wp_plan_devices_list(st, wp_plan_tensor_size(p->tensor), devs, sizeof devs);
         fprintf(out, "%d,%d,%d,%d,%s,%.6g\n", s, st->first_layer, st->last_layer, st->replicas, devs,
                 p->predicted_iter_s);
     }

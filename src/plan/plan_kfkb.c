@@ -37,11 +37,7 @@ int wp_plan_sim_ranks(const struct wp_plan *p)
     return ranks;
 }
 
-/* The schedule that runs p with groups of k and M micro-batches: 1F1B or
- * kFkB (Megatron-LM's interleaved order for a plan of chunks), on the
- * ranks wp_plan_sim_ranks counts, replicas per stage where they differ
- * (reps: S entries). */
-static void plan_sched_params(const struct wp_plan *p, int k, int M, int *reps, struct wp_sched_params *sp)
+void wp_plan_sched_params(const struct wp_plan *p, int k, int M, int *reps, struct wp_sched_params *sp)
 {
     int S = p->nstages, chain = uniform_replicas(p);
     for (int s = 0; s < S; s++)
@@ -84,7 +80,7 @@ int wp_plan_simulate(const struct wp_plan_model *m, const struct wp_plan *p, int
     if (wp_plan_costs_at(m, p, micro_batch, k, p->policy ? p->policy : 'A', f, b, send, ar, &peak))
         rc = wp_errorf(err, "micro-batch %d leaves a replica without a sample", micro_batch);
     struct wp_sched_params sp;
-    plan_sched_params(p, k, M, reps, &sp);
+    wp_plan_sched_params(p, k, M, reps, &sp);
     struct wp_schedule sched;
     struct wp_sim_result res;
     memset(&sched, 0, sizeof sched);
@@ -133,7 +129,7 @@ int wp_plan_kfkb_candidates(const struct wp_plan_model *m, struct wp_plan *p, st
             struct wp_sched_params sp;
             struct wp_err refused;
             int nstages;
-            plan_sched_params(p, k, M, reps, &sp);
+            wp_plan_sched_params(p, k, M, reps, &sp);
             if (wp_sched_check(&sp, &nstages, &refused))
                 continue; /* a count the schedule cannot run (interleaved: M a multiple of the ranks) */
             if (wp_plan_costs_at(m, p, B, k, p->policy, buf, buf + S, buf + 2 * S, buf + 3 * S, &peak) == 0 &&
