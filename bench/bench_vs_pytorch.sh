@@ -8,9 +8,9 @@
 # count the two sides run in turn, BENCH_REPEATS times; each run trains
 # BENCH_STEPS steps; step 0 is warm-up, the medians are over the other steps
 # of all repeats; the losses of every step must agree (LOSS_TOL, relative).
-# The PyTorch side lives in a virtual environment this script makes on its
-# first run (TORCH_VENV, default ~/.cache/wavepipe/torch-venv: `pip install
-# torch` from PyPI, about 5.4 GiB, minutes; bench/README.md).
+# The PyTorch side lives in a virtual environment made on the first run
+# (bench/torch_venv.sh: TORCH_VENV, default ~/.cache/wavepipe/torch-venv,
+# `pip install torch` from PyPI, about 5.4 GiB, minutes; bench/README.md).
 # Usage: bench_vs_pytorch.sh WAVEPIPE SRCDIR
 # Environment: TORCH_VENV, TORCH_SPEC (pip requirement, default torch),
 # BENCH_SIZES (names below, default all), BENCH_THREADS (default "1 NPROC"),
@@ -23,7 +23,6 @@ set -u
 [ $# -eq 2 ] || { echo "usage: bench_vs_pytorch.sh WAVEPIPE SRCDIR" >&2; exit 2; }
 wavepipe=$1 srcdir=$2
 data=$srcdir/jobs/data/sonnets.txt
-venv=${TORCH_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/wavepipe/torch-venv}
 steps=${BENCH_STEPS:-5} repeats=${BENCH_REPEATS:-1} tol=${LOSS_TOL:-1e-4}
 threads=${BENCH_THREADS:-"1 $(nproc)"}
 [ -x "$wavepipe" ] || { echo "bench_vs_pytorch: no executable $wavepipe" >&2; exit 2; }
@@ -35,24 +34,10 @@ gpt2-small-T256 12 768 12 256 1024 50257 4
 gpt2-small-T1024 12 768 12 1024 1024 50257 1
 gpt24x1024-T256 24 1024 16 256 1024 50257 1"
 
-# The virtual environment, made once (under a temporary name, then renamed).
-py=$venv/bin/python
-if ! "$py" -c 'import torch' 2> /dev/null; then
-    echo "# making $venv: pip install ${TORCH_SPEC:-torch} (PyPI; about 5.4 GiB with its CUDA libraries)"
-    mkdir -p "$(dirname "$venv")" || exit 1
-    rm -rf "$venv.tmp"
-    if ! python3 -m venv "$venv.tmp"; then
-        echo "bench_vs_pytorch: python3 -m venv fails (Debian: apt-get install python3-venv)" >&2
-        exit 1
-    fi
-    if ! "$venv.tmp/bin/python" -m pip install --quiet "${TORCH_SPEC:-torch}"; then
-        echo "bench_vs_pytorch: cannot install ${TORCH_SPEC:-torch} into $venv.tmp (PyPI reachable? disk space?)" >&2
-        exit 1
-    fi
-    rm -rf "$venv" && mv "$venv.tmp" "$venv" || exit 1
-    "$py" -c 'import torch' || { echo "bench_vs_pytorch: torch does not import from $venv" >&2; exit 1; }
-    echo "# $venv: $(du -sh "$venv" | cut -f1)"
-fi
+# The virtual environment, made once (bench/torch_venv.sh).
+# shellcheck source=bench/torch_venv.sh
+. "$(dirname "$0")/torch_venv.sh"
+torch_venv_ready bench_vs_pytorch || exit 1
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

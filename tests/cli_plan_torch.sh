@@ -41,9 +41,9 @@ torch_case() {
     python3 "$check" "$out/$name.txt" --plan-csv "$out/$name.csv" --microbatches "$M" "${opts[@]}" \
         > "$out/$name.check" 2>&1
     expect_status 0 $? "$name: the form and order _load_csv and _validate_schedule want, the ranks finishing without deadlock, the lock-step grid, the plan's split ($(tail -n 1 "$out/$name.check"))"
-    [ -s "$out/$name.check" ] && grep -q "check_schedule: .*: ok$" "$out/$name.check" || sed 's/^/    | /' "$out/$name.check"
+    if ! grep -q "check_schedule: .*: ok$" "$out/$name.check"; then sed 's/^/    | /' "$out/$name.check"; fi
     # the degrees as the summary gives them
-    local tp pp dp p1 p2
+    local pp dp p1 p2
     p1=$(sed -n 's/^Megatron-LM.s terms: TP [0-9]* (tensor group \([0-9]*\) x \([0-9]*\).*/\1/p' "$out/$name.sum")
     p2=$(sed -n 's/^Megatron-LM.s terms: TP [0-9]* (tensor group \([0-9]*\) x \([0-9]*\).*/\2/p' "$out/$name.sum")
     pp=$(sed -n 's/^Megatron-LM.s terms: .*, PP \([0-9]*\).*/\1/p' "$out/$name.sum")

@@ -66,8 +66,8 @@ static void write_header(FILE *out, const struct wp_plan *p, const struct wp_sch
             p->distributed_optimizer ? "on" : "off");
     fprintf(out, "# use: a device mesh of pipeline_ranks x data_parallel x tensor (each stage's devices below, "
                  "replica by replica, a replica's tensor lanes in turn); on each pipeline rank its stages as "
-                 "PipelineStage(module, stage_index, num_stages=%d, ...), a PipelineScheduleMulti subclass over "
-                 "them with n_microbatches=%d (ScheduleInterleaved1F1B, or _PipelineScheduleRuntime), then "
+                 "PipelineStage(module, stage_index, num_stages=%d, ...), a schedule over them with n_microbatches=%d "
+                 "(_PipelineScheduleRuntime, or PipelineScheduleMulti, which needs the grid's empty cells), then "
                  "schedule._load_csv(FILE) of the schedule lines; step() takes a data-parallel rank's "
                  "global_batch / data_parallel samples\n",
             S, s->nmicro);
