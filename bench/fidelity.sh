@@ -21,9 +21,16 @@
 # Grid (environment; defaults are the full grid of `make fidelity`):
 #   FIDELITY_RATES    tc rates per node link, "none" for unshaped
 #                     (default "none 1gbit 100mbit")
-#   FIDELITY_SHAPES   ranks:nodes (default "8:2 16:4 32:4"); ranks that do not
-#                     fill the nodes evenly lie in blocks of ceil(ranks / nodes)
-#                     (8:3 is 3+3+2, as srun places them)
+#   FIDELITY_SHAPES   ranks:nodes[:F[:S]] (default "8:2 16:4:4:2 32:4:8:4");
+#                     ranks that do not fill the nodes evenly lie in blocks of
+#                     ceil(ranks / nodes) (8:3 is 3+3+2, as srun places them).
+#                     F and S dilate the case (default 1): wavepipe run
+#                     --dilate F --scale-bytes S, the links shaped to the rate
+#                     / (F x S) and the network calibrated so (calibrate
+#                     --dilate F --scale-bytes S: the undilated fit), so that
+#                     the host's own costs shrink F-fold beside what is
+#                     measured (time-warped emulation); each case records the
+#                     host's busy share over its measured iterations
 #   FIDELITY_TABLES   names of tables made here: gpt2-small-deep (analytic,
 #                     GPT-2 small's width, 62 blocks, T = 128, 1 TFLOP/s) and
 #                     bert-48 (DAPPLE's V100 profile) (default both)
@@ -49,15 +56,24 @@ CLDIR=${FIDELITY_CLUSTER:-$OUT/vcluster}
 log() { printf 'fidelity: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# shape_fields SHAPE: "P N F S" of ranks:nodes[:F[:S]]
+shape_fields() {
+    local IFS=:
+    # shellcheck disable=SC2086
+    set -- $1
+    [ $# -ge 2 ] && [ $# -le 4 ] || die "shape '$*': ranks:nodes[:F[:S]]"
+    echo "$1 $2 ${3:-1} ${4:-1}"
+}
+
 max_nodes=0
 for shape in $SHAPES; do
-    n=${shape#*:}
+    read -r p n f s <<< "$(shape_fields "$shape")"
     [ "$n" -gt "$max_nodes" ] && max_nodes=$n
 done
 [ "$max_nodes" -ge 2 ] || max_nodes=2 # calibration runs on 2 nodes
 max_per_node=2 # calibration runs 2 ranks a node
 for shape in $SHAPES; do
-    p=${shape%:*} n=${shape#*:}
+    read -r p n f s <<< "$(shape_fields "$shape")"
     per=$(((p + n - 1) / n))
     [ $((per * (n - 1))) -lt "$p" ] || die "shape $shape: $p ranks in blocks of $per leave a node empty"
     [ "$per" -gt "$max_per_node" ] && max_per_node=$per
@@ -89,19 +105,25 @@ kind_args() {
 vcj_up "$CLDIR" "$max_nodes" "$max_per_node"
 
 csv=$OUT/fidelity.csv
-echo "case,rate,table,ranks,nodes,kind,micro_batches,predicted_s,measured_s,error,compute,mpi" > "$csv.tmp"
+echo "case,rate,table,ranks,nodes,kind,micro_batches,predicted_s,measured_s,error,compute,mpi,dilation,byte_scale,host_busy" > "$csv.tmp"
 skipped=""
 missing=0
+dilations=$(for shape in $SHAPES; do read -r _ _ f s <<< "$(shape_fields "$shape")"; echo "$f:$s"; done | sort -u -t: -k1,1g -k2,2g)
 
 for rate in $RATES; do
-    vcj_shape "$rate"
-    cal=$(vcj_calibrate "$rate") || exit 1
+  for fs in $dilations; do
+    F=${fs%:*} S=${fs#*:}
+    vcj_shape "$rate" "$F" "$S"
+    cal=$(vcj_calibrate "$rate" "$F" "$S") || exit 1
     for table in $TABLES; do
         tpath=$(table_path "$table")
         for shape in $SHAPES; do
-            P=${shape%:*} N=${shape#*:}
+            read -r P N f s <<< "$(shape_fields "$shape")"
+            [ "$f:$s" = "$F:$S" ] || continue
             per=$(((P + N - 1) / N))
-            case_dir=$OUT/runs/$rate-$table-${P}r${N}n
+            dilated=""
+            [ "$F:$S" = 1:1 ] || dilated="-F${F}S${S}"
+            case_dir=$OUT/runs/$rate-$table-${P}r${N}n$dilated
             mkdir -p "$case_dir"
             # predictions first, and the kinds the table can fill
             runnable=""
@@ -122,13 +144,15 @@ for rate in $RATES; do
                 for kind in $runnable; do
                     echo "srun --mpi=pmi2 \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --schedule $kind" \
                          "$(kind_args "$kind") --micro-batches $P --steps $STEPS --results \"$case_dir/$kind.csv\"" \
+                         "--dilate $F --scale-bytes $S" \
                          "--measure \"$case_dir/$kind.measure.csv\"" \
                          "> \"$case_dir/$kind.log\" 2>&1 || echo \"$kind failed: \$?\""
                 done
             } > "$script"
-            log "rate $rate, $table, $P ranks on $N nodes (blocks of $per):$runnable"
+            log "rate $rate, $table, $P ranks on $N nodes (blocks of $per), dilation $F, byte scale $S:$runnable"
             rm -f "$case_dir"/*.csv
-            vcj_job "fid-$rate-$table-${P}r${N}n" "$N" "$P" "$per" "$script" 3600 || log "job for $case_dir failed"
+            vcj_job "fid-$rate-$table-${P}r${N}n$dilated" "$N" "$P" "$per" "$script" 3600 ||
+                log "job for $case_dir failed"
             for kind in $runnable; do
                 predicted=$(awk -F, 'NR == 2 { print $7 }' "$case_dir/$kind.predicted")
                 # the median iteration over the steps after the first (row 2 is step 0)
@@ -139,11 +163,15 @@ for rate in $RATES; do
                     continue
                 fi
                 err=$(awk -v m="$measured" -v p="$predicted" 'BEGIN { printf "%.4f", m / p - 1 }')
-                echo "$rate/$table/${P}r${N}n/$kind,$rate,$table,$P,$N,$kind,$P,$predicted,$measured,$err,emulated,mpich5-ofi-tcp" \
+                # the host's busy share over the measured iterations (the summary's, from /proc/stat)
+                busy=$(sed -n 's/^summary:.*, host busy \([0-9.]*\) %$/\1/p' "$case_dir/$kind.log" |
+                    awk '{ printf "%.3f", $1 / 100 }')
+                echo "$rate/$table/${P}r${N}n$dilated/$kind,$rate,$table,$P,$N,$kind,$P,$predicted,$measured,$err,emulated,mpich5-ofi-tcp,$F,$S,$busy" \
                     >> "$csv.tmp"
             done
         done
     done
+  done
 done
 mv "$csv.tmp" "$csv"
 

@@ -6,7 +6,10 @@
 # the goal (mean <= 3 %, max <= 8 %), the same without Chimera and for 8
 # ranks on 2 nodes without Chimera (the cases the 2-core machine carries),
 # and predicted against measured with the line y = x (SVG and PNG, when
-# gnuplot is installed).
+# gnuplot is installed). Rows of a dilated grid (bench/fidelity.sh's
+# columns dilation, byte_scale, host_busy) show them beside the error, and
+# the host's busy share closes the table: its mean and most, and the cases
+# above the bound (50 %) where the host, not the schedule, may set times.
 # Usage: bench/fidelity_report.sh CSV OUTDIR MPI_LINE [NOTE_LINE...]
 #   writes OUTDIR/fidelity.txt (also printed) and OUTDIR/fidelity.{svg,png}
 set -u
@@ -23,11 +26,16 @@ summary() { # summary LABEL AWK_FILTER: mean and max |error| of the rows the fil
     echo "Simulator against measurement, compute emulated (each pass sleeps its layer table's time),"
     echo "MPI over the tc-shaped veth links of a virtual Slurm cluster on one 2-core machine ($mpi)."
     for note in "$@"; do echo "$note"; done
-    printf '%-34s %12s %12s %8s\n' case predicted_s measured_s error
-    awk -F, 'NR > 1 { printf "%-34s %12.4f %12.4f %+7.1f%%\n", $1, $8, $9, 100 * $10 }' "$csv"
+    printf '%-42s %12s %12s %8s %5s %5s %6s\n' case predicted_s measured_s error F S host
+    awk -F, 'NR > 1 { host = $15 != "" ? sprintf("%5.1f%%", 100 * $15) : "     -"
+        printf "%-42s %12.4f %12.4f %+7.1f%% %5s %5s %6s\n", $1, $8, $9, 100 * $10, $13 != "" ? $13 : 1,
+               $14 != "" ? $14 : 1, host }' "$csv"
     summary "" 1
     summary "without chimera, " '$6 != "chimera"'
     summary "8 ranks on 2 nodes without chimera, " '$6 != "chimera" && $4 == 8 && $5 == 2'
+    awk -F, 'NR > 1 && $15 != "" { n++; s += $15; if ($15 > m) m = $15; if ($15 > 0.5) { over++; list = list " " $1 } }
+        END { if (n) printf "host busy over the measured iterations: mean %.1f %%, most %.1f %% of %d cases; %d above 50 %%%s\n",
+                            100 * s / n, 100 * m, n, over, over ? ":" list : "" }' "$csv"
 } | tee "$out/fidelity.txt"
 
 if command -v gnuplot >/dev/null; then

@@ -22,7 +22,12 @@
 #
 # Usage: bench/plan_ranking.sh WAVEPIPE SRCDIR OUTDIR
 # Environment: RANKING_RATE (default 1gbit), RANKING_TABLES (default the
-# three), RANKING_STEPS (default 5), RANKING_GLOBAL_BATCH (default 64).
+# three), RANKING_STEPS (default 5), RANKING_GLOBAL_BATCH (default 64),
+# RANKING_DILATION F and RANKING_BYTE_SCALE S (default 4 and 4: the runs
+# --dilate F --scale-bytes S on links shaped RATE / (F x S), calibrated
+# alike, so that 16 ranks' polls and copies leave the 2 cores to what is
+# measured; 1 and 1 run undilated). Each plan's row records the host's busy
+# share over its measured iterations.
 set -u
 # shellcheck source=bench/vcluster_jobs.sh
 . "$(dirname "$0")/vcluster_jobs.sh"
@@ -31,6 +36,8 @@ RATE=${RANKING_RATE:-1gbit}
 TABLES=${RANKING_TABLES:-gpt2-mini gpt-narrow-deep gpt-wide}
 STEPS=${RANKING_STEPS:-5}
 G=${RANKING_GLOBAL_BATCH:-64}
+F=${RANKING_DILATION:-4}
+S=${RANKING_BYTE_SCALE:-4}
 NODES=4
 PER_NODE=4
 log() { printf 'plan_ranking: %s\n' "$*" >&2; }
@@ -43,14 +50,14 @@ for table in $TABLES; do
 done
 
 vcj_up "$OUT/vcluster" "$NODES" "$PER_NODE"
-vcj_shape "$RATE"
-cal=$(vcj_calibrate "$RATE") || exit 1
+vcj_shape "$RATE" "$F" "$S"
+cal=$(vcj_calibrate "$RATE" "$F" "$S") || exit 1
 cluster=$OUT/runs/emulated-gpus-$RATE.cfg
 "$WAVEPIPE" topo --cluster "$cal" --gpus-per-node "$PER_NODE" --quiet --out "$cluster" ||
     die "cannot make $cal into a cluster of emulated GPUs"
 
 csv=$OUT/ranking.csv
-echo "table,plan,shape,predicted_s,measured_s,chosen,compute,rate" > "$csv.tmp"
+echo "table,plan,shape,predicted_s,measured_s,chosen,compute,rate,dilation,byte_scale,host_busy" > "$csv.tmp"
 for table in $TABLES; do
     tpath=$OUT/tables/$table.cfg
     dir=$OUT/runs/$table
@@ -73,7 +80,8 @@ for table in $TABLES; do
         # takes 13 of the 16)
         devices=$(awk '$1 == "replicas" { s += $3 } END { print s }' "$file")
         echo "srun --mpi=pmi2 -n $devices \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --plan \"$file\"" \
-            "--steps $STEPS --results \"$dir/$name.csv\" > \"$dir/$name.log\" 2>&1 || echo \"$name failed: \$?\"" \
+            "--steps $STEPS --dilate $F --scale-bytes $S --results \"$dir/$name.csv\" > \"$dir/$name.log\" 2>&1" \
+            "|| echo \"$name failed: \$?\"" \
             >> "$script"
     done < "$dir/compared.csv"
     log "$table: chosen $chosen_shape; running$plans on $NODES nodes x $PER_NODE ranks"
@@ -83,7 +91,8 @@ for table in $TABLES; do
         IFS=, read -r _ _ shape _ predicted _ <<< "$row"
         measured=$(vcj_median_iteration "$dir/$name.csv")
         [ -n "$measured" ] || { log "$table/$name: no measurement ($dir/$name.log)"; continue; }
-        echo "$table,$name,$shape,$predicted,$measured,$([ "$name" = chosen ] && echo 1 || echo 0),emulated,$RATE" \
+        busy=$(sed -n 's/^summary:.*, host busy \([0-9.]*\) %$/\1/p' "$dir/$name.log" | awk '{ printf "%.3f", $1 / 100 }')
+        echo "$table,$name,$shape,$predicted,$measured,$([ "$name" = chosen ] && echo 1 || echo 0),emulated,$RATE,$F,$S,$busy" \
             >> "$csv.tmp"
     done
 done
@@ -93,10 +102,14 @@ mv "$csv.tmp" "$csv"
     echo "The planner's ranking against measurement: $NODES nodes x $PER_NODE emulated GPUs (ranks of a virtual"
     echo "Slurm cluster on one 2-core machine, compute emulated from analytic layer tables at 1 TFLOP/s),"
     echo "links shaped to $RATE, network calibrated there, MPI: $MPI_LINE."
+    [ "$F:$S" = 1:1 ] || echo "Dilated: run --dilate $F --scale-bytes $S on links shaped to $RATE / $((F * S)) (times and bytes reported undilated)."
+    awk -F, 'NR > 1 && $11 != "" { n++; s += $11; if ($11 > m) m = $11 }
+        END { if (n) printf "Host busy over the measured iterations: mean %.1f %%, most %.1f %% of %d runs.\n", 100 * s / n, 100 * m, n }' "$csv"
     for table in $TABLES; do
         echo
-        printf '%-16s %-18s %12s %12s\n' "$table" shape predicted_s measured_s
-        awk -F, -v t="$table" '$1 == t { printf "  %-14s %-18s %12.4f %12.4f%s\n", $2, $3, $4, $5, $6 ? "   <- chosen" : "" }' "$csv"
+        printf '%-16s %-18s %12s %12s %6s\n' "$table" shape predicted_s measured_s host
+        awk -F, -v t="$table" '$1 == t { printf "  %-14s %-18s %12.4f %12.4f %5.1f%%%s\n", $2, $3, $4, $5, 100 * $11,
+            $6 ? "   <- chosen" : "" }' "$csv"
         # Kendall's tau (tau-b: ties count as neither order) and the chosen plan against the fastest
         awk -F, -v t="$table" '
             $1 == t { n++; p[n] = $4; m[n] = $5; if ($6) c = $5; if (!f || $5 < f) { f = $5; fn = $2 } }

@@ -45,10 +45,12 @@ vcj_up() {
     mkdir -p "$OUT/logs" "$OUT/runs"
 }
 
-# vcj_shape RATE: every node's link shaped to RATE (tc tbf), or "none"
-# (tests/cluster/scenario-hook.sh's rate, which runs' --changes use too)
+# vcj_shape RATE [F [S]]: every node's link shaped to RATE (tc tbf), or
+# "none" (tests/cluster/scenario-hook.sh's rate, which runs' --changes use
+# too), dilated F times and byte-scaled S times (RATE / (F x S))
 vcj_shape() {
-    VCLUSTER_DIR=$VCJ_DIR VCLUSTER_NODES=$VCJ_NODES bash "$SRCDIR/tests/cluster/scenario-hook.sh" rate "$1" > /dev/null ||
+    VCLUSTER_DIR=$VCJ_DIR VCLUSTER_NODES=$VCJ_NODES WAVEPIPE_DILATION=${2:-1} WAVEPIPE_BYTE_SCALE=${3:-1} \
+        bash "$SRCDIR/tests/cluster/scenario-hook.sh" rate "$1" > /dev/null ||
         die "cannot shape the links to $1"
 }
 
@@ -68,21 +70,26 @@ vcj_job() {
     return "$rc"
 }
 
-# vcj_calibrate RATE: wavepipe calibrate on 2 nodes x 2 ranks (every node's
+# vcj_calibrate RATE [F [S]]: wavepipe calibrate on 2 nodes x 2 ranks (every node's
 # link is shaped alike, and more ranks than the 2 cores spin in MPI's waits
 # and time each other out: 6 ranks on 3 nodes fitted alpha = 2 ms where 4 on
-# 2 fit 57 us), made over for all VCJ_NODES nodes; prints its path
-# (OUT/runs/calibrated-RATE.cfg)
+# 2 fit 57 us), made over for all VCJ_NODES nodes; on links dilated F
+# times and byte-scaled S times (vcj_shape RATE F S), calibrate --dilate F
+# --scale-bytes S: the undilated network's fit. Prints its path
+# (OUT/runs/calibrated-RATE[-FfSs].cfg)
 vcj_calibrate() {
-    local rate=$1 cal=$OUT/runs/calibrated-$1.cfg
-    cat > "$OUT/runs/calibrate-$rate.sh" <<EOS
+    local rate=$1 f=${2:-1} s=${3:-1} name=$1
+    [ "$f:$s" = 1:1 ] || name=$rate-F${f}S$s
+    local cal=$OUT/runs/calibrated-$name.cfg
+    cat > "$OUT/runs/calibrate-$name.sh" <<EOS
 #!/bin/bash
-srun --mpi=pmi2 "$WAVEPIPE" calibrate --min-bytes 64KiB --max-bytes 4MiB --repeat 5 --out "$cal"
+srun --mpi=pmi2 "$WAVEPIPE" calibrate --min-bytes 64KiB --max-bytes 4MiB --repeat 5 --dilate $f --scale-bytes $s \
+    --out "$cal"
 EOS
-    log "rate $rate: calibrating on 2 nodes x 2 ranks"
-    vcj_job "calibrate-$rate" 2 4 2 "$OUT/runs/calibrate-$rate.sh" 900 ||
-        die "calibrate at $rate failed ($OUT/logs/calibrate-$rate.out)"
-    grep -E '^(fit|wrote)' "$OUT/logs/calibrate-$rate.out" | sed 's/^/    /' >&2
+    log "rate $rate (dilation $f, byte scale $s): calibrating on 2 nodes x 2 ranks"
+    vcj_job "calibrate-$name" 2 4 2 "$OUT/runs/calibrate-$name.sh" 900 ||
+        die "calibrate at $name failed ($OUT/logs/calibrate-$name.out)"
+    grep -E '^(fit|wrote)' "$OUT/logs/calibrate-$name.out" | sed 's/^/    /' >&2
     "$WAVEPIPE" topo --cluster "$cal" --nodes "$VCJ_NODES" --quiet --out "$cal.tmp" && mv "$cal.tmp" "$cal" ||
         die "cannot make $cal over for $VCJ_NODES nodes"
     echo "$cal"

@@ -65,9 +65,10 @@ else
 fi
 expect_contains "$out/1f1b.log" "compute=emulated: each pass sleeps what $bert" "the run says how it computes"
 expect_contains "$out/1f1b.log" "compute=emulated from $bert" "so does the summary"
-head -n 1 "$out/emu.csv" | grep -q ',loss,compute,layer_table,adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps$'
-expect_status 0 $? "the CSV header has compute,layer_table after the loss, then the adapt columns"
-rows=$(grep -c ",nan,emulated,$bert,none,[0-9:]*,0.000000,[0-9.e:+-]*,[0-9.e:+-]*\$" "$out/emu.csv")
+head -n 1 "$out/emu.csv" |
+    grep -q ',loss,compute,layer_table,dilation,byte_scale,host_busy,adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps$'
+expect_status 0 $? "the CSV header has compute,layer_table,dilation,byte_scale,host_busy after the loss, then the adapt columns"
+rows=$(grep -c ",nan,emulated,$bert,1,1,[0-9.]*,none,[0-9:]*,0.000000,[0-9.e:+-]*,[0-9.e:+-]*\$" "$out/emu.csv")
 lines=$(wc -l < "$out/emu.csv")
 if [ "$rows" -ge 4 ] && [ "$rows" -eq $((lines - 1)) ]; then
     pass "every row says emulated, from which table, with no loss (nan), no adapting and no pause ($rows rows)"

@@ -8,6 +8,9 @@
 # lie within 15 % of the measured median iteration: loose enough for a loaded
 # CI machine, tight enough to catch a runtime that holds its ranks or a
 # simulator that drops a cost (both were 5-300 % off before their fixes).
+# Then a dilated case (time-warped emulation): 16 ranks on 4 nodes, 1f1b and
+# interleaved, run --dilate 4 --scale-bytes 4 on links shaped 16 times
+# slower, each within 10 %.
 # The full grid is `make fidelity` (results/fidelity/). Skips (77) only where
 # network namespaces cannot be made.
 if [ -z "${WAVEPIPE:-}" ] && [ -n "${top_builddir:-}" ]; then
@@ -18,6 +21,7 @@ fi
 
 vc="$(cd "$(dirname "$0")" && pwd)/cluster/vcluster.sh"
 tolerance=0.15
+dilate_f=4 dilate_s=4 dilated_kinds="1f1b interleaved" dilated_tolerance=0.10
 vcluster_require "$vc"
 builddir=${WP_BUILDDIR:-$(pwd)}
 out="$(cd "$builddir" && pwd)/tests/fidelity.slurm_fidelity"
@@ -44,7 +48,8 @@ expect_contains "$out.log" "MPICH Version: 5" "the runs used MPICH 5 (MPI over t
 grep -q '^fit inter-node' "$out/logs/calibrate-1gbit.out" 2>/dev/null
 expect_status 0 $? "the network was calibrated on the cluster (an inter-node fit)"
 csv=$out/fidelity.csv
-head -n 1 "$csv" 2>/dev/null | grep -qx 'case,rate,table,ranks,nodes,kind,micro_batches,predicted_s,measured_s,error,compute,mpi'
+head -n 1 "$csv" 2>/dev/null |
+    grep -qx 'case,rate,table,ranks,nodes,kind,micro_batches,predicted_s,measured_s,error,compute,mpi,dilation,byte_scale,host_busy'
 expect_status 0 $? "fidelity.csv has its header"
 for kind in 1f1b gpipe; do
     row=$(grep "^1gbit/gpt2-small-deep/8r3n/$kind," "$csv" 2>/dev/null)
@@ -88,4 +93,48 @@ if [ -n "$links" ] && echo "$links" | awk -v rate=125000000 -v burst=32768 '{ cr
 else
     fail "measured link bandwidth against the shaping ($measure)"
 fi
+
+# --- dilated: 16 ranks on 4 nodes, beyond what 2 cores carry undilated ---------------
+# (+2 to +140 % undilated, the ranks' polls and copies sharing the cores):
+# the whole emulated system slowed F times and its messages 1/S of the
+# model's bytes over links shaped F x S times slower (run --dilate F
+# --scale-bytes S, calibrate the same), each within 10 % of its prediction;
+# the host's busy share over the measured iterations is recorded beside it
+dilated=$out-dilated
+rm -rf "$dilated"
+for attempt in 1 2; do
+    FIDELITY_RATES=1gbit FIDELITY_SHAPES="16:4:$dilate_f:$dilate_s" FIDELITY_TABLES=gpt2-small-deep \
+        FIDELITY_KINDS="$dilated_kinds" FIDELITY_STEPS=4 timeout -k 10 1200 bash "$WP_SRCDIR/bench/fidelity.sh" \
+        "$WAVEPIPE" "$WP_SRCDIR" "$dilated" > "$dilated.log" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || break
+    awk -F, -v t="$dilated_tolerance" 'NR > 1 { e = $10 < 0 ? -$10 : $10; if (e > t) bad = 1 } END { exit bad }' \
+        "$dilated/fidelity.csv" && break
+    [ "$attempt" -eq 1 ] && echo "    a dilated case missed by more than $dilated_tolerance (a busy machine?): once more"
+done
+expect_status 0 "$rc" "bench/fidelity.sh ran 16 ranks on 4 nodes at 1 Gbit/s dilated $dilate_f x, bytes / $dilate_s"
+[ "$rc" -eq 0 ] || sed 's/^/    | /' "$dilated.log" | tail -n 25
+grep -E '^(    fit|case|1gbit/|[0-9]+ cases|host busy)' "$dilated.log" | sed 's/^/    /'
+expect_contains "$dilated/logs/calibrate-1gbit-F${dilate_f}S$dilate_s.out" "dilation=$dilate_f byte_scale=$dilate_s" \
+    "the network was calibrated dilated alike"
+for kind in $dilated_kinds; do
+    row=$(grep "^1gbit/gpt2-small-deep/16r4n-F${dilate_f}S$dilate_s/$kind," "$dilated/fidelity.csv" 2>/dev/null)
+    if [ -z "$row" ]; then
+        fail "dilated $kind: a row in fidelity.csv"
+        continue
+    fi
+    IFS=, read -r _ _ _ ranks nodes _ _ predicted measured err _ _ f s busy <<< "$row"
+    if [ "$ranks:$nodes:$f:$s" = "16:4:$dilate_f:$dilate_s" ] && [ -n "$busy" ]; then
+        pass "dilated $kind: 16 ranks on 4 nodes, F $f, S $s, host busy $busy"
+    else
+        fail "dilated $kind: 16 ranks on 4 nodes, F $dilate_f, S $dilate_s, a host busy share ($row)"
+    fi
+    if awk -v e="$err" -v t="$dilated_tolerance" 'BEGIN { exit !(e <= t && -e <= t) }'; then
+        pass "dilated $kind: predicted $predicted s, measured $measured s, error $err within 10 %"
+    else
+        fail "dilated $kind: predicted $predicted s, measured $measured s, error $err within 10 %"
+    fi
+    expect_contains "$dilated/runs/1gbit-gpt2-small-deep-16r4n-F${dilate_f}S$dilate_s/$kind.log" \
+        "dilated ${dilate_f}x with messages of 1/$dilate_s of the model's bytes" "dilated $kind: the run says so"
+done
 finish

@@ -433,6 +433,19 @@ grep -v '^layer_table' "$out/scen.cfg" > "$out/scen_bad.cfg"
 "$WAVEPIPE" sweep "$out/scen_bad.cfg" --dry-run --results "$out/sbad" --templates "$tpl" > "$out/scen_bad.txt" 2>&1
 expect_status 1 $? "emulated compute without a layer table is an error"
 expect_contains "$out/scen_bad.txt" 'compute = "emulated" needs layer_table' "and says what it needs"
+# a dilated campaign: its runs get --dilate and --scale-bytes (their hook shapes links alike)
+scen_camp "$out/scen_dil.cfg" 'dilation = 4; byte_scale = 2.5;' 'ranks_per_node = [2];'
+"$WAVEPIPE" sweep "$out/scen_dil.cfg" --dry-run --results "$out/sdil" --templates "$tpl" > "$out/scen_dil.txt" 2>&1
+expect_status 0 $? "sweep --dry-run of a dilated emulated campaign"
+expect_contains "$out/sdil/scen-test/p000-n1-r0/job.sbatch" "--layers '$WP_SRCDIR/jobs/tables/mixed-16.cfg' --dilate '4' --scale-bytes '2.5'" \
+    "its runs get --dilate 4 --scale-bytes 2.5"
+scen_refused "a dilation below 1" "scen_bad.cfg:5: " 'dilation = 0.5;' 'ranks_per_node = [2];'
+sed -e 's|compute = "emulated";|compute = "real"; model = "'"$WP_SRCDIR"'/jobs/models/gpt-tiny.cfg";|' \
+    -e 's|"run-emulated"|"run-cpu"|' -e '/^layer_table/d' "$out/scen_dil.cfg" > "$out/scen_bad.cfg"
+"$WAVEPIPE" sweep "$out/scen_bad.cfg" --dry-run --results "$out/sbad" --templates "$tpl" > "$out/scen_bad.txt" 2>&1
+expect_status 1 $? "dilation with real compute is an error"
+expect_contains "$out/scen_bad.txt" 'dilation slows emulated compute (run --dilate, --scale-bytes): it goes with compute = "emulated"' \
+    "and says why"
 sed -e 's|"run-emulated"|"run-cpu"|' "$out/scen.cfg" > "$out/scen_bad.cfg"
 "$WAVEPIPE" sweep "$out/scen_bad.cfg" --dry-run --results "$out/sbad" --templates "$tpl" > "$out/scen_bad.txt" 2>&1
 expect_status 1 $? "emulated compute with the run-cpu template is an error"

@@ -1,11 +1,13 @@
 /* Unit tests of the utilities: units, edit distance and nearest names,
- * errors, and files written whole or not at all. */
+ * errors, files written whole or not at all, and the host's load. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "tap.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/host_load.h"
 #include "util/strutil.h"
 #include "util/units.h"
 
@@ -97,8 +99,37 @@ static void test_atomic_file(void)
     rmdir(dir);
 }
 
+/* /proc/stat's first line: busy = user + nice + system + irq + softirq + steal */
+static void test_host_load(void)
+{
+    char path[] = "/tmp/wp-test-stat-XXXXXX";
+    int fd = mkstemp(path);
+    ok(fd >= 0, "a scratch file for /proc/stat's format");
+    FILE *f = fdopen(fd, "w");
+    fputs("cpu  100 10 50 800 20 5 5 10 0 0\ncpu0 50 5 25 400 10 2 3 5 0 0\n", f);
+    fclose(f);
+    struct wp_host_cpu_sample a = wp_host_cpu_sample(path);
+    ok(a.valid && a.busy_ticks == 180 && a.total_ticks == 1000, "busy 180 of 1000 ticks (idle and iowait apart)");
+    f = fopen(path, "w");
+    fputs("cpu  160 10 90 1080 40 5 5 10 0 0\n", f);
+    fclose(f);
+    struct wp_host_cpu_sample b = wp_host_cpu_sample(path);
+    is_near(wp_host_busy_fraction(a, b), 100.0 / 400.0, 1e-12, "100 busy ticks of 400 between the samples: a quarter");
+    ok(wp_host_busy_fraction(a, a) == -1, "no tick between two samples: unknown");
+    f = fopen(path, "w");
+    fputs("intr 1 2 3\n", f);
+    fclose(f);
+    ok(!wp_host_cpu_sample(path).valid, "a file without the cpu line gives no sample");
+    ok(wp_host_busy_fraction(a, wp_host_cpu_sample(path)) == -1, "and no busy share");
+    unlink(path);
+    ok(!wp_host_cpu_sample(path).valid, "a missing file gives no sample");
+    struct wp_host_cpu_sample live = wp_host_cpu_sample(NULL);
+    ok(live.valid && live.total_ticks >= live.busy_ticks, "this machine's /proc/stat reads");
+}
+
 int main(void)
 {
+    test_host_load();
     test_bandwidth();
     test_time_and_bytes();
     test_strings();

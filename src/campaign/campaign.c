@@ -78,6 +78,8 @@ static const struct wp_cfg_key campaign_keys[] = {
     WP_KEY_CHOICE("device", 0, devices),
     WP_KEY_CHOICE("compute", 0, computes),
     WP_KEY("layer_table", WP_CFG_STRING, 0),
+    WP_KEY_RANGE("dilation", WP_CFG_FLOAT, 0, 1, 1000),
+    WP_KEY_RANGE("byte_scale", WP_CFG_FLOAT, 0, 1, 1000000),
     WP_KEY("scenario_hook", WP_CFG_STRING, 0),
     WP_KEY_GROUP("slurm", WP_CFG_GROUP, 0, slurm_keys),
     WP_KEY_GROUP("axes", WP_CFG_GROUP, 1, axes_keys),
@@ -434,9 +436,16 @@ static int emulated_compute(const config_setting_t *root, const char *path, stru
                             struct wp_err *err)
 {
     const config_setting_t *m = config_setting_get_member(root, "layer_table");
+    c->dilation = wp_cfg_float(root, "dilation", 1);
+    c->byte_scale = wp_cfg_float(root, "byte_scale", 1);
     if (strcmp(c->compute, "emulated") != 0) {
+        const char *scaled = config_setting_get_member(root, "dilation") ? "dilation" : "byte_scale";
         if (m)
             return wp_cfg_errorf(err, m, "layer_table goes with compute = \"emulated\"");
+        if (config_setting_get_member(root, scaled))
+            return wp_cfg_errorf(err, config_setting_get_member(root, scaled),
+                                 "%s slows emulated compute (run --dilate, --scale-bytes): it goes with compute = "
+                                 "\"emulated\"", scaled);
         return 0;
     }
     if (!m)

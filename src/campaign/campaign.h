@@ -99,6 +99,7 @@ struct wp_campaign {
     char device[8];    /* "cpu" or "cuda" */
     char compute[16];  /* "real" or "emulated" (run --compute) */
     char layer_table_path[WP_CAMPAIGN_PATH_MAX];  /* emulated: resolved, absolute */
+    double dilation, byte_scale; /* emulated: run --dilate, --scale-bytes (1: not given) */
     char scenario_hook_path[WP_CAMPAIGN_PATH_MAX]; /* run --changes-hook; "" without */
     struct wp_scenarios scenarios;
     struct wp_campaign_slurm slurm;

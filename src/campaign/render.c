@@ -157,6 +157,15 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
     if (strcmp(c->compute, "emulated") == 0) {
         put_opt(b, "--compute", "emulated");
         put_opt(b, "--layers", c->layer_table_path);
+        char factor[32];
+        if (c->dilation != 1) { /* the scenario hook the run calls shapes the links alike */
+            snprintf(factor, sizeof factor, "%g", c->dilation);
+            put_opt(b, "--dilate", factor);
+        }
+        if (c->byte_scale != 1) {
+            snprintf(factor, sizeof factor, "%g", c->byte_scale);
+            put_opt(b, "--scale-bytes", factor);
+        }
     }
     if (wp_scenarios_find(&c->scenarios, p->scenario)) { /* sweep writes the point's changes.txt */
         char changes[WP_CAMPAIGN_PATH_MAX + 16];

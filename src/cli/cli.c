@@ -106,6 +106,19 @@ int wp_parse_percent_option(const char *command, const char *option, const char 
     return 0;
 }
 
+int wp_parse_factor_option(const char *command, const char *option, const char *text, double min, double max,
+                           double *value)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !(v >= min && v <= max)) {
+        wp_usage_error(command, "%s '%s' must be a number from %g to %g", option, text, min, max);
+        return -1;
+    }
+    *value = v;
+    return 0;
+}
+
 int wp_parse_mesh_option(const char *command, const char *option, const char *text, int factors, int mesh[3])
 {
     /* P1[xP2] (factors 2: 1 x P1 x P2) or P0xP1xP2 (factors 3) */

@@ -29,6 +29,11 @@ int wp_parse_choice_option(const char *command, const char *option, const char *
 int wp_parse_percent_option(const char *command, const char *option, const char *text, double max_pct,
                             double *fraction);
 
+/* A real number from min to max (a factor such as --dilate F); -1 on
+ * error (a usage error naming option). */
+int wp_parse_factor_option(const char *command, const char *option, const char *text, double min, double max,
+                           double *value);
+
 /* A mesh of devices: "P0xP1xP2" (factors 3) or "P1[xP2]" (factors 2, then
  * mesh 1 x P1 x P2), each factor 1..4096 and their product at most 4096;
  * -1 on error (reported as a usage error naming option). */

@@ -57,6 +57,11 @@ static void usage(void)
            "                           reducescatter,alltoall (default: all)\n"
            "      --device cpu|cuda    MPI on host buffers (default), or NCCL on each rank's GPU (the\n"
            "                           node-local rank's; CUDA build): NCCL's own algorithms are timed\n"
+           "      --dilate F           on a test cluster dilated F times (links F times slower,\n"
+           "                           wavepipe run --dilate F): every time divided by F\n"
+           "      --scale-bytes S      and byte-scaled (links S times slower again): each operation\n"
+           "                           moves 1/S of its size, reported as the size; the fit is then\n"
+           "                           the undilated network's, for simulate --cluster as it is\n"
            "      --emulate-nodes K    treat K equal blocks of consecutive ranks as nodes\n"
            "                           (one machine posing as K; reported as emulated)\n"
            "  -c, --cluster FILE       the cluster description to add the network to\n"
@@ -102,7 +107,8 @@ static int parse_collectives(const char *text, unsigned *mask)
 
 static int parse_options(int argc, char **argv, struct wp_calib_network_options *o)
 {
-    enum { OPT_MIN = 256, OPT_MAX, OPT_FACTOR, OPT_COLLS, OPT_EMULATE, OPT_NAME, OPT_DEVICE };
+    enum { OPT_MIN = 256, OPT_MAX, OPT_FACTOR, OPT_COLLS, OPT_EMULATE, OPT_NAME, OPT_DEVICE, OPT_DILATE,
+           OPT_SCALE_BYTES };
     static const struct option longopts[] = {
         {"min-bytes", required_argument, NULL, OPT_MIN},
         {"max-bytes", required_argument, NULL, OPT_MAX},
@@ -114,10 +120,12 @@ static int parse_options(int argc, char **argv, struct wp_calib_network_options 
         {"out", required_argument, NULL, 'o'},
         {"network-name", required_argument, NULL, OPT_NAME},
         {"device", required_argument, NULL, OPT_DEVICE},
+        {"dilate", required_argument, NULL, OPT_DILATE},
+        {"scale-bytes", required_argument, NULL, OPT_SCALE_BYTES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
-    o->sweep = (struct wp_calib_options){4096, 16.0 * 1024 * 1024, 4, 5, (1u << WP_COLL_COUNT) - 1};
+    o->sweep = (struct wp_calib_options){4096, 16.0 * 1024 * 1024, 4, 5, (1u << WP_COLL_COUNT) - 1, 1, 1};
     o->backend = &wp_calib_mpi;
     opterr = 0;
     int opt;
@@ -145,6 +153,14 @@ static int parse_options(int argc, char **argv, struct wp_calib_network_options 
             break;
         case OPT_EMULATE:
             if (wp_parse_int_option(CMD, "--emulate-nodes", optarg, 1, 1000000, &o->emulate_nodes))
+                return 2;
+            break;
+        case OPT_DILATE:
+            if (wp_parse_factor_option(CMD, "--dilate", optarg, 1, 1000, &o->sweep.dilation))
+                return 2;
+            break;
+        case OPT_SCALE_BYTES:
+            if (wp_parse_factor_option(CMD, "--scale-bytes", optarg, 1, 1e6, &o->sweep.byte_scale))
                 return 2;
             break;
         case 'c': o->cluster_path = optarg; break;

@@ -22,7 +22,7 @@ enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, O
        OPT_TENSOR, OPT_MESH, OPT_PLAN, OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_KERNEL_TIMES, OPT_CHANGES,
        OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_WATCHDOG, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY, OPT_ADAPT_MAX_K,
        OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN, OPT_ADAPT_HORIZON,
-       OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_RECOMPUTE };
+       OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_RECOMPUTE, OPT_DILATE, OPT_SCALE_BYTES };
 
 static const char usage_text[] =
     "Usage: mpiexec -n P wavepipe run --config FILE [--schedule KIND] [--k K] [--waves W]\n"
@@ -123,7 +123,10 @@ static const char usage_text[] =
     "                         step its optimizer_s, spent asleep as a GPU rank's host waits on its\n"
     "                         device; activations, gradients and allreduces are real messages of\n"
     "                         the table's sizes. No model, no loss (nan), no checkpoints. Rows,\n"
-    "                         summary and traces say compute=emulated and name the table\n"
+    "                         summary and traces say compute=emulated and name the table; rows\n"
+    "                         add dilation, byte_scale (--dilate, --scale-bytes) and host_busy,\n"
+    "                         the share of the host's processors busy in the iteration (/proc/stat),\n"
+    "                         and the summary the same over the iterations after the first\n"
     "  --layers TABLE         emulated: a wavepipe-layers file (wavepipe profile) or a DAPPLE or\n"
     "                         PipeDream profile; --partition then counts its layers per stage\n"
     "                         (default: the split that balances F + B), and --config is optional\n"
@@ -140,7 +143,8 @@ static const char usage_text[] =
     "                         a change's time is in no iteration's; a line 'change before iteration\n"
     "                         I: ...' per change; a resumed run makes the earlier ones again\n"
     "  --changes-hook PROGRAM what makes the changes --changes names other than slow (at most 120 s\n"
-    "                         each; a hook that fails ends the run)\n"
+    "                         each; a hook that fails ends the run); emulated, it finds --dilate and\n"
+    "                         --scale-bytes in WAVEPIPE_DILATION and WAVEPIPE_BYTE_SCALE\n"
     "  --grad-overlap on|off  on (default): a replicated stage sums its gradients in buckets started\n"
     "                         as its last backward of the step (W, or B) finishes their layers,\n"
     "                         non-blocking (MPI) or on a stream of their own (NCCL), the ALLREDUCE\n"
@@ -150,6 +154,18 @@ static const char usage_text[] =
     "                         its layers reach it\n"
     "  --progress-us N        emulated: while a pass waits and messages are in flight, wake every N\n"
     "                         microseconds to move them (default 200)\n"
+    "  --dilate F             emulated: time dilation (time-warped emulation, DieCast): every pass,\n"
+    "                         optimizer step and --progress-us wake-up lasts F times as long, so\n"
+    "                         the host's own costs (polls, copies, MPI's software latency) shrink\n"
+    "                         F times beside what is measured; every time the run reports (rows,\n"
+    "                         summary, --measure, traces, what --adapt reads) is divided by F.\n"
+    "                         Shape the links F times slower too (tests/cluster/vcluster.sh\n"
+    "                         shape --dilate F). Rows say dilation=F (default 1)\n"
+    "  --scale-bytes S        emulated: messages, sums and moved layers carry 1/S of the model's\n"
+    "                         bytes (their contents do not matter without a model) over links\n"
+    "                         shaped S times slower (vcluster.sh shape --scale-bytes S), so the\n"
+    "                         host copies and sums S times less; reported bytes and bandwidths\n"
+    "                         are the model's. Rows say byte_scale=S (default 1)\n"
     "  --adapt none|k|partition|both\n"
     "                         k: Ada-Grouper's online tuning (1f1b or kfkb runs). The candidates are\n"
     "                         kFkB plans for k = 1 .. --adapt-max-k (default 8), each with the\n"
@@ -236,7 +252,8 @@ static const struct option run_options[] = {
     ARG("slowdown-file", OPT_SLOWDOWN), ARG("kernel-times", OPT_KERNEL_TIMES), ARG("changes", OPT_CHANGES),
     ARG("changes-hook", OPT_CHANGES_HOOK), ARG("progress-us", OPT_PROGRESS_US), ARG("watchdog-s", OPT_WATCHDOG),
     ARG("grad-overlap", OPT_GRAD_OVERLAP), ARG("grad-bucket-mb", OPT_GRAD_BUCKET_MB),
-    FLAG("recompute", OPT_RECOMPUTE), ARG("measure", OPT_MEASURE), ARG("adapt", OPT_ADAPT),
+    FLAG("recompute", OPT_RECOMPUTE), ARG("measure", OPT_MEASURE), ARG("dilate", OPT_DILATE),
+    ARG("scale-bytes", OPT_SCALE_BYTES), ARG("adapt", OPT_ADAPT),
     ARG("adapt-every", OPT_ADAPT_EVERY), ARG("adapt-max-k", OPT_ADAPT_MAX_K), ARG("adapt-log", OPT_ADAPT_LOG),
     ARG("adapt-replay", OPT_ADAPT_REPLAY), ARG("adapt-candidates", OPT_ADAPT_CANDIDATES),
     ARG("adapt-min-gain", OPT_ADAPT_MIN_GAIN), ARG("adapt-horizon", OPT_ADAPT_HORIZON), FLAG("help", 'h'),
@@ -331,6 +348,8 @@ static int parse_option(int opt, const char *arg, struct run_cli *c)
     case OPT_GRAD_OVERLAP: return wp_parse_grad_overlap(CMD, arg, &t->grad_overlap) ? 2 : 0;
     case OPT_RECOMPUTE: t->recompute = 1; return 0;
     case OPT_GRAD_BUCKET_MB: return wp_parse_grad_bucket_mb(CMD, arg, &t->grad_bucket_bytes) ? 2 : 0;
+    case OPT_DILATE: return wp_parse_factor_option(CMD, "--dilate", arg, 1, 1000, &t->dilation) ? 2 : 0;
+    case OPT_SCALE_BYTES: return wp_parse_factor_option(CMD, "--scale-bytes", arg, 1, 1e6, &t->byte_scale) ? 2 : 0;
     case OPT_PROGRESS_US: return wp_parse_int_option(CMD, "--progress-us", arg, 1, 1000000, &t->progress_us) ? 2 : 0;
     case OPT_WATCHDOG: return wp_parse_int_option(CMD, "--watchdog-s", arg, 0, 86400, &t->watchdog_s) ? 2 : 0;
     case OPT_SAVE: t->save = arg; return 0;

@@ -222,17 +222,19 @@ static int time_operation(struct sweep *s, void *ctx, MPI_Comm g, enum wp_link_l
     int grank;
     MPI_Comm_rank(g, &grank);
     int repeat = s->o->repeat;
-    size_t bytes[MAX_SIZES];
+    double dilation = s->o->dilation > 0 ? s->o->dilation : 1, scale = s->o->byte_scale > 0 ? s->o->byte_scale : 1;
+    size_t bytes[MAX_SIZES], sent[MAX_SIZES]; /* the size timed, and what moves for it */
     for (int i = 0; i < s->nsizes; i++) {
         bytes[i] = (size_t)wp_calib_group_bytes(s->sizes[i], coll, p);
-        s->be->run(ctx, coll, bytes[i]);
+        sent[i] = (size_t)wp_calib_group_bytes(s->sizes[i] / scale, coll, p);
+        s->be->run(ctx, coll, sent[i]);
     }
     for (int r = 0; r < repeat; r++)
         for (int i = 0; i < s->nsizes; i++) {
             MPI_Barrier(g);
             double t0 = MPI_Wtime();
-            s->be->run(ctx, coll, bytes[i]);
-            double dt = MPI_Wtime() - t0;
+            s->be->run(ctx, coll, sent[i]);
+            double dt = (MPI_Wtime() - t0) / dilation;
             /* p2p: the first rank's round trip, halved */
             s->times[i * repeat + r] = coll != WP_COLL_P2P ? dt : grank == 0 ? dt / 2 : 0;
         }

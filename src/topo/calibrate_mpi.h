@@ -56,6 +56,10 @@ struct wp_calib_options {
     int size_factor;
     int repeat;                  /* timed repetitions per point (after one warm-up) */
     unsigned coll_mask;          /* bit (1u << enum wp_collective) per operation to time */
+    /* a dilated test cluster (links F x S times slower, wavepipe run --dilate F
+     * --scale-bytes S): each operation moves 1/S of its size and its time is
+     * divided by F, so the fit is the undilated network's (0: 1) */
+    double dilation, byte_scale;
 };
 
 /* One timed point: sample.time_s is the median over the repetitions of the

@@ -41,6 +41,11 @@ static void print_header(FILE *out, const struct wp_calib_network_options *o, co
     fprintf(out, "messages %s to %s (x%d), %d repetitions per point (median of the slowest rank)\n",
            wp_format_bytes(o->sweep.min_bytes, lo, sizeof lo), wp_format_bytes(o->sweep.max_bytes, hi, sizeof hi),
            o->sweep.size_factor, o->sweep.repeat);
+    if (o->sweep.dilation > 1 || o->sweep.byte_scale > 1)
+        fprintf(out, "dilation=%g byte_scale=%g: each operation moves 1/%g of its size and its time is divided by "
+                     "%g (links shaped %g x %g times slower): the fit is the undilated network's\n",
+                o->sweep.dilation, o->sweep.byte_scale, o->sweep.byte_scale, o->sweep.dilation, o->sweep.dilation,
+                o->sweep.byte_scale);
     for (int level = 0; level < WP_LEVEL_COUNT; level++) {
         int ranks = wp_calib_level_ranks(job, (enum wp_link_level)level);
         if (ranks < 2)

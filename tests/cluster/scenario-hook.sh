@@ -7,13 +7,19 @@
 # the job) and root (the nodes' namespaces, tc), as the cluster's jobs have.
 #
 #   scenario-hook.sh rate RATE|none
-#       every node's link shaped to RATE (tc tbf, e.g. 100mbit), or unshaped
+#       every node's link shaped to RATE (tc tbf, e.g. 100mbit), or unshaped;
+#       in a dilated run (WAVEPIPE_DILATION F, WAVEPIPE_BYTE_SCALE S, which
+#       wavepipe run --dilate F --scale-bytes S gives its --changes-hook, and
+#       a caller may set) RATE is the undilated rate: the link gets RATE /
+#       (F x S) (vcluster.sh shape --dilate F --scale-bytes S)
 #   scenario-hook.sh flow on [STREAMS]
 #       a competing flow between nodes 1 and 2, as another job's traffic on
 #       the same links: STREAMS TCP streams each way (default 4; bash
 #       /dev/tcp writers, python3 readers, in the node namespaces); they
 #       last until "flow off" or the end of the job step. Says how many
-#       streams run.
+#       streams run. The streams take their share of the links whatever
+#       their rate, so on dilated links the flow is dilated alike (and its
+#       processes cost the host F x S times less).
 #   scenario-hook.sh flow off
 #       the flow stopped
 # Exits nonzero, with a message, when a change cannot be made.
@@ -33,10 +39,14 @@ rate() {
         if [ "$1" = none ]; then
             bash "$VC" unshape "$VCLUSTER_DIR" "wpn$i" > /dev/null 2>&1
         else
-            bash "$VC" shape "$VCLUSTER_DIR" "wpn$i" "$1" 256kbit > /dev/null || die "cannot shape wpn$i to $1"
+            bash "$VC" shape --dilate "${WAVEPIPE_DILATION:-1}" --scale-bytes "${WAVEPIPE_BYTE_SCALE:-1}" \
+                "$VCLUSTER_DIR" "wpn$i" "$1" 256kbit > /dev/null || die "cannot shape wpn$i to $1"
         fi
     done
-    echo "scenario-hook: links of $NODES nodes ${1/none/unshaped}"
+    local dilated=""
+    [ "${WAVEPIPE_DILATION:-1}" = 1 ] && [ "${WAVEPIPE_BYTE_SCALE:-1}" = 1 ] ||
+        dilated=" (dilated: / ${WAVEPIPE_DILATION:-1} x ${WAVEPIPE_BYTE_SCALE:-1})"
+    echo "scenario-hook: links of $NODES nodes ${1/none/unshaped}$dilated"
 }
 
 flow_off() {

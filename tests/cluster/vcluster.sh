@@ -10,9 +10,17 @@
 #                                    slurmd nodes; writes DIR/env to source
 #   vcluster.sh down DIR             tear it down (safe twice, safe half-built)
 #   vcluster.sh selftest DIR         srun -N NODES hostname, checks the names
-#   vcluster.sh shape DIR NODE RATE [BURST]
+#   vcluster.sh shape [--dilate F] [--scale-bytes S] DIR NODE RATE [BURST]
 #                                    tbf rate limit on NODE's outgoing link (e.g.
-#                                    200mbit; BURST default 32kbit)
+#                                    200mbit; BURST default 32kbit). Dilated
+#                                    (wavepipe run --dilate F --scale-bytes S):
+#                                    the rate divided by F x S, the burst by S
+#                                    (at least 2 KiB: one frame) and the queue's
+#                                    latency limit (50 ms) times F, so that the
+#                                    link carries 1/S of the bytes in F times the
+#                                    time. Added latency (netem) would be
+#                                    multiplied by F; this kernel has no netem,
+#                                    so links add none (their own is the host's)
 #   vcluster.sh unshape DIR NODE     remove it
 #   vcluster.sh rx-bytes DIR         bytes the nodes have sent into the bridge
 #                                    (rx_bytes of the ports wpv1..wpvN, every
@@ -577,12 +585,57 @@ check_node() {
         die "no such node: ${1:-}"
 }
 
+# tc_bits_per_s RATE: tc's rate (bit, kbit, mbit, gbit, tbit; bps, kbps,
+# mbps, gbps: bytes; a bare number: bits) in bits per second
+tc_bits_per_s() {
+    local n=${1%%[!0-9.]*} unit=${1##*[0-9.]}
+    [[ -n $n && $n =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "rate '$1': a number and a tc unit (e.g. 1gbit, 100mbit)"
+    local mult
+    case ${unit,,} in
+    "" | bit) mult=1 ;; kbit) mult=1e3 ;; mbit) mult=1e6 ;; gbit) mult=1e9 ;; tbit) mult=1e12 ;;
+    bps) mult=8 ;; kbps) mult=8e3 ;; mbps) mult=8e6 ;; gbps) mult=8e9 ;;
+    *) die "rate '$1': unknown unit '$unit' (bit, kbit, mbit, gbit, tbit, bps, kbps, mbps, gbps)" ;;
+    esac
+    awk -v n="$n" -v m="$mult" 'BEGIN { printf "%.0f", n * m }'
+}
+
+# tc_bytes SIZE: tc's size (b or a bare number, kb/k, mb/m, gb: bytes;
+# kbit, mbit, gbit: bits; 1024-based as tc reads them) in bytes
+tc_bytes() {
+    local n=${1%%[!0-9.]*} unit=${1##*[0-9.]}
+    [[ -n $n && $n =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "size '$1': a number and a tc unit (e.g. 32kbit, 4kb)"
+    local mult
+    case ${unit,,} in
+    "" | b) mult=1 ;; k | kb) mult=1024 ;; m | mb) mult=1048576 ;; g | gb) mult=1073741824 ;;
+    kbit) mult=128 ;; mbit) mult=131072 ;; gbit) mult=134217728 ;;
+    *) die "size '$1': unknown unit '$unit' (b, kb, mb, gb, kbit, mbit, gbit)" ;;
+    esac
+    awk -v n="$n" -v m="$mult" 'BEGIN { printf "%.0f", n * m }'
+}
+
 cmd_shape() {
+    local dilate=1 scale=1
+    while [[ ${1:-} == --* ]]; do
+        case $1 in
+        --dilate) dilate=${2:-}; shift 2 ;;
+        --scale-bytes) scale=${2:-}; shift 2 ;;
+        *) usage ;;
+        esac
+    done
+    [[ $dilate =~ ^[0-9]+(\.[0-9]+)?$ && $scale =~ ^[0-9]+(\.[0-9]+)?$ ]] &&
+        awk -v f="$dilate" -v s="$scale" 'BEGIN { exit !(f >= 1 && s >= 1) }' ||
+        die "--dilate and --scale-bytes take numbers >= 1 (got '$dilate', '$scale')"
     load_env "${1:-}"
     check_node "${2:-}"
     [[ -n ${3:-} ]] || usage
+    local bits burst rate latency
+    bits=$(tc_bits_per_s "$3") || exit 1
+    burst=$(tc_bytes "${4:-32kbit}") || exit 1
+    rate=$(awk -v b="$bits" -v f="$dilate" -v s="$scale" 'BEGIN { r = b / (f * s); printf "%.0f", r < 8 ? 8 : r }')
+    burst=$(awk -v b="$burst" -v s="$scale" 'BEGIN { v = b / s; printf "%.0f", v < 2048 ? 2048 : v }')
+    latency=$(awk -v f="$dilate" 'BEGIN { printf "%.0f", 50000 * f }')
     nsenter --net="/run/netns/$2" tc qdisc replace dev "$NODE_IF" root \
-        tbf rate "$3" burst "${4:-32kbit}" latency 50ms
+        tbf rate "${rate}bit" burst "$burst" latency "${latency}us"
 }
 
 cmd_unshape() {

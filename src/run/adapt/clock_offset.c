@@ -71,5 +71,6 @@ int wp_clock_estimate(struct wp_clock *c, MPI_Comm comm, int rounds)
     if (rc == MPI_SUCCESS)
         rc = MPI_Bcast(&origin, 1, MPI_DOUBLE, 0, comm);
     c->origin_s = origin;
+    c->dilation = 1;
     return rc == MPI_SUCCESS ? 0 : -1;
 }

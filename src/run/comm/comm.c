@@ -1,6 +1,6 @@
 /* Waiting on the communication backends: a request, or any test, polled
- * with a sleep between polls that grows to WP_WAIT_MAX_NS, under the
- * watchdog (run/fault/watchdog.h). */
+ * with a sleep between polls that grows to WP_WAIT_MAX_NS (times a dilated
+ * run's F), under the watchdog (run/fault/watchdog.h). */
 #include "run/comm/comm.h"
 
 #include <time.h>
@@ -8,6 +8,13 @@
 #include "run/fault/watchdog.h"
 
 #define WP_WAIT_MAX_NS 50000L
+
+static double wait_dilation = 1; /* wp_comm_set_wait_dilation */
+
+void wp_comm_set_wait_dilation(double dilation)
+{
+    wait_dilation = dilation >= 1 ? dilation : 1;
+}
 
 static void poll_until(int (*pending)(void *ctx), void *ctx)
 {
@@ -19,12 +26,16 @@ static void poll_until(int (*pending)(void *ctx), void *ctx)
      * took 3.8 ms to hand over with a 320 us cap. Emulated BERT-48, 1f1b on
      * 4 local ranks, measured / simulated: 1.07 (cap 320 us), 1.044 (160),
      * 1.032 (80), 1.028 (40), 1.024 (20); GPT-2 small, 32 ranks on 2 cores:
-     * 1.056 (320), 1.050 (50), 1.081 (20: the polls take the cores). */
-    long sleep_ns = 20000;
+     * 1.056 (320), 1.050 (50), 1.081 (20: the polls take the cores).
+     * Dilated F times, both F times longer: the same share of the
+     * iteration, F times fewer polls on the host's cores. */
+    long sleep_ns = (long)(20000 * wait_dilation), max_ns = (long)(WP_WAIT_MAX_NS * wait_dilation);
+    if (max_ns > 999999999L)
+        max_ns = 999999999L;
     while (pending(ctx)) {
-        struct timespec ts = {0, sleep_ns};
+        struct timespec ts = {0, sleep_ns < max_ns ? sleep_ns : max_ns};
         nanosleep(&ts, NULL);
-        if (sleep_ns < WP_WAIT_MAX_NS)
+        if (sleep_ns < max_ns)
             sleep_ns *= 2;
     }
 }

@@ -69,5 +69,8 @@ extern const struct wp_comm_ops wp_comm_nccl; /* CUDA build: device buffers */
 int wp_comm_wait(const struct wp_comm_ops *ops, struct wp_comm *c, struct wp_comm_request *r);
 /* The same until pending(ctx), which tests what it waits for, returns 0. */
 int wp_comm_wait_until(int (*pending)(void *ctx), void *ctx);
+/* A run dilated F times (wavepipe run --dilate F): the sleeps between polls
+ * F times longer, for this process from now on (default 1). */
+void wp_comm_set_wait_dilation(double dilation);
 
 #endif

@@ -226,6 +226,7 @@ int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, 
     in->dloss = dloss;
     in->mb_sequences = global_batch / s->nmicro;
     in->progress = (struct wp_progress){poll_requests, in};
+    in->dilation = in->byte_scale = 1;
     in->local_of_stage = malloc((size_t)s->nstages * sizeof *in->local_of_stage);
     in->held = calloc((size_t)s->nstages, sizeof *in->held);
     if (!in->local_of_stage || !in->held)
@@ -405,7 +406,7 @@ static int post_recv(struct wp_interp *in, int i, struct wp_err *err)
     int boundary = a->op == WP_OP_RECV_ACT ? a->stage - 1 : a->stage + 1;
     if (in->measure) {
         in->msg_posted_s[i] = wp_clock_now(in->clock);
-        in->msg_bytes[i] = (double)bytes;
+        in->msg_bytes[i] = (double)bytes * in->byte_scale;
     }
     if (in->cops->irecv(in->comm, buf, bytes, a->peer, tag_of(a->op == WP_OP_RECV_GRAD, boundary), &in->reqs[i]))
         return wp_errorf(err, "rank %d: posting a receive from rank %d failed", in->rank, a->peer);
@@ -418,11 +419,18 @@ static void settle_slot(struct wp_interp *in, struct wp_held_stage *h, int slot,
     wp_comm_wait(in->cops, in->comm, &h->slot_sends[2 * slot + which]);
 }
 
-static double thread_cpu_s(void)
+/* The thread's CPU seconds and the wall-clock seconds, both divided by
+ * the run's dilation. */
+static double thread_cpu_s(const struct wp_interp *in)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+    return (ts.tv_sec + ts.tv_nsec * 1e-9) / in->dilation;
+}
+
+static double now_s(const struct wp_interp *in)
+{
+    return MPI_Wtime() / in->dilation;
 }
 
 static void record(struct wp_interp *in, int op, int stage, int mb, double start, double end, double cpu)
@@ -510,6 +518,12 @@ static int sync_tied_embedding(struct wp_interp *in, struct wp_err *err)
     return rc ? wp_errorf(err, "rank %d: allreduce of the tied embedding failed", in->rank) : 0;
 }
 
+void wp_interp_set_scaling(struct wp_interp *in, double dilation, double byte_scale)
+{
+    in->dilation = dilation >= 1 ? dilation : 1;
+    in->byte_scale = byte_scale >= 1 ? byte_scale : 1;
+}
+
 void wp_interp_set_grad_overlap(struct wp_interp *in, int overlap, double bucket_bytes)
 {
     for (int h = 0; h < in->nheld; h++)
@@ -528,7 +542,7 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
     in->timing.nevents = 0;
     memset(&in->bytes, 0, sizeof in->bytes);
     *loss_sum = 0;
-    double t0 = MPI_Wtime();
+    double t0 = now_s(in);
     in->timing.start_s = in->clock ? wp_clock_now(in->clock) : 0;
     int posted = -1, tied_done = 0, rc = 0;
     for (int i = 0; i < l->count && rc == 0; i++) {
@@ -550,7 +564,7 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
         int final_grads = hs && i == hs->final_grad_action; /* its gradients are final in this pass */
         if (final_grads)
             wp_grad_reducer_pass_begin(&hs->reducer);
-        double start = MPI_Wtime() - t0, cpu0 = thread_cpu_s();
+        double start = now_s(in) - t0, cpu0 = thread_cpu_s(in);
         switch (a->op) {
         case WP_OP_RECV_ACT:
         case WP_OP_RECV_GRAD:
@@ -582,7 +596,7 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
             if (in->cops->isend(in->comm, buf, bytes, a->peer, tag_of(grad, a->stage), r))
                 rc = wp_errorf(err, "rank %d: send to rank %d failed", in->rank, a->peer);
             in->bytes.sends++;
-            in->bytes.send_bytes += (double)bytes;
+            in->bytes.send_bytes += (double)bytes * in->byte_scale;
             break;
         }
         case WP_OP_F:
@@ -594,25 +608,25 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
                 struct wp_stage_slice sl = {step, a->microbatch, a->microbatch * in->mb_sequences + lo, hi - lo};
                 *loss_sum += hs->exec.ops->forward(hs->exec.impl, slot, &sl);
             }
-            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
+            record(in, a->op, a->stage, a->microbatch, start, now_s(in) - t0, thread_cpu_s(in) - cpu0);
             break;
         case WP_OP_B:
             settle_slot(in, hs, slot, 1);
             local_handoff(in, a->stage, a->microbatch, 1);
             hs->exec.ops->backward(hs->exec.impl, slot, dloss);
-            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
+            record(in, a->op, a->stage, a->microbatch, start, now_s(in) - t0, thread_cpu_s(in) - cpu0);
             break;
         case WP_OP_W:
             hs->exec.ops->backward_weights(hs->exec.impl, slot);
-            record(in, a->op, a->stage, a->microbatch, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
+            record(in, a->op, a->stage, a->microbatch, start, now_s(in) - t0, thread_cpu_s(in) - cpu0);
             break;
         case WP_OP_ALLREDUCE:
             rc = wp_grad_reducer_finish(&hs->reducer, err);
             if (hs->reducer.active) { /* the stage's gradient summed once, whatever its buckets */
                 in->bytes.grad_sums++;
-                in->bytes.grad_sum_bytes += (double)hs->exec.grad_floats * sizeof(float);
+                in->bytes.grad_sum_bytes += (double)hs->exec.grad_floats * sizeof(float) * in->byte_scale;
             }
-            record(in, a->op, a->stage, -1, start, MPI_Wtime() - t0, thread_cpu_s() - cpu0);
+            record(in, a->op, a->stage, -1, start, now_s(in) - t0, thread_cpu_s(in) - cpu0);
             break;
         case WP_OP_STEP:
             if (s->nstages == 1 && hs->exec.ops->tie_local)
@@ -634,6 +648,6 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
         for (int sl = 0; sl < 2 * in->held[h].exec.nslots; sl++)
             wp_comm_wait(in->cops, in->comm, &in->held[h].slot_sends[sl]);
     k->synchronize();
-    in->timing.iter_s = MPI_Wtime() - t0;
+    in->timing.iter_s = now_s(in) - t0;
     return rc;
 }

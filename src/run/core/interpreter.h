@@ -66,6 +66,8 @@ struct wp_interp {
     struct wp_measure *measure;
     const struct wp_clock *clock;
     double *msg_posted_s, *msg_done_s, *msg_bytes;
+    /* time dilation and byte scaling of an emulated run (wp_interp_set_scaling) */
+    double dilation, byte_scale;
 };
 
 /* make builds each held stage's executor (stage_gpt2.h, stage_emulated.h);
@@ -86,6 +88,13 @@ int wp_interp_reschedule(struct wp_interp *in, const struct wp_schedule *s, stru
 /* --grad-overlap and --grad-bucket-mb for every held stage (grad_reduce.h;
  * default on, 25 MiB), from the next step on; the same on every rank. */
 void wp_interp_set_grad_overlap(struct wp_interp *in, int overlap, double bucket_bytes);
+
+/* An emulated run dilated F times with messages of 1/S of the model's
+ * bytes (stage_emulated.h): from now on every time the interpreter takes
+ * (passes, their CPU time, the iteration) is divided by F, and every byte
+ * count it keeps (messages, sums) multiplied by S, so that what it
+ * reports is the undilated run's with the model's bytes. Default 1, 1. */
+void wp_interp_set_scaling(struct wp_interp *in, double dilation, double byte_scale);
 
 /* One training step; *loss_sum gets this rank's summed token losses. */
 int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_err *err);

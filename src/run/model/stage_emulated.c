@@ -22,6 +22,7 @@ struct emu_exec {
     int nlayers;
     double *layer_pass_s;            /* per layer: its part of the pass that adds its weight gradients */
     size_t *grad_at;                 /* nlayers + 1: where each layer's floats begin in grads */
+    double dilation, byte_scale;     /* the context's, 1 where it gives none */
 };
 
 double wp_monotonic_s(void)
@@ -52,14 +53,26 @@ void wp_emulated_wait_until(double deadline_s, const struct wp_progress *progres
     }
 }
 
-static double slowdown(const struct emu_exec *e)
+/* What a table second lasts: the slowdown factor times the dilation. */
+static double stretch(const struct emu_exec *e)
 {
-    return e->ctx->slowdown ? wp_slowdown_factor(e->ctx->slowdown) : 1;
+    return (e->ctx->slowdown ? wp_slowdown_factor(e->ctx->slowdown) : 1) * e->dilation;
+}
+
+static double slice_s(const struct emu_exec *e)
+{
+    return e->ctx->progress_slice_s * e->dilation;
+}
+
+/* Floats of a buffer of bytes of the table's, byte-scaled. */
+static size_t scaled_floats(const struct emu_exec *e, double bytes)
+{
+    return (size_t)ceil(bytes / e->byte_scale / sizeof(float));
 }
 
 static void spend(struct emu_exec *e, double seconds)
 {
-    wp_emulated_wait_until(wp_monotonic_s() + seconds * slowdown(e), e->progress, e->ctx->progress_slice_s);
+    wp_emulated_wait_until(wp_monotonic_s() + seconds * stretch(e), e->progress, slice_s(e));
 }
 
 /* A pass that adds the weight gradients (seconds in all). In the step's
@@ -73,10 +86,10 @@ static void spend_grads(struct emu_exec *e, double seconds)
         spend(e, seconds);
         return;
     }
-    double f = slowdown(e), deadline = wp_monotonic_s();
+    double f = stretch(e), deadline = wp_monotonic_s();
     for (int l = e->nlayers - 1; l >= 0; l--) {
         deadline += e->layer_pass_s[l] * f;
-        wp_emulated_wait_until(deadline, e->progress, e->ctx->progress_slice_s);
+        wp_emulated_wait_until(deadline, e->progress, slice_s(e));
         h->added(h->ctx, e->grad_at[l], e->grad_at[l + 1] - e->grad_at[l]);
     }
 }
@@ -154,8 +167,8 @@ static int shape(struct emu_exec *e, int stage, int nseq, int nslots, int split_
     double scale = (double)nseq / (c->table->profile_batch > 0 ? c->table->profile_batch : 1);
     for (int l = 0; l < e->nlayers; l++) /* as wp_layer_stage_cost scales them */
         e->layer_pass_s[l] = wp_layer_grad_pass_s(c->table, c->first_layer[stage] + l, split_backward) * scale;
-    size_t in_seq = (size_t)ceil(e->cost.in_seq_bytes / sizeof(float));
-    size_t out_seq = (size_t)ceil(e->cost.out_seq_bytes / sizeof(float));
+    size_t in_seq = scaled_floats(e, e->cost.in_seq_bytes);
+    size_t out_seq = scaled_floats(e, e->cost.out_seq_bytes);
     /* one float at least: a boundary the table gives 0 bytes still passes a message */
     if (c->first_layer[stage] > 0 && in_seq == 0)
         in_seq = 1;
@@ -188,14 +201,14 @@ static int emu_reshape(void *impl, int nseq, int nslots, struct wp_stage_exec *e
 
 /* No model: the state a move would carry, zeros of its true size (the
  * layers' parameters and AdamW moments in float32), so that a re-partition
- * moves as many bytes as it would with the model. */
+ * moves as many bytes as it would with the model (byte-scaled). */
 static size_t emu_layers_state(void *impl, int lo, int hi, float *out)
 {
     const struct emu_exec *e = impl;
     double bytes = 0;
     for (int l = lo; l < hi; l++)
         bytes += e->ctx->table->layers[l].parameter_bytes + e->ctx->table->layers[l].optimizer_bytes;
-    size_t n = (size_t)ceil(bytes / sizeof(float));
+    size_t n = scaled_floats(e, bytes);
     if (out)
         memset(out, 0, n * sizeof *out);
     return n;
@@ -231,6 +244,8 @@ int wp_stage_emulated_make(void *ctx, const struct wp_stage_request *rq, struct 
     if (!e)
         return wp_errorf(err, "out of memory");
     e->ctx = c;
+    e->dilation = c->dilation > 0 ? c->dilation : 1;
+    e->byte_scale = c->byte_scale > 0 ? c->byte_scale : 1;
     e->stage = rq->stage;
     e->split_backward = rq->split_backward;
     e->progress = rq->progress;
@@ -250,10 +265,10 @@ int wp_stage_emulated_make(void *ctx, const struct wp_stage_request *rq, struct 
     double bytes = 0; /* each layer's gradient floats, in layer order */
     for (int l = 0; l < e->nlayers; l++) {
         bytes += c->table->layers[c->first_layer[rq->stage] + l].parameter_bytes;
-        e->grad_at[l + 1] = (size_t)ceil(bytes / sizeof(float));
+        e->grad_at[l + 1] = scaled_floats(e, bytes);
     }
-    /* the gradients a replicated stage sums: as many bytes as its parameters */
-    size_t grad_floats = rq->replicated ? (size_t)ceil(e->cost.parameter_bytes / sizeof(float)) : 0;
+    /* the gradients a replicated stage sums: as many bytes as its parameters (byte-scaled) */
+    size_t grad_floats = rq->replicated ? scaled_floats(e, e->cost.parameter_bytes) : 0;
     if (grad_floats && !(e->grads = calloc(grad_floats, sizeof(float)))) {
         emu_destroy(e);
         return wp_errorf(err, "out of memory for the emulated stage %d's gradients", rq->stage);

@@ -6,7 +6,15 @@
  * every progress slice while messages are in flight to move them along (a
  * GPU rank's host waits on its device while NCCL's copy engines work).
  * Activations, gradients and allreduces stay real buffers of the table's
- * sizes, sent over the real backend; their contents are not computed. */
+ * sizes, sent over the real backend; their contents are not computed.
+ *
+ * Time dilation (wavepipe run --dilate F): every pass, optimizer step and
+ * progress slice lasts F times as long, so that the host's fixed costs
+ * (polls, copies, MPI's software latency) shrink F-fold beside what is
+ * measured; the caller divides what it measures by F. Byte scaling
+ * (--scale-bytes S): the buffers hold 1/S of the table's bytes (at least
+ * one float), for links S times slower; the caller counts S times the
+ * bytes. */
 #ifndef WP_RUN_STAGE_EMULATED_H
 #define WP_RUN_STAGE_EMULATED_H
 
@@ -18,7 +26,9 @@ struct wp_stage_emulated_ctx {
     const struct wp_layer_table *table;
     const int *first_layer, *last_layer; /* per stage, inclusive */
     struct wp_slowdown *slowdown;        /* may be NULL: factor 1 */
-    double progress_slice_s;             /* wake-up period while messages are in flight */
+    double progress_slice_s;             /* wake-up period while messages are in flight (undilated) */
+    double dilation;                     /* F >= 1: passes last F times the table's time (0: 1) */
+    double byte_scale;                   /* S >= 1: buffers of 1/S of the table's bytes (0: 1) */
 };
 
 /* wp_stage_make_fn for emulated compute; ctx is a struct wp_stage_emulated_ctx. */

@@ -26,8 +26,11 @@
  * adaptive and static runs compare from the rows alone (issue 12) */
 #define RESULTS_HEADER_ADAPT ",adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps"
 #define RESULTS_HEADER RESULTS_HEADER_BASE RESULTS_HEADER_ADAPT
-/* emulated rows add how compute was done and the layer table before them */
-#define RESULTS_HEADER_EMULATED RESULTS_HEADER_BASE ",compute,layer_table" RESULTS_HEADER_ADAPT
+/* emulated rows add how compute was done, the layer table, the run's time
+ * dilation and byte scaling (its times are undilated, its bytes the
+ * model's) and how busy the host's processors were in the iteration */
+#define RESULTS_HEADER_EMULATED \
+    RESULTS_HEADER_BASE ",compute,layer_table,dilation,byte_scale,host_busy" RESULTS_HEADER_ADAPT
 
 /* Rows of real and emulated compute do not share a file, nor do rows
  * without the adapt columns (an older wavepipe's) and rows with them. */
@@ -98,6 +101,12 @@ int wp_report_results_row(const struct wp_report_row *r, char *row, size_t cap)
                            r->compute_cols);
     if (row_len < 0 || (size_t)row_len >= cap)
         return -1;
+    if (r->emulated) { /* host_busy: empty where /proc/stat gave nothing */
+        int n = r->host_busy >= 0 ? snprintf(row + row_len, cap - (size_t)row_len, ",%.3f", r->host_busy)
+                                  : snprintf(row + row_len, cap - (size_t)row_len, ",");
+        if (n < 0 || (size_t)(row_len += n) >= cap)
+            return -1;
+    }
     int tail = adapt_columns(r->adapt, r->partition, r->pause_s, r->measure, row + row_len, cap - (size_t)row_len);
     return tail < 0 ? -1 : row_len + tail;
 }
@@ -197,7 +206,11 @@ void wp_report_summary(const struct wp_interp *in, const struct wp_schedule *s, 
         double measured_bubble = last > 0 ? 1.0 - sums[S * 6] / (P * last) : 0;
         if (wp_simulate(s, &cost, &res, &err) == 0) {
             char what[1200];
-            if (rs->table)
+            if (rs->table && (rs->dilation != 1 || rs->byte_scale != 1))
+                snprintf(what, sizeof what, "compute=emulated from %s dilated %gx with messages of 1/%g of the "
+                         "model's bytes, times and bytes reported undilated, simulated with the table's costs",
+                         rs->table_name, rs->dilation, rs->byte_scale);
+            else if (rs->table)
                 snprintf(what, sizeof what, "compute=emulated from %s, simulated with the table's costs",
                          rs->table_name);
             else
@@ -210,13 +223,16 @@ void wp_report_summary(const struct wp_interp *in, const struct wp_schedule *s, 
                          rs->mesh[1], rs->mesh[2]);
             else
                 snprintf(ranks, sizeof ranks, "%d", P);
+            char host[64] = "";
+            if (rs->host_busy >= 0)
+                snprintf(host, sizeof host, ", host busy %.1f %%", 100 * rs->host_busy);
             printf("summary: schedule %s, ranks %s, stages %d, micro-batches %d: %.3f samples/s, bubble ratio "
                    "measured %.3f simulated %.3f, iteration measured %.4f s simulated %.4f s (overhead %.2f; %s, "
-                   "messages%s free), peak activation memory %.2f MiB, loss %.6f\n",
+                   "messages%s free), peak activation memory %.2f MiB, loss %.6f%s\n",
                    wp_sched_kind_name(s->params.kind), ranks, S, s->nmicro, in->global_batch / iter, measured_bubble,
                    res.bubble_ratio, iter, res.makespan, res.makespan > 0 ? iter / res.makespan : 0, what,
                    t > 1 ? " and the mesh's collectives" : "",
-                   rs->peak_bytes / 1048576.0, in->last_loss);
+                   rs->peak_bytes / 1048576.0, in->last_loss, host);
             wp_sim_result_destroy(&res);
         }
         free(f);
@@ -344,7 +360,7 @@ static struct wp_trace_mark *decision_marks(const struct wp_report_timeline *tl,
         char *args = malloc(args_len);
         if (args)
             wp_adapt_decision_json(d, args, args_len);
-        marks[i].t_s = d->decided_wtime_s - tl->clock->offset_s - tl->clock->origin_s - run_origin_s;
+        marks[i].t_s = wp_clock_at(tl->clock, d->decided_wtime_s) - run_origin_s;
         marks[i].name = is_k ? (d->switched ? "adapt k: switch" : "adapt k: stay")
                              : (d->switched ? "adapt partition: move" : "adapt partition: stay");
         marks[i].args_json = args;
@@ -428,9 +444,11 @@ void wp_report_measured_trace(const struct wp_interp *pin, const struct wp_sched
             if (e->end > res.makespan)
                 res.makespan = e->end;
         }
-        char title[128];
-        snprintf(title, sizeof title, "%s, P=%d, M=%d (measured)", wp_sched_kind_name(sched->params.kind), P,
-                 sched->nmicro);
+        char title[160], dilated[64] = "";
+        if (tl->clock->dilation != 1)
+            snprintf(dilated, sizeof dilated, ", dilation=%g: times undilated", tl->clock->dilation);
+        snprintf(title, sizeof title, "%s, P=%d, M=%d (measured%s)", wp_sched_kind_name(sched->params.kind), P,
+                 sched->nmicro, dilated);
         int rc = svg_path ? wp_trace_write_svg(svg_path, &res, title, &err) : 0;
         if (rc == 0 && trace_path && !tl->adapt) {
             rc = wp_trace_write_json(trace_path, &res, title, &err);

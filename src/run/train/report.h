@@ -30,7 +30,8 @@ struct wp_report_row {
     double iter_s, bubble, peak_bytes, loss;
     int global_batch, sequence_length;
     int emulated;
-    const char *compute_cols;         /* emulated: "emulated,TABLE" */
+    const char *compute_cols;         /* emulated: "emulated,TABLE,DILATION,BYTE_SCALE" */
+    double host_busy;                 /* emulated: the host's busy share of the iteration (-1: unknown) */
     const struct wp_adapt_options *adapt;
     const char *partition;            /* units per stage the iteration ran, "n0:n1:..." */
     double pause_s;                   /* a move of layers after it */
@@ -53,6 +54,8 @@ struct wp_report_summary {
     double peak_bytes, median_iter_s;
     const struct wp_layer_stage_arrays *table; /* emulated: its costs; NULL for real compute */
     const char *table_name;
+    double dilation, byte_scale; /* emulated: the run's (train_options.h) */
+    double host_busy;            /* the host's busy share over the steps after the first (-1: unknown) */
 };
 void wp_report_summary(const struct wp_interp *in, const struct wp_schedule *s, const struct wp_report_summary *rs);
 

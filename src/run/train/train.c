@@ -10,6 +10,7 @@
 #include "kernels/kernel_times.h"
 #include "plan/layer_stages.h"
 #include "run/adapt/repartition.h"
+#include "run/comm/comm.h"
 #include "run/comm/comm_mpi.h"
 #include "run/fault/stop_signal.h"
 #include "run/fault/watchdog.h"
@@ -116,7 +117,8 @@ int wp_train_move_layers(struct wp_train *t, const int *count, double *pause_s, 
                                    t->o.emulated ? wp_stage_emulated_make : wp_stage_gpt2_make,
                                    t->o.emulated ? (void *)&t->emu_ctx : (void *)&t->gpt2_ctx, &bytes, err);
     wp_watchdog_pause_end();
-    double took[2] = {MPI_Wtime() - t0, bytes};
+    /* undilated seconds, the model's bytes (emulated runs move 1/S of them) */
+    double took[2] = {(MPI_Wtime() - t0) / t->o.dilation, bytes * t->o.byte_scale};
     MPI_Allreduce(MPI_IN_PLACE, &took[0], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &took[1], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     *pause_s = took[0];
@@ -145,7 +147,8 @@ static void start_interpreter(struct wp_train *t, struct wp_err *err)
     t->gpt2_ctx = (struct wp_stage_gpt2_ctx){t->backend.kernels, &ts->cfg, &ts->corpus, ts->first, ts->end,
                                              slowed ? &t->slowdown : NULL, 1e-6 * o->progress_us,
                                              ts->tensor > 1 ? &t->backend.tgroup : NULL, ts->recompute};
-    t->emu_ctx = (struct wp_stage_emulated_ctx){&ts->table, ts->first, ts->end, &t->slowdown, 1e-6 * o->progress_us};
+    t->emu_ctx = (struct wp_stage_emulated_ctx){&ts->table,          ts->first,    ts->end, &t->slowdown,
+                                                1e-6 * o->progress_us, o->dilation, o->byte_scale};
     const struct wp_run_config *cfg = &ts->cfg;
     float dloss = 1.0f / ((float)cfg->train.global_batch * (float)cfg->model.sequence_length);
     if (status == 0)
@@ -155,8 +158,11 @@ static void start_interpreter(struct wp_train *t, struct wp_err *err)
                                 o->emulated ? (void *)&t->emu_ctx : (void *)&t->gpt2_ctx, err);
     t->ready = READY_INTERP;
     t->in.cfg = o->emulated ? NULL : cfg;
-    if (status == 0)
-        wp_interp_set_grad_overlap(&t->in, o->grad_overlap, o->grad_bucket_bytes);
+    if (status == 0) { /* buckets of the model's bytes: 1/S of them where messages are */
+        wp_interp_set_scaling(&t->in, o->dilation, o->byte_scale);
+        wp_comm_set_wait_dilation(o->dilation);
+        wp_interp_set_grad_overlap(&t->in, o->grad_overlap, o->grad_bucket_bytes / o->byte_scale);
+    }
     int any = status != 0;
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any) {
@@ -168,6 +174,7 @@ static void start_interpreter(struct wp_train *t, struct wp_err *err)
     /* every iteration measures (measure.h): one timeline for message times */
     if (wp_clock_estimate(&t->clock, MPI_COMM_WORLD, 8) || wp_measure_init(&t->measure, ts->s.nstages, err))
         die(t, err->msg[0] ? err : &(struct wp_err){"estimating the ranks' clock offsets failed"});
+    t->clock.dilation = o->dilation; /* the timeline the run reports is undilated */
     /* a tensor group's lane 0 measures for its schedule rank: its lanes 0 exchange the messages' times */
     if (ts->tensor > 1) {
         MPI_Comm_split(MPI_COMM_WORLD, ts->lane == 0 ? 0 : MPI_UNDEFINED, t->rank, &t->lanes0);
@@ -301,7 +308,7 @@ static void describe_run(struct wp_train *t, struct wp_err *err)
     char name[512];
     wp_strlcpy(name, o->layers_path, sizeof name);
     wp_csv_field(name, '_');
-    snprintf(t->compute_cols, sizeof t->compute_cols, "emulated,%s", name);
+    snprintf(t->compute_cols, sizeof t->compute_cols, "emulated,%s,%g,%g", name, o->dilation, o->byte_scale);
     if (remake_table_costs(t, err)) {
         if (t->rank == 0)
             wp_err_print(o->command, err);
@@ -311,6 +318,16 @@ static void describe_run(struct wp_train *t, struct wp_err *err)
         printf("compute=emulated: each pass sleeps what %s (%s, profile batch %d) says for its stage's layers; "
                "messages are real\n",
                o->layers_path, ts->table.name, ts->table.profile_batch);
+    char factor[32]; /* for --changes-hook: a link rate it sets is dilated alike */
+    snprintf(factor, sizeof factor, "%g", o->dilation);
+    setenv("WAVEPIPE_DILATION", factor, 1);
+    snprintf(factor, sizeof factor, "%g", o->byte_scale);
+    setenv("WAVEPIPE_BYTE_SCALE", factor, 1);
+    if (t->rank == 0 && (o->dilation != 1 || o->byte_scale != 1))
+        printf("dilation=%g byte_scale=%g: every pass and optimizer step lasts %g times the table's time and "
+               "messages and sums carry 1/%g of the model's bytes (links shaped %g times slower carry them in %g "
+               "times the time); every time reported is divided by %g and every byte count is the model's\n",
+               o->dilation, o->byte_scale, o->dilation, o->byte_scale, o->byte_scale, o->dilation, o->dilation);
 }
 
 /* The buffers of the step loop; then the ranks' map said and the watchdog started. */
@@ -396,7 +413,15 @@ static int iterate(struct wp_train *t, struct iteration *it, struct wp_err *err)
     if (ts->tensor > 1)
         wp_tensor_group_reset(&t->backend.tgroup);
     double loss_sum = 0;
+    if (t->rank == 0) /* how busy the host is while the ranks run the iteration */
+        t->host_at_step = wp_host_cpu_sample(NULL);
+    if (t->rank == 0 && step == t->first_step + 1)
+        t->host_at_measured = t->host_at_step;
     int status = wp_interp_step(&t->in, step, &loss_sum, err);
+    if (t->rank == 0) {
+        t->host_at_end = wp_host_cpu_sample(NULL);
+        t->host_busy = wp_host_busy_fraction(t->host_at_step, t->host_at_end);
+    }
     if (step == t->first_step)
         t->run_start_s = t->in.timing.start_s;
     if (o->kernel_times && step == t->first_step && steps - t->first_step > 1)
@@ -410,7 +435,7 @@ static int iterate(struct wp_train *t, struct iteration *it, struct wp_err *err)
                      &sums_req);
     wp_comm_mpi_wait(MPI_Iallreduce(MPI_IN_PLACE, &iter, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &iter_req),
                      &iter_req);
-    wp_watchdog_iteration_end(iter);
+    wp_watchdog_iteration_end(iter * o->dilation); /* the watchdog's limits are in wall-clock seconds */
     /* after the ranks met above, so that its time is its own */
     double measure_t0 = MPI_Wtime();
     if (((ts->lane == 0 && wp_measure_messages(&t->measure, t->run_s, ts->srank, t->in.msg_posted_s,
@@ -427,7 +452,7 @@ static int iterate(struct wp_train *t, struct iteration *it, struct wp_err *err)
         status == 0)
         status = -1;
     if (t->measure_s)
-        t->measure_s[step - t->first_step] = MPI_Wtime() - measure_t0;
+        t->measure_s[step - t->first_step] = (MPI_Wtime() - measure_t0) / o->dilation;
     return status;
 }
 
@@ -455,9 +480,10 @@ static int write_rows(struct wp_train *t, const struct wp_schedule *ran, double 
     const struct wp_train_options *o = &t->o;
     const struct wp_run_config *cfg = &t->setup.cfg;
     long step = t->step;
-    struct wp_report_row r = {ran, t->setup.world_ranks, t->nodes, t->replicas, step, iter, bubble, peak, loss,
-                              cfg->train.global_batch, cfg->model.sequence_length, o->emulated, t->compute_cols,
-                              &o->adapt, t->ran_partition, pause_s, &t->measure};
+    struct wp_report_row r = {ran,          t->setup.world_ranks, t->nodes,      t->replicas, step,
+                              iter,         bubble,               peak,          loss,        cfg->train.global_batch,
+                              cfg->model.sequence_length,         o->emulated,   t->compute_cols,
+                              t->host_busy, &o->adapt,            t->ran_partition, pause_s,  &t->measure};
     int len = wp_report_results_row(&r, t->row, t->row_cap);
     wp_report_step_line(step, cfg->train.steps, loss, iter, cfg->train.global_batch, bubble);
     if (o->results && len < 0)
@@ -543,8 +569,10 @@ int wp_train_finish(struct wp_train *t, int status, struct wp_err *err)
         long n = ran > 2 ? ran - 1 : 0; /* the steps after the first */
         if (t->iters && n > 0)
             median = wp_stat3_sorted(t->iters + 1, (size_t)n).median;
-        struct wp_report_summary rs = {ts->ranks, rank, t->shared_cores, ts->lane == 0, ts->mesh, t->peak_bytes,
-                                       median, o->emulated ? &t->table_costs : NULL, o->layers_path};
+        struct wp_report_summary rs = {ts->ranks,    rank,          t->shared_cores, ts->lane == 0,
+                                       ts->mesh,     t->peak_bytes, median,          o->emulated ? &t->table_costs : NULL,
+                                       o->layers_path, o->dilation, o->byte_scale,
+                                       wp_host_busy_fraction(t->host_at_measured, t->host_at_end)};
         wp_report_summary(&t->in, t->run_s, &rs);
         if (!o->emulated)
             wp_report_bytes(&t->in, ts->tensor > 1 ? &t->backend.tgroup : NULL, t->run_s, &ts->cfg.model, rank);

@@ -31,6 +31,7 @@
 #include "run/train/backend.h"
 #include "run/train/train_options.h"
 #include "run/train/train_setup.h"
+#include "util/host_load.h"
 
 /* The tuner's plans: the run's schedule settings with another k and
  * micro-batch count, on the ranks the run's schedule uses. */
@@ -73,7 +74,11 @@ struct wp_train {
     char replicas[256];           /* per stage, "r0:r1:..." */
     double peak_bytes;            /* activation memory of the schedule running, the most of any rank */
     struct wp_layer_stage_arrays table_costs; /* emulated: the stages' costs in the table */
-    char compute_cols[700];       /* emulated rows: "emulated,TABLE" */
+    char compute_cols[700];       /* emulated rows: "emulated,TABLE,DILATION,BYTE_SCALE" */
+    /* rank 0: the host's processor counters at this iteration's start and
+     * at the first measured one's (the steps after the first) */
+    struct wp_host_cpu_sample host_at_step, host_at_measured, host_at_end; /* ... and at the last one's end */
+    double host_busy;             /* the last iteration's busy share of the host (-1: unknown) */
     double *iters, *measure_s;    /* per step run: iteration and measuring seconds */
     char *row;                    /* rank 0's results row */
     size_t row_cap;

@@ -17,6 +17,7 @@ void wp_train_options_default(struct wp_train_options *o)
     o->global_batch = o->steps = -1;
     o->seed = -1;
     o->progress_us = 200;
+    o->dilation = o->byte_scale = 1;
     o->watchdog_s = 6;
     o->grad_overlap = 1;
     o->grad_bucket_bytes = WP_GRAD_BUCKET_BYTES_DEFAULT;
@@ -34,6 +35,9 @@ static const char *rule_broken(const struct wp_train_options *o)
                "profiles/dapple-v100/bert-48-pbs-2.txt)";
     if (!o->emulated && o->layers_path)
         return "--layers goes with --compute emulated";
+    if (!o->emulated && (o->dilation != 1 || o->byte_scale != 1))
+        return "--dilate and --scale-bytes slow emulated compute and shrink its messages: they go with --compute "
+               "emulated";
     if (o->emulated && o->recompute)
         return "--recompute recomputes GPT-2's forward: not with --compute emulated";
     if (o->plan_path && o->recompute)

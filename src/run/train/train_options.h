@@ -33,6 +33,8 @@ struct wp_train_options {
     int emulated;                 /* compute emulated from the layer table */
     const char *layers_path;      /* emulated: the layer table */
     int progress_us;              /* emulated: wake to move messages every N us */
+    double dilation;              /* emulated: F >= 1, every pass F times its table time, times reported / F */
+    double byte_scale;            /* emulated: S >= 1, messages of 1/S of the model's bytes, counted x S */
     const char *slowdown_path;    /* per-rank factors on the passes */
     const char *changes_path;     /* a scenario of changes at iteration boundaries */
     const char *changes_hook;     /* what makes changes other than slow */
