@@ -9,12 +9,16 @@
 #     and predicted differ by more than 10 %, it says why in plain words.
 #     Iterations go to results/demo.csv, Hanayo's timeline to
 #     results/demo-hanayo.{json,svg}.
-#  2. Emulated compute at 16 ranks: each pass sleeps what a layer table of
+#  2. Emulated compute at 32 ranks: each pass sleeps what a layer table of
 #     GPT-2 small's width says (as a GPU rank's host waits on its device),
 #     messages are real; over the virtual Slurm cluster of 4 nodes with MPI
-#     on its links where root and network namespaces allow, else on local
-#     ranks. One row per schedule: predicted (wavepipe simulate, before the
-#     run), measured, error.
+#     on its links (shaped to 1 Gbit/s) where root and network namespaces
+#     allow, else on local ranks. Dilated (run --dilate 8 --scale-bytes 4,
+#     the links and the calibration alike): the whole emulated system runs
+#     8 times slower with a quarter of the bytes, so that 32 ranks' polls and
+#     copies leave the 2 cores to what is measured; every time shown is
+#     undilated. One row per schedule: predicted (wavepipe simulate, before
+#     the run), measured, error, the host's busy share.
 # Usage: demo.sh WAVEPIPE SRCDIR [RANKS]
 set -u
 wavepipe=$1 srcdir=$2 ranks=${3:-8} mpiexec=${MPIEXEC:-mpiexec}
@@ -69,8 +73,9 @@ own device, which part 2 emulates.
 EOF
 fi
 
-# --- 2. emulated compute at 16 ranks ----------------------------------------------------------
-P=16
+# --- 2. emulated compute at 32 ranks, dilated --------------------------------------------
+P=32 F=${DEMO_DILATION:-8} S=${DEMO_BYTE_SCALE:-4} rate=1gbit
+dilate=(--dilate "$F" --scale-bytes "$S")
 table=results/demo-gpt2-small-deep.cfg
 "$wavepipe" profile --model "$srcdir/bench/models/gpt2-small-deep.cfg" --analytic --flops-per-s 1e12 \
     --micro-batch 2 -o "$table" > /dev/null || exit 1
@@ -82,66 +87,73 @@ fi
 echo
 if [ "$where" = cluster ]; then
     echo "== 2. EMULATED compute: $P ranks on 4 nodes of the virtual Slurm cluster (network namespaces of this"
-    echo "   machine, MPI over their links), each pass sleeping what $table says =="
+    echo "   machine, MPI over their links at $rate), each pass sleeping what $table says =="
 else
     echo "== 2. EMULATED compute: $P local ranks (no root or namespaces here for the virtual cluster), each pass"
     echo "   sleeping what $table says =="
 fi
 echo "   (GPT-2 small's width, 62 blocks, at an assumed 1 TFLOP/s: no model is computed; messages are real)"
+echo "   DILATED: everything runs $F times slower with 1/$S of the bytes (links alike); times shown are undilated"
 cldir=$(pwd)/results/demo-vcluster
 if [ "$where" = cluster ]; then
     mkdir -p /run/lock
     exec 9> /run/lock/wavepipe-vcluster.lock
     flock 9
     trap 'bash "$vc" down "$cldir" > /dev/null 2>&1' EXIT
-    if ! VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=4 VCLUSTER_KEEP="$(pwd):$(dirname "$wavepipe")" \
+    if ! VCLUSTER_MPI=mpich5 VCLUSTER_CPUS=$((P / 4)) VCLUSTER_KEEP="$(pwd):$(dirname "$wavepipe")" \
         bash "$vc" up "$cldir" 4 > results/demo-vcluster.log 2>&1; then
         echo "   the virtual cluster did not come up (results/demo-vcluster.log): running on local ranks"
         where=local
     else
         # shellcheck disable=SC1091
         . "$cldir/env"
+        for i in 1 2 3 4; do
+            bash "$vc" shape --dilate "$F" --scale-bytes "$S" "$cldir" "wpn$i" "$rate" 256kbit || where=local
+        done
         # 2 ranks on each of 2 nodes (more ranks than cores spin in MPI and
         # spoil the fit), made over for the 4 nodes
         { srun -N 2 --ntasks-per-node=2 --mpi=pmi2 "$wavepipe" calibrate --min-bytes 64KiB --max-bytes 4MiB \
-            --out results/demo-calibrated.cfg > results/demo-calibrate.log 2>&1 &&
+            "${dilate[@]}" --out results/demo-calibrated.cfg > results/demo-calibrate.log 2>&1 &&
             "$wavepipe" topo --cluster results/demo-calibrated.cfg --nodes 4 --quiet \
                 --out results/demo-calibrated.cfg; } || where=local
     fi
 fi
-printf '%-12s %-12s %11s %11s %8s\n' schedule options "predicted s" "measured s" error
+printf '%-12s %-12s %11s %11s %8s %6s\n' schedule options "predicted s" "measured s" error host
 for spec in "${specs[@]}"; do
     kind=${spec%%:*} opts=${spec#*:}
     opts=${opts/W/1}
     M=$P label=${opts:--}
     [ "$kind" = dualpipev ] && M=$((2 * P)) label="M=2P" # DualPipeV needs M >= 2P
     net=()
-    [ "$where" = cluster ] && net=(--cluster results/demo-calibrated.cfg --ranks-per-node 4)
+    [ "$where" = cluster ] && net=(--cluster results/demo-calibrated.cfg --ranks-per-node $((P / 4)))
     # shellcheck disable=SC2086
     pred=$("$wavepipe" simulate --kind "$kind" --ranks "$P" --micro-batches "$M" $opts --layers "$table" \
         "${net[@]}" --format csv 2>&1 | awk -F, 'NR == 2 { print $7 }')
     if [ "$where" = cluster ]; then
         # shellcheck disable=SC2086
-        srun -N 4 --ntasks-per-node=4 --mpi=pmi2 "$wavepipe" run --compute emulated --layers "$table" \
-            --schedule "$kind" $opts --micro-batches "$M" --steps 4 --results results/demo-emulated.csv \
-            > results/demo-emulated-"$kind".log 2>&1
+        srun -N 4 --ntasks-per-node=$((P / 4)) --mpi=pmi2 "$wavepipe" run --compute emulated --layers "$table" \
+            --schedule "$kind" $opts --micro-batches "$M" --steps 4 "${dilate[@]}" \
+            --results results/demo-emulated.csv > results/demo-emulated-"$kind".log 2>&1
     else
         # shellcheck disable=SC2086
         "$mpiexec" -n "$P" "$wavepipe" run --compute emulated --layers "$table" --schedule "$kind" $opts \
-            --micro-batches "$M" --steps 4 --results results/demo-emulated.csv > results/demo-emulated-"$kind".log 2>&1
+            --micro-batches "$M" --steps 4 "${dilate[@]}" --results results/demo-emulated.csv \
+            > results/demo-emulated-"$kind".log 2>&1
     fi
     meas=$(sed -n 's/.*iteration measured \([0-9.]*\) s.*/\1/p' results/demo-emulated-"$kind".log)
+    busy=$(sed -n 's/^summary:.*, host busy \([0-9.]*\) %$/\1/p' results/demo-emulated-"$kind".log)
     if [ -z "$meas" ] || [ -z "$pred" ]; then
         printf '%-12s %-12s failed (results/demo-emulated-%s.log)\n' "$kind" "$label" "$kind"
         status=1
         continue
     fi
-    printf '%-12s %-12s %11.4f %11.4f %+7.1f%%\n' "$kind" "$label" "$pred" "$meas" \
-        "$(awk -v m="$meas" -v p="$pred" 'BEGIN { print 100 * (m / p - 1) }')"
+    printf '%-12s %-12s %11.4f %11.4f %+7.1f%% %5s%%\n' "$kind" "$label" "$pred" "$meas" \
+        "$(awk -v m="$meas" -v p="$pred" 'BEGIN { print 100 * (m / p - 1) }')" "${busy:--}"
 done
 if [ "$where" = cluster ]; then
     echo "predicted: wavepipe simulate --layers $table --cluster results/demo-calibrated.cfg (the links as"
-    echo "wavepipe calibrate measured them on this cluster); measured: median iteration after the first step"
+    echo "wavepipe calibrate --dilate $F --scale-bytes $S measured them on this cluster: undilated); measured: median"
+    echo "iteration after the first step; host: the machine's busy share over the measured iterations (/proc/stat)"
 else
     echo "predicted: wavepipe simulate --layers $table (messages free); measured: median iteration after the first"
 fi

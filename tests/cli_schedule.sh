@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `wavepipe schedule` and `wavepipe simulate` from the command line: the CSV
 # headers campaigns rely on, validation, timelines as Chrome trace JSON and
-# SVG, comparing every kind at once, a bandwidth trace, and bad input.
+# SVG, comparing every kind at once, a bandwidth trace, data-parallel copies
+# of every kind (--data-parallel), and bad input.
 . "$(dirname "$0")/lib.sh"
 out=$(scratch_dir)
 
@@ -111,7 +112,43 @@ if awk -v c="$c0" -v f="$f0" -v t="$c1" 'BEGIN { exit !(c > 0 && c < f && t > c 
 else
     fail "chimera with --layers: $c0 s (under 1f1b's $f0 s), $c1 s with --tar 0.05 (at most 0.2 s more)"
 fi
+# --data-parallel D: every kind in D copies of its pipeline on P/D ranks
+"$WAVEPIPE" schedule --kind zb-v --ranks 8 --data-parallel 2 --micro-batches 4 --validate > "$out/dp.txt"
+expect_status 0 $? "schedule zb-v in 2 data-parallel copies, validated"
+expect_contains "$out/dp.txt" "zb-v: 8 ranks, 8 stages, 4 micro-batches, 2 data-parallel copies of 4 ranks" \
+    "a copy's 2P = 8 stages, and the copies said"
+expect_contains "$out/dp.txt" "rank 1: F0.0 SEND_ACT0.0>3" "rank 0's replica 1 (rank 1) sends to rank 1's (rank 3)"
+"$WAVEPIPE" schedule --kind 1f1b --ranks 6 --replicas 2,2,2 --micro-batches 5 --format csv > "$out/rep.csv"
+"$WAVEPIPE" schedule --kind 1f1b --ranks 6 --data-parallel 2 --micro-batches 5 --format csv > "$out/dp.csv"
+if [ -s "$out/dp.csv" ] && cmp -s "$out/rep.csv" "$out/dp.csv"; then
+    pass "1f1b --data-parallel 2 is --replicas 2,2,2, action for action"
+else
+    fail "1f1b --data-parallel 2 differs from --replicas 2,2,2"
+fi
+"$WAVEPIPE" simulate --kind all --ranks 4 --micro-batches 8 --waves 2 --chunks 2 --tf 1 --tb 2 --tw 1 \
+    --format csv 2> /dev/null | cut -d, -f1,3- > "$out/one.csv"
+"$WAVEPIPE" simulate --kind all --ranks 12 --data-parallel 3 --micro-batches 8 --waves 2 --chunks 2 --tf 1 --tb 2 \
+    --tw 1 --format csv 2> /dev/null | cut -d, -f1,3- > "$out/three.csv"
+if [ "$(wc -l < "$out/three.csv")" -eq 10 ] && cmp -s "$out/one.csv" "$out/three.csv"; then
+    pass "simulate --kind all: every kind in 3 copies on 12 ranks has one pipeline's makespan, bubble and peak on 4"
+else
+    fail "simulate --kind all with --data-parallel 3 differs from one pipeline on 4 ranks"
+    diff "$out/one.csv" "$out/three.csv" | head
+fi
+"$WAVEPIPE" schedule --kind hanayo --ranks 6 --data-parallel 4 --micro-batches 8 2> "$out/e9.txt"
+expect_status 1 $? "--data-parallel 4 on 6 ranks fails"
+expect_contains "$out/e9.txt" "--data-parallel 4 does not divide the 6 ranks into pipeline copies" "and says why"
+"$WAVEPIPE" simulate --kind chimera --ranks 6 --data-parallel 2 --micro-batches 4 2> "$out/e10.txt"
+expect_status 1 $? "chimera in copies of 3 ranks fails"
+expect_contains "$out/e10.txt" "chimera in 2 data-parallel copies of 3 ranks: chimera needs an even number of ranks" \
+    "and says it of a copy"
+"$WAVEPIPE" schedule --kind 1f1b --data-parallel 0 2> "$out/e11.txt"
+expect_status 2 $? "--data-parallel 0 is a usage error"
+"$WAVEPIPE" simulate --schedule-file "$out/two.csv" --data-parallel 2 2> "$out/e12.txt"
+expect_status 2 $? "--data-parallel with --schedule-file is a usage error"
+expect_contains "$out/e12.txt" "--schedule-file FILE and --data-parallel" "the conflict is named"
 "$WAVEPIPE" schedule --help > "$out/help.txt"; expect_status 0 $? "schedule --help"
+expect_contains "$out/help.txt" "--data-parallel D" "schedule --help documents --data-parallel"
 "$WAVEPIPE" simulate --help > "$out/help2.txt"; expect_status 0 $? "simulate --help"
 expect_contains "$out/help2.txt" "kind,ranks,micro_batches,k,waves,chunks,makespan,bubble_ratio,peak_activations_max" \
     "simulate --help documents the CSV columns"

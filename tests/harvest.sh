@@ -228,6 +228,37 @@ expect_status "1.0000 0.9000 0.8000 1.0000 0.8500" \
     "weak efficiency of each schedule against its own 1-node point"
 expect_status 3 "$(grep -c '^1f1b ' "$out/m.out")" "one series per schedule, micro_batches not in its name"
 
+# data-parallel copies added with the nodes (axis data_parallel zipped with
+# nodes, as Hanayo's weak scaling with data-parallel pipelines): they move
+# with the nodes too, so each schedule is one group and one series; where
+# the copies are swept at a fixed node count they are groups of their own
+d="$out/results/weak-dp"
+dpp() { # ID SCHEDULE NODES COPIES SAMPLES
+    point_cfg "$d/$1" "$1" weak 0 "schedule=$2" "nodes=$3" "data_parallel=$4"
+    { echo "$HEADER"; row "$2" "$3" 0 1 0.3; row "$2" "$3" 1 "$5" 0.3; row "$2" "$3" 2 "$5" 0.3; } > "$d/$1/results.csv"
+    summary "$2" "$3" 0.3 0.05 > "$d/$1/run.log"
+    echo 0 > "$d/$1/DONE"
+}
+# weak_efficiencies DIR NAME "IDS" "EFFICIENCIES" WHAT: harvests DIR into
+# $out/NAME.out and checks the weak efficiency of each point id
+weak_efficiencies() {
+    "$WAVEPIPE" harvest "$1" --no-plots > "$out/$2.out" 2> "$out/$2.err"
+    expect_status 0 $? "harvest of $1"
+    csv="$1/harvest.csv"
+    expect_status "$4" "$(for id in $3; do col "$id" weak_efficiency; done | tr '\n' ' ' | sed 's/ $//')" "$5"
+}
+dpp d0 zb-v 1 1 100; dpp d1 zb-v 2 2 190; dpp d2 zb-v 4 4 360; dpp d3 hanayo 1 1 110; dpp d4 hanayo 2 2 198
+weak_efficiencies "$d" d "d0 d1 d2 d3 d4" "1.0000 0.9500 0.9000 1.0000 0.9000" \
+    "copies following the nodes: weak efficiency of each schedule against its own 1-node point"
+expect_status "3 0" "$(grep -c '^zb-v ' "$out/d.out") $(grep -c 'data_parallel=' "$out/d.out")" \
+    "one series per schedule, data_parallel not in its name"
+d="$out/results/weak-dp-swept"
+dpp e0 zb-v 1 1 100; dpp e1 zb-v 2 1 180; dpp e2 zb-v 1 2 120; dpp e3 zb-v 2 2 228
+weak_efficiencies "$d" e "e0 e1 e2 e3" "1.0000 0.9000 1.0000 0.9500" \
+    "copies swept at each node count: each copy count its own group"
+expect_status "2 2" "$(grep -c '^data_parallel=1 ' "$out/e.out") $(grep -c '^data_parallel=2 ' "$out/e.out")" \
+    "and its own series, named by the copies"
+
 # series labels name only the axes a schedule takes (issue 29): k for kfkb,
 # waves for hanayo (the test campaign's axes), not "1f1b k=1 waves=1"
 l="$out/results/labels"

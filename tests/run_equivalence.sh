@@ -11,52 +11,15 @@
 # relative (1e-7 absolute) after 2 AdamW steps: rounding of float32 sums of
 # a few terms is ~1e-7 relative, and Adam's normalised update keeps it small.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/equivalence.sh"
 out=$(scratch_dir)
 cfg="$WP_SRCDIR/jobs/models/gpt-tiny.cfg"
 common=(--config "$cfg" --steps 2 --micro-batches 8 --global-batch 8)
-
-run() { # run NAME P ARGS...: trains and saves into $out/NAME
-    local name=$1 P=$2
-    shift 2
-    "$MPIEXEC" -n "$P" "$WAVEPIPE" run "${common[@]}" --save "$out/$name" "$@" > "$out/$name.log" 2>&1
-    local rc=$?
-    grep '^step' "$out/$name.log" | awk '{print $4}' > "$out/$name.loss"
-    return $rc
-}
 
 run reference 1 --schedule 1f1b || { fail "single-rank reference run"; cat "$out/reference.log"; finish; exit 1; }
 pass "single-rank reference run ($(tr '\n' ' ' < "$out/reference.loss"))"
 run reference6 1 --schedule 1f1b --global-batch 6 --micro-batches 6 ||
     { fail "single-rank reference run, global batch 6"; finish; exit 1; }
-
-check() { # check NAME P EXACT ARGS...: against $ref (default: reference)
-    local name=$1 P=$2 exact=$3 ref=${ref:-reference}
-    shift 3
-    if ! run "$name" "$P" "$@"; then
-        fail "$name: the run fails"; tail -5 "$out/$name.log"; return
-    fi
-    if [ "$exact" = exact ]; then
-        # every tensor bit for bit (the files' metadata records each run's partition)
-        if cmp -s "$out/$ref.loss" "$out/$name.loss" &&
-           python3 "$WP_SRCDIR/tests/st_compare.py" "$out/$ref/model.safetensors" "$out/$name/model.safetensors" \
-               > /dev/null; then
-            pass "$name: losses and weights bit for bit equal to one rank's"
-        else
-            fail "$name: not bit for bit equal ($(tr '\n' ' ' < "$out/$name.loss"))"
-            python3 "$WP_SRCDIR/tests/st_compare.py" "$out/$ref/model.safetensors" "$out/$name/model.safetensors"
-        fi
-    else
-        local cmp
-        cmp=$(python3 "$WP_SRCDIR/tests/st_compare.py" --atol 2e-4 \
-              "$out/$ref/model.safetensors" "$out/$name/model.safetensors")
-        if [ $? -eq 0 ] && awk 'NR==FNR { a[FNR]=$1; next } { d=$1-a[FNR]; if (d<0) d=-d; if (d > 1e-6*a[FNR]) exit 1 }' \
-               "$out/$ref.loss" "$out/$name.loss"; then
-            pass "$name: losses and weights equal within tolerance ($cmp)"
-        else
-            fail "$name: beyond tolerance ($cmp; losses $(tr '\n' ' ' < "$out/$name.loss"))"
-        fi
-    fi
-}
 
 for P in ${EQUIV_RANKS:-1 2 4 8}; do
     check "gpipe.$P" "$P" exact --schedule gpipe
@@ -107,16 +70,5 @@ check "chimera.4, 0.1 MiB buckets" 4 tolerance --schedule chimera --grad-bucket-
 check "replicas 2, overlap off" 2 tolerance --schedule 1f1b --replicas 2 --micro-batches 4 --grad-overlap off
 ref="replicas 2, overlap off" check "replicas 2, 0.1 MiB buckets (against off)" 2 exact --schedule 1f1b \
     --replicas 2 --micro-batches 4 --grad-bucket-mb 0.1
-# every run's messages and sums, as counted, are the cost model's (run's bytes: line)
-runs=0 off=
-for log in "$out"/*.log; do
-    grep -q '^bytes:' "$log" || continue
-    runs=$((runs + 1))
-    grep -q "every rank's equal to the model: yes" "$log" || off="$off $(basename "$log" .log)"
-done
-if [ "$runs" -gt 0 ] && [ -z "$off" ]; then
-    pass "every run's counted messages, gradient and tied sums equal the model's ($runs runs)"
-else
-    fail "counted bytes differ from the model's in:${off:- (no run printed bytes)}"
-fi
+check_bytes
 finish

@@ -32,6 +32,16 @@ bad "a truncated corpus" "the corpus $out/short.txt has 9 bytes" 2 --config "$cf
 bad "a partition that does not add up" "--partition '8,4' must give 2 stages adding up to 16 blocks" 2 \
     --config "$cfg" --partition 8,4
 bad "stages that do not divide the ranks" "--stages 3 does not divide the 4 ranks" 4 --config "$cfg" --stages 3
+bad "data-parallel copies that do not divide the ranks" \
+    "--data-parallel 3 does not divide the 4 ranks into pipeline copies" 4 --config "$cfg" --schedule hanayo \
+    --data-parallel 3
+bad "--stages and --data-parallel together" "give --stages S or --data-parallel P/S, not both" 4 --config "$cfg" \
+    --schedule zb-v --stages 2 --data-parallel 2
+bad "a copy that breaks the kind's rules" \
+    "chimera in 2 data-parallel copies of 3 ranks: chimera needs an even number of ranks" 6 --config "$cfg" \
+    --schedule chimera --stages 3
+bad "a micro-batch that does not split over the copies" "cannot be split evenly over the 2 replicas" 4 \
+    --config "$cfg" --schedule interleaved --stages 2 --global-batch 6 --micro-batches 2
 bad "no config" "--config FILE is required" 1
 
 # A dead rank: kill one of 4 ranks in the middle of a long run.

@@ -462,4 +462,34 @@ expect_status 0 $? "harvest of the emulated scenario campaign"
 expect_status 2 "$(awk -F, 'NR > 1 && $0 ~ /,done,/ { n++ } END { print n + 0 }' "$sc/harvest.csv")" \
     "two runs harvested, their rows of loss nan read"
 
+# axis data_parallel: run --data-parallel D for any schedule, dpD in the id;
+# a D that does not divide a point's ranks is refused before anything is written
+dp_camp() { # FILE AXES
+    cat > "$1" <<EOF
+format = "wavepipe-campaign"; version = 1;
+name = "dp-test"; template = "run-cpu"; model = "$WP_SRCDIR/jobs/models/gpt-tiny.cfg";
+scaling = "weak"; global_batch_per_node = 8; steps = 4; warmup = 1; launcher = "mpiexec";
+slurm = { partition = "wp"; time = "00:10:00"; };
+axes = { $2 };
+EOF
+}
+dp_camp "$out/dp.cfg" 'schedule = ["zb-v"]; nodes = [1, 2]; data_parallel = [1, 2]; ranks_per_node = [4]; micro_batches = [2];'
+echo 'zip = ( ["nodes", "data_parallel"] );' >> "$out/dp.cfg"
+"$WAVEPIPE" sweep "$out/dp.cfg" --dry-run --results "$out/dpres" --templates "$tpl" > "$out/dp.txt" 2>&1
+expect_status 0 $? "sweep --dry-run of a campaign adding a data-parallel copy per node"
+expect_status "p000-n1-dp1-r0 p001-n2-dp2-r0" "$(ls "$out/dpres/dp-test" | tr '\n' ' ' | sed 's/ $//')" \
+    "the point directories name the copies"
+expect_contains "$out/dpres/dp-test/p001-n2-dp2-r0/job.sbatch" "--schedule 'zb-v' --data-parallel '2'" \
+    "the run gets --data-parallel"
+if grep -q -- "--data-parallel" "$out/dpres/dp-test/p000-n1-dp1-r0/job.sbatch"; then
+    fail "data_parallel 1 passes --data-parallel"
+else
+    pass "data_parallel 1 passes no --data-parallel"
+fi
+dp_camp "$out/dp_bad.cfg" 'schedule = ["hanayo"]; data_parallel = [3]; ranks_per_node = [4];'
+"$WAVEPIPE" sweep "$out/dp_bad.cfg" --dry-run --results "$out/dpbad" --templates "$tpl" > "$out/dp_bad.txt" 2>&1
+expect_status 1 $? "data_parallel 3 on 4 ranks is an error"
+expect_contains "$out/dp_bad.txt" "--data-parallel 3 does not divide the 4 ranks into pipeline copies" "and says why"
+[ ! -e "$out/dpbad" ] && pass "nothing written for the refused campaign" || fail "the refused campaign wrote $out/dpbad"
+
 finish

@@ -200,6 +200,46 @@ int main(void)
        "the generator's refusal names the point: %s", err.msg);
     free(p);
 
+    /* axis data_parallel: run --data-parallel D for every kind, D dividing
+     * the ranks and each micro-batch; the id says dpD; the rules of the
+     * kind hold for a copy's ranks */
+    err.msg[0] = '\0';
+    n = expand("dp", "scaling = \"strong\"; global_batch = 16;\n"
+               "axes = { schedule = [\"hanayo\", \"chimera\"]; data_parallel = [1, 2]; ranks_per_node = [4]; "
+               "micro_batches = [4]; };\n", &c, &p, &err);
+    is_int(n, 4, "data_parallel: 2 schedules x 2 = 4 points (%s)", err.msg);
+    if (n == 4) {
+        is_int(p[1].data_parallel, 2, "hanayo in 2 copies");
+        is_str(p[1].point.id, "p001-hanayo-dp2-n1-r0", "the id says dp2");
+        is_str(wp_point_axis(&p[1].point, "data_parallel"), "2", "point.cfg records the axis");
+        is_int(p[0].data_parallel, 1, "and 1 is one pipeline");
+        struct wp_render_input in = {&c, &p[3], "/r/t/p003", "/w", "run"};
+        char *text = NULL;
+        if (wp_render_text("@RUN_ARGS@\n", "dp.sbatch", &in, &text, &err) == 0)
+            has_substr(text, "--schedule 'chimera' --data-parallel '2' --micro-batches '4'", "run gets --data-parallel");
+        free(text);
+        in.point = &p[2];
+        if (wp_render_text("@RUN_ARGS@\n", "dp.sbatch", &in, &text, &err) == 0)
+            ok(!strstr(text, "--data-parallel"), "one pipeline: no --data-parallel");
+        free(text);
+    }
+    free(p);
+    static const char *const dp_refused[][3] = {
+        {"zb-v\"]; data_parallel = [3]; ranks_per_node = [4]", "12",
+         "point p000-n1-r0: --data-parallel 3 does not divide the 4 ranks"},
+        {"chimera\"]; data_parallel = [2]; ranks_per_node = [6]", "16", "chimera in 2 data-parallel copies of 3 ranks"},
+        {"1f1b\"]; data_parallel = [2]; ranks_per_node = [4]", "12",
+         "a micro-batch of 3 sequences cannot be split evenly over 2 data-parallel copies"},
+    };
+    for (size_t i = 0; i < sizeof dp_refused / sizeof dp_refused[0]; i++) {
+        char body[512];
+        snprintf(body, sizeof body, "scaling = \"strong\"; global_batch = %s;\naxes = { schedule = [\"%s; "
+                 "micro_batches = [4]; };\n", dp_refused[i][1], dp_refused[i][0]);
+        n = expand("dpbad", body, &c, &p, &err);
+        ok(n < 0 && strstr(err.msg, dp_refused[i][2]), "data_parallel refused, naming the point: %s", err.msg);
+        free(p);
+    }
+
     /* injection attempts and bad values: rejected with file:line */
     static const char *const evil[] = {"$(touch x)", "`touch x`", "; rm -rf ~", "a\\nb", "x'y", NULL};
     for (int i = 0; evil[i]; i++) {

@@ -16,6 +16,7 @@
 #include "sched/makespan_bound.h"
 #include "sched/simulate.h"
 #include "sched/validate.h"
+#include "sched_compare.h"
 #include "sched_params.h"
 #include "tap.h"
 
@@ -78,17 +79,13 @@ static int same_lists(const struct wp_sched_params *a, const struct wp_sched_par
 {
     struct wp_schedule sa, sb;
     struct wp_err err;
-    if (wp_schedule_generate(a, &sa, &err) || wp_schedule_generate(b, &sb, &err))
+    if (wp_schedule_generate(a, &sa, &err))
         return 0;
-    int same = sa.nranks == sb.nranks;
-    for (int r = 0; same && r < sa.nranks; r++) {
-        same = sa.lists[r].count == sb.lists[r].count;
-        for (int i = 0; same && i < sa.lists[r].count; i++)
-        {
-            const struct wp_action *x = &sa.lists[r].actions[i], *y = &sb.lists[r].actions[i];
-            same = x->op == y->op && x->stage == y->stage && x->microbatch == y->microbatch && x->peer == y->peer;
-        }
+    if (wp_schedule_generate(b, &sb, &err)) {
+        wp_schedule_destroy(&sa);
+        return 0;
     }
+    int same = sched_same_lists(&sa, &sb);
     wp_schedule_destroy(&sa);
     wp_schedule_destroy(&sb);
     return same;

@@ -17,7 +17,8 @@
 #include "util/strutil.h"
 
 const char *const wp_campaign_axis_names[] = {
-    "schedule", "k", "waves", "chunks", "micro_batches", "nodes", "ranks_per_node", "policy", "model", "adapt", "scenario", NULL};
+    "schedule", "k", "waves", "chunks", "data_parallel", "micro_batches", "nodes", "ranks_per_node", "policy", "model",
+    "adapt", "scenario", NULL};
 
 static const char *const adapt_modes[] = {"none", "k", "partition", "both", NULL}; /* run --adapt */
 static const char *const scalings[] = {"weak", "strong", NULL};
@@ -43,6 +44,7 @@ static const struct wp_cfg_key axes_keys[] = {
     WP_KEY_RANGE("k", WP_CFG_INT_ARRAY, 0, 1, 4096),
     WP_KEY_RANGE("waves", WP_CFG_INT_ARRAY, 0, 1, 64),
     WP_KEY_RANGE("chunks", WP_CFG_INT_ARRAY, 0, 1, 64),
+    WP_KEY_RANGE("data_parallel", WP_CFG_INT_ARRAY, 0, 1, 4096),
     WP_KEY_RANGE("micro_batches", WP_CFG_INT_ARRAY, 0, 1, 65536),
     WP_KEY_RANGE("nodes", WP_CFG_INT_ARRAY, 0, 1, 100000),
     WP_KEY_RANGE("ranks_per_node", WP_CFG_INT_ARRAY, 0, 1, 1024),
@@ -648,6 +650,7 @@ static int rule_matches(const struct wp_campaign_rule *r, const int *choice, con
 static const char *axis_tag(const char *name)
 {
     static const char *const map[][2] = {{"k", "k"},     {"waves", "w"},          {"chunks", "v"},
+                                         {"data_parallel", "dp"},
                                          {"micro_batches", "m"}, {"nodes", "n"}, {"ranks_per_node", "g"},
                                          {"policy", "pol"}, {"adapt", "adapt"}, {NULL, NULL}};
     for (int i = 0; map[i][0]; i++)
@@ -674,14 +677,19 @@ static int check_point(const struct wp_campaign *c, const struct wp_campaign_poi
     sp.k = p->k;
     sp.waves = p->waves;
     sp.chunks = p->chunks;
+    sp.data_parallel = p->data_parallel;
     sp.policy = p->policy[0] ? p->policy[0] : 'A';
     int S = 0;
     struct wp_err why = {""};
     if (wp_sched_check(&sp, &S, &why))
         return wp_errorf(err, "%s: point %s: %s; exclude the point or change the axes", c->path, id, why.msg);
+    if (p->global_batch / M % p->data_parallel)
+        return wp_errorf(err, "%s: point %s: a micro-batch of %d sequences cannot be split evenly over %d "
+                         "data-parallel copies", c->path, id, p->global_batch / M, p->data_parallel);
     if (p->layers < S)
-        return wp_errorf(err, "%s: point %s: %s on %d ranks has %d stages but the model has %d layers "
-                         "(each stage needs one)%s", c->path, id, p->schedule, P, S, p->layers,
+        return wp_errorf(err, "%s: point %s: %s on %d ranks%s has %d stages but the model has %d layers "
+                         "(each stage needs one)%s", c->path, id, p->schedule, P / p->data_parallel,
+                         p->data_parallel > 1 ? " (a data-parallel copy's)" : "", S, p->layers,
                          strcmp(p->schedule, "hanayo") == 0 ? "; hanayo needs layers >= 2*W*P" : "");
     const struct wp_scenario *sc = wp_scenarios_find(&c->scenarios, p->scenario);
     if (sc && sc->max_rank >= P)
@@ -693,7 +701,7 @@ static int check_point(const struct wp_campaign *c, const struct wp_campaign_poi
     if (tunes_k && strcmp(p->schedule, "1f1b") != 0 && strcmp(p->schedule, "kfkb") != 0)
         return wp_errorf(err, "%s: point %s: adapt %s tunes 1f1b and kfkb runs, not %s; exclude the point",
                          c->path, id, p->adapt, p->schedule);
-    if (moves && (S != P || strcmp(p->schedule, "chimera") == 0))
+    if (moves && (S != P / p->data_parallel || strcmp(p->schedule, "chimera") == 0))
         return wp_errorf(err, "%s: point %s: adapt %s moves layers between ranks that hold one stage each, and %s "
                          "gives a rank two; exclude the point", c->path, id, p->adapt, p->schedule);
     return 0;
@@ -729,7 +737,7 @@ static int build_point(const struct wp_campaign *c, const int *choice, int index
     wp_strlcpy(p->policy, "A", sizeof p->policy);
     wp_strlcpy(p->adapt, "none", sizeof p->adapt);
     wp_strlcpy(p->scenario, "none", sizeof p->scenario);
-    p->k = p->waves = p->chunks = p->nodes = p->ranks_per_node = 1;
+    p->k = p->waves = p->chunks = p->data_parallel = p->nodes = p->ranks_per_node = 1;
     p->micro_batches = c->default_micro_batches;
     const char *named = c->model_path[0] ? c->model_path : c->layer_table_path; /* emulated: the table's name */
     const char *slash = strrchr(named, '/');
@@ -752,6 +760,7 @@ static int build_point(const struct wp_campaign *c, const int *choice, int index
         else if (strcmp(ax->name, "k") == 0) p->k = iv;
         else if (strcmp(ax->name, "waves") == 0) p->waves = iv;
         else if (strcmp(ax->name, "chunks") == 0) p->chunks = iv;
+        else if (strcmp(ax->name, "data_parallel") == 0) p->data_parallel = iv;
         else if (strcmp(ax->name, "micro_batches") == 0) p->micro_batches = iv;
         else if (strcmp(ax->name, "nodes") == 0) p->nodes = iv;
         else if (strcmp(ax->name, "ranks_per_node") == 0) p->ranks_per_node = iv;

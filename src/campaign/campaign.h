@@ -27,6 +27,8 @@
  *                        (signal_warning_s = 120: run jobs' --signal=B:USR1@120,
  *                         0 none; requeue = true: --requeue, false --no-requeue)
  *   axes = { schedule = ["1f1b", "kfkb"]; k = [2]; nodes = [1, 2, 3]; adapt = ["none", "k"]; scenario = ["none", "NAME"]; ... };
+ *                        (data_parallel = [1, 2]: run --data-parallel D, D copies
+ *                         of the pipeline on the point's ranks, any schedule)
  *   zip = ( ["nodes", "ranks_per_node"] );
  *   exclude = ( { schedule = "!kfkb"; k = "!1"; } );
  */
@@ -120,6 +122,7 @@ struct wp_campaign_point {
     char scenario[WP_POINT_NAME_MAX]; /* a name in the campaign's scenarios, or "none" */
     char model_name[WP_POINT_NAME_MAX];
     int k, waves, chunks, micro_batches, nodes, ranks_per_node, global_batch, layers;
+    int data_parallel; /* run --data-parallel: copies of the pipeline over the point's ranks (1: one) */
 };
 
 /* Axis names a campaign may sweep (NULL-terminated). */

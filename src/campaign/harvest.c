@@ -554,16 +554,16 @@ static int same_value(const char *a, const char *b)
     return (a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0);
 }
 
-/* Whether the runs' micro-batch counts are set by their node counts: one
+/* Whether the runs' values of an axis are set by their node counts: one
  * value at each node count and not the same at all of them (a campaign that
- * cuts each size's batch its own way, as M = 4P, excluding the rest). */
-static int micro_batches_follow_nodes(const struct wp_harvest *h)
+ * cuts each size's batch its own way, as M = 4P, excluding the rest, or
+ * adds a data-parallel copy of the pipeline per node). */
+static int axis_follows_nodes(const struct wp_harvest *h, const char *axis)
 {
     int differ = 0;
     for (int i = 0; i < h->nruns; i++)
         for (int j = 0; j < i; j++) {
-            int same = same_value(wp_point_axis(&h->runs[i].point, "micro_batches"),
-                                  wp_point_axis(&h->runs[j].point, "micro_batches"));
+            int same = same_value(wp_point_axis(&h->runs[i].point, axis), wp_point_axis(&h->runs[j].point, axis));
             if (h->runs[i].nodes == h->runs[j].nodes && !same)
                 return 0;
             differ |= !same;
@@ -572,15 +572,17 @@ static int micro_batches_follow_nodes(const struct wp_harvest *h)
 }
 
 /* Axes that move with the node count: nodes itself, the micro-batch count
- * where the node count sets it, and, in weak scaling, the global batch and
- * the depth that grow with it. A scaling group (and a plot's series) is what
- * stays when they are left out. */
+ * and the data-parallel copies where the node count sets them, and, in
+ * weak scaling, the global batch and the depth that grow with it. A
+ * scaling group (and a plot's series) is what stays when they are left out. */
 static int follows_nodes(const struct wp_harvest *h, const char *scaling, const char *axis)
 {
     if (strcmp(axis, "nodes") == 0)
         return 1;
     if (strcmp(axis, "micro_batches") == 0)
         return h->micro_batches_follow_nodes;
+    if (strcmp(axis, "data_parallel") == 0)
+        return h->data_parallel_follows_nodes;
     return strcmp(scaling, "weak") == 0 && (strcmp(axis, "global_batch") == 0 || strcmp(axis, "layers") == 0);
 }
 
@@ -733,7 +735,8 @@ int wp_harvest_scan(const char *dir, int warmup, FILE *log, struct wp_harvest *h
                 wp_strlcpy(h->axis_name[h->naxes++], p->axis_name[a], WP_POINT_NAME_MAX);
         }
     }
-    h->micro_batches_follow_nodes = micro_batches_follow_nodes(h);
+    h->micro_batches_follow_nodes = axis_follows_nodes(h, "micro_batches");
+    h->data_parallel_follows_nodes = axis_follows_nodes(h, "data_parallel");
     compute_scaling(h);
     compute_adapt_vs_static(h);
     return 0;

@@ -87,6 +87,7 @@ struct wp_harvest {
     int skipped_rows;   /* results.csv rows skipped */
     int ngroups;
     int micro_batches_follow_nodes; /* the node count sets the micro-batch count (M = 4P) */
+    int data_parallel_follows_nodes; /* the node count sets the data-parallel copies (weak scaling by copies) */
     /* every axis name over all runs, in first-seen order (point.cfg order) */
     int naxes;
     char axis_name[WP_POINT_MAX_AXES][WP_POINT_NAME_MAX];

@@ -136,6 +136,8 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
         put_opt_int(b, "--waves", p->waves);
     if (strcmp(p->schedule, "interleaved") == 0)
         put_opt_int(b, "--chunks", p->chunks);
+    if (p->data_parallel > 1)
+        put_opt_int(b, "--data-parallel", p->data_parallel);
     if (wp_point_axis(&p->point, "policy"))
         put_opt(b, "--policy", p->policy);
     if (strcmp(p->adapt, "none") != 0) {

@@ -13,7 +13,7 @@
 enum {
     OPT_KIND = 1000, OPT_RANKS, OPT_MICRO, OPT_K, OPT_WAVES, OPT_CHUNKS, OPT_POLICY, OPT_MAX_INFLIGHT,
     OPT_REPLICAS, OPT_STAGE_COSTS, OPT_FORMAT, OPT_VALIDATE, OPT_TF, OPT_TB, OPT_TW, OPT_TC, OPT_SCHEDULE_FILE,
-    OPT_ORDER_SEARCH
+    OPT_ORDER_SEARCH, OPT_DATA_PARALLEL
 };
 
 const struct option wp_sched_long_options[] = {
@@ -35,6 +35,7 @@ const struct option wp_sched_long_options[] = {
     {"tc", required_argument, NULL, OPT_TC},
     {"schedule-file", required_argument, NULL, OPT_SCHEDULE_FILE},
     {"order-search", required_argument, NULL, OPT_ORDER_SEARCH},
+    {"data-parallel", required_argument, NULL, OPT_DATA_PARALLEL},
 };
 const int wp_sched_long_option_count = sizeof wp_sched_long_options / sizeof wp_sched_long_options[0];
 
@@ -106,8 +107,8 @@ static int conflict(const char *command, const struct wp_sched_cli *o)
 {
     return wp_usage_error(command, "--schedule-file FILE and %s: the file fixes the ranks, stages, micro-batches "
                                    "and order; the generator options (%s, --ranks, --micro-batches, --k, --waves, "
-                                   "--chunks, --policy, --max-inflight, --order-search, --replicas, --stage-costs%s) "
-                                   "do not go with it",
+                                   "--chunks, --policy, --max-inflight, --order-search, --replicas, --data-parallel, "
+                                   "--stage-costs%s) do not go with it",
                           o->generator_option, strcmp(command, "run") == 0 ? "--schedule" : "--kind",
                           strcmp(command, "run") == 0 ? ", --stages" : "");
 }
@@ -133,6 +134,7 @@ static const char *generator_option_name(int opt)
     case OPT_MAX_INFLIGHT: return "--max-inflight";
     case OPT_ORDER_SEARCH: return "--order-search";
     case OPT_REPLICAS: return "--replicas";
+    case OPT_DATA_PARALLEL: return "--data-parallel";
     case OPT_STAGE_COSTS: return "--stage-costs";
     default: return NULL;
     }
@@ -185,6 +187,8 @@ int wp_sched_cli_option(const char *command, int opt, const char *arg, struct wp
             return 2;
         p->replicas = o->replicas;
         return 0;
+    case OPT_DATA_PARALLEL:
+        return wp_parse_int_option(command, "--data-parallel", arg, 1, 1 << 20, &p->data_parallel) ? 2 : 0;
     case OPT_STAGE_COSTS:
         if (parse_list(command, "--stage-costs", arg, 0, NULL, o->stage_costs, &p->nstage_costs))
             return 2;
@@ -222,7 +226,8 @@ void wp_sched_cli_help(void)
 {
     printf("Schedule options:\n"
            "  --kind KIND             " WP_SCHED_KIND_LIST "\n"
-           "  --ranks P               pipeline ranks (default 4)\n"
+           "  --ranks P               ranks in all (default 4): one pipeline, or with --data-parallel D\n"
+           "                          D copies of a pipeline of P/D ranks\n"
            "  --micro-batches M       micro-batches per iteration (default 8)\n"
            "  --k K                   kfkb: micro-batches per group (k = 1 is 1f1b, k = M is gpipe)\n"
            "  --waves W               hanayo: waves; the model is cut into 2 W P stages\n"
@@ -237,7 +242,15 @@ void wp_sched_cli_help(void)
            "                          the makespan at the given costs does not grow; seeded, so the same\n"
            "                          N gives the same schedule); about 1e5-1e6 steps for M = 4P-8P, P = 4\n"
            "  --replicas r0,r1,...    ranks per stage (DAPPLE replication; gpipe, 1f1b, kfkb);\n"
-           "                          they must add up to --ranks, and set the number of stages\n"
+           "                          they must add up to --ranks (with --data-parallel D, to P/D:\n"
+           "                          each copy's), and set the number of stages\n"
+           "  --data-parallel D       D data-parallel copies of the pipeline, any kind (default 1):\n"
+           "                          the kind's schedule on P/D ranks, its rank r run by ranks\n"
+           "                          r D .. r D + D-1 (replica j talks to replica j), each replica\n"
+           "                          taking the j-th D-th of every micro-batch and a stage's\n"
+           "                          gradients summed over its holders at ALLREDUCE; D must divide\n"
+           "                          P, and the kind's rules hold for P/D (for gpipe, 1f1b and kfkb\n"
+           "                          the same schedule as --replicas D,D,..)\n"
            "  --stage-costs c0,c1,... relative cost of each stage (default: all equal)\n"
            "  --tf TF --tb TB --tw TW forward, backward, weight-gradient seconds of one micro-batch\n"
            "                          through 1/P of the model (defaults 1, 2, 0); a backward that is\n"
@@ -257,7 +270,10 @@ void wp_sched_cli_help(void)
            "                          actions only gets its sends and receives, and it is validated\n"
            "Chimera needs an even P; interleaved needs M a multiple of P; dualpipev M >= 2P; the\n"
            "others take any M. zb-v and dualpipev cut the model into 2P stages in a V (stages r\n"
-           "and 2P-1-r on rank r).\n");
+           "and 2P-1-r on rank r). With --data-parallel D, P in these rules (and in --waves,\n"
+           "--chunks and --max-inflight) is a copy's P/D ranks; costs stay per 1/P of the model\n"
+           "for all P ranks, so a replica's pass of 1/D of a micro-batch costs what it does\n"
+           "without copies (the simulated makespan of D copies is one pipeline's at P/D).\n");
 }
 
 int wp_sched_cli_make(const struct wp_sched_cli *o, struct wp_schedule *s, struct wp_err *err)

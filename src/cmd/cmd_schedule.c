@@ -30,7 +30,9 @@ static void usage(void)
            "step and action.\n\n");
     wp_sched_cli_help();
     printf("  -h, --help              this text\n\n"
-           "Example: wavepipe schedule --kind hanayo --ranks 4 --micro-batches 8 --waves 2 --validate\n");
+           "Examples:\n"
+           "  wavepipe schedule --kind hanayo --ranks 4 --micro-batches 8 --waves 2 --validate\n"
+           "  wavepipe schedule --kind zb-v --ranks 8 --data-parallel 2 --micro-batches 4 --validate\n");
 }
 
 int wp_cmd_schedule(int argc, char **argv)
@@ -80,8 +82,13 @@ int wp_cmd_schedule(int argc, char **argv)
             status = 1;
         }
     } else {
-        printf("%s: %d ranks, %d stages, %d micro-batches\n", wp_sched_kind_name(s.params.kind), s.nranks,
-               s.nstages, s.nmicro);
+        int copies = s.params.data_parallel > 1 ? s.params.data_parallel : 1;
+        printf("%s: %d ranks, %d stages, %d micro-batches", wp_sched_kind_name(s.params.kind), s.nranks, s.nstages,
+               s.nmicro);
+        if (copies > 1)
+            printf(", %d data-parallel copies of %d ranks (replica j of rank r is rank r*%d+j)", copies,
+                   s.nranks / copies, copies);
+        printf("\n");
         wp_schedule_write_text(stdout, &s);
     }
     if (o.validate && status == 0) {

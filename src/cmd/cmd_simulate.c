@@ -68,8 +68,13 @@ static void usage(void)
            "  --trace FILE.json       the timeline as Chrome trace events (Perfetto, chrome://tracing)\n"
            "  --svg FILE.svg          the timeline as SVG, one row per rank\n"
            "  -h, --help              this text\n\n"
-           "CSV columns: kind,ranks,micro_batches,k,waves,chunks,makespan,bubble_ratio,peak_activations_max\n"
-           "Example: wavepipe simulate --kind hanayo --ranks 4 --micro-batches 8 --waves 2 --tf 1 --tb 2 --svg t.svg\n");
+           "CSV columns: kind,ranks,micro_batches,k,waves,chunks,makespan,bubble_ratio,peak_activations_max\n\n"
+           "With --data-parallel D the makespan at tc = 0 and tar = 0 is the pipeline's on P/D ranks:\n"
+           "each replica does a D-th of every micro-batch's work, and the copies meet only at the\n"
+           "ALLREDUCEs (--tar, --cluster and --gradient-bytes time those).\n\n"
+           "Examples:\n"
+           "  wavepipe simulate --kind hanayo --ranks 4 --micro-batches 8 --waves 2 --tf 1 --tb 2 --svg t.svg\n"
+           "  wavepipe simulate --kind all --ranks 16 --data-parallel 4 --micro-batches 8 --tf 1 --tb 2 --tar 0.1\n");
 }
 
 struct simulate_options {

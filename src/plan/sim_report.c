@@ -109,8 +109,11 @@ int wp_sim_report(FILE *out, const struct wp_schedule *s, const struct wp_cost_m
         fprintf(out, "%s,%d,%d,%d,%d,%d,%.9g,%.9g,%.9g\n", wp_sched_kind_name(p->kind), s->nranks, s->nmicro, k,
                 waves, chunks, res.makespan, res.bubble_ratio, res.peak_max);
     } else {
-        fprintf(out, "%-12s P=%d M=%d stages=%d k=%d W=%d V=%d: makespan %.6g s, bubble ratio %.4f, peak activations",
-                wp_sched_kind_name(p->kind), s->nranks, s->nmicro, s->nstages, k, waves, chunks, res.makespan,
+        char copies[32] = ""; /* data-parallel copies of the pipeline, when there are */
+        if (p->data_parallel > 1)
+            snprintf(copies, sizeof copies, " D=%d", p->data_parallel);
+        fprintf(out, "%-12s P=%d%s M=%d stages=%d k=%d W=%d V=%d: makespan %.6g s, bubble ratio %.4f, peak activations",
+                wp_sched_kind_name(p->kind), s->nranks, copies, s->nmicro, s->nstages, k, waves, chunks, res.makespan,
                 res.bubble_ratio);
         for (int r = 0; r < s->nranks && r < 16; r++)
             fprintf(out, " %.3g", res.peak_activations[r]);

@@ -48,14 +48,15 @@ struct wp_stage_place {
 /* What the generator was asked for. */
 struct wp_sched_params {
     enum wp_sched_kind kind;
-    int ranks;          /* P */
+    int ranks;          /* P, all of them (D pipeline copies of P / D ranks each) */
+    int data_parallel;  /* D: copies of the pipeline, data-parallel (replicate.h); 0 or 1: one */
     int microbatches;   /* M */
     int k;              /* kfkb group size */
     int waves;          /* hanayo W */
     int chunks;         /* interleaved V */
     char policy;        /* 'A' or 'B' (1f1b warm-up) */
     int max_inflight;   /* D: micro-batches that fit in memory; 0 = no limit */
-    int nreplicas;      /* entries in replicas (0: one rank per stage) */
+    int nreplicas;      /* entries in replicas (0: one rank per stage); of one pipeline copy */
     const int *replicas;
     int nstage_costs;   /* entries in stage_cost_scale (0: equal stages) */
     const double *stage_cost_scale;

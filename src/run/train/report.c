@@ -216,13 +216,15 @@ void wp_report_summary(const struct wp_interp *in, const struct wp_schedule *s, 
             else
                 snprintf(what, sizeof what, "compute=real, simulated with the measured work per stage%s",
                          rs->shared_cores ? " on the node's shared cores" : "");
-            char ranks[96];
-            int t = rs->mesh[0] * rs->mesh[1] * rs->mesh[2];
+            char ranks[160], copies[64] = "";
+            int t = rs->mesh[0] * rs->mesh[1] * rs->mesh[2], D = s->params.data_parallel;
+            if (D > 1)
+                snprintf(copies, sizeof copies, "%s%d data-parallel copies of %d", t > 1 ? ", " : "", D, P / D);
             if (t > 1)
-                snprintf(ranks, sizeof ranks, "%d (%d schedule ranks x mesh %dx%dx%d)", P * t, P, rs->mesh[0],
-                         rs->mesh[1], rs->mesh[2]);
+                snprintf(ranks, sizeof ranks, "%d (%d schedule ranks x mesh %dx%dx%d%s)", P * t, P, rs->mesh[0],
+                         rs->mesh[1], rs->mesh[2], copies);
             else
-                snprintf(ranks, sizeof ranks, "%d", P);
+                snprintf(ranks, sizeof ranks, D > 1 ? "%d (%s)" : "%d%s", P, copies);
             char host[64] = "";
             if (rs->host_busy >= 0)
                 snprintf(host, sizeof host, ", host busy %.1f %%", 100 * rs->host_busy);

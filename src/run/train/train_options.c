@@ -66,10 +66,10 @@ static const char *rule_broken(const struct wp_train_options *o)
                "--adapt";
     if (meshed && o->plan_path)
         return "--plan gives the tensor group (its `tensor`): not --tensor or --mesh with it";
-    if (o->plan_path && (o->kind_given || o->partition || o->stages || o->sched.nreplicas || o->micro_given ||
-                         o->global_batch > 0))
-        return "--plan sets the schedule, partition, replicas, micro-batches and global batch; give none of those "
-               "with it";
+    if (o->plan_path && (o->kind_given || o->partition || o->stages || o->sched.nreplicas ||
+                         o->sched.data_parallel > 1 || o->micro_given || o->global_batch > 0))
+        return "--plan sets the schedule, partition, replicas (--stages, --data-parallel), micro-batches and global "
+               "batch; give none of those with it";
     return NULL;
 }
 

@@ -17,7 +17,8 @@ struct wp_train_options {
     int kind_given;               /* sched.kind was chosen (else 1f1b) */
     int micro_given;              /* sched.microbatches was chosen (else the config's) */
     const char *schedule_file;    /* run this schedule instead: its ranks, stages and micro-batches */
-    int stages;                   /* > 0: stages of a pipeline copied data-parallel over the ranks */
+    int stages;                   /* > 0: ranks of a pipeline copied data-parallel over the ranks (sets
+                                   * sched.data_parallel to ranks / stages) */
     const char *partition;        /* "n0,n1,...": units (blocks, or layers) per stage; NULL: even */
     int mesh[3];                  /* P0 x P1 x P2 of every stage (1 x 1 x 1: none) */
     const char *plan_path;        /* a plan of wavepipe plan: schedule, partition, replicas, group */

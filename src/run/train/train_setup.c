@@ -116,22 +116,17 @@ static int read_settings(struct wp_train_setup *ts, const struct wp_train_option
         t->global_batch = t->micro_batches * ts->table.profile_batch;
     p->ranks = P;
     if (o->stages) {
-        /* data-parallel pipelines: every stage replicated P/S times; replica j
-         * of each stage talks to replica j of the next, so the copies run
-         * apart and meet only at the gradient allreduce */
+        /* data-parallel pipelines of S ranks (any kind; for gpipe, 1f1b and
+         * kfkb the S stages replicated P/S times, as --replicas r,r,..
+         * would): replica j of each rank talks to replica j of its peers,
+         * so the copies run apart and meet only at the gradient allreduce */
         if (p->nreplicas)
             return wp_errorf(err, "give --stages or --replicas, not both");
+        if (p->data_parallel > 1)
+            return wp_errorf(err, "give --stages S or --data-parallel P/S, not both");
         if (P % o->stages)
             return wp_errorf(err, "--stages %d does not divide the %d ranks into pipeline copies", o->stages, P);
-        if (p->kind != WP_SCHED_GPIPE && p->kind != WP_SCHED_1F1B && p->kind != WP_SCHED_KFKB && o->stages != P)
-            return wp_errorf(err, "data-parallel copies (--stages %d < %d ranks) are made for gpipe, 1f1b and kfkb",
-                             o->stages, P);
-        if (o->stages < P) {
-            for (int st = 0; st < o->stages; st++)
-                ts->replicas[st] = P / o->stages;
-            p->nreplicas = o->stages;
-            p->replicas = ts->replicas;
-        }
+        p->data_parallel = P / o->stages;
     }
     return wp_run_config_check(cfg, err);
 }
@@ -391,7 +386,7 @@ int wp_train_setup_init(struct wp_train_setup *ts, const struct wp_train_options
     MPI_Comm_size(MPI_COMM_WORLD, &ts->world_ranks);
     memcpy(ts->mesh, o->mesh, sizeof ts->mesh);
     ts->params = o->sched;
-    if (ts->params.nreplicas) { /* the schedule's replicas are the run's own, as --stages and a plan write them */
+    if (ts->params.nreplicas) { /* the schedule's replicas are the run's own, as a plan writes them */
         memcpy(ts->replicas, ts->params.replicas, (size_t)ts->params.nreplicas * sizeof *ts->replicas);
         ts->params.replicas = ts->replicas;
     }
