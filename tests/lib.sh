@@ -80,6 +80,20 @@ vcluster_require() {
 bgpid=
 run_bg() { "$@" & bgpid=$!; wait "$bgpid"; local st=$?; bgpid=; return "$st"; }
 now_ms() { date +%s%3N; }
+# sbatch_report DIR RC LIMIT_S: after `timeout LIMIT_S sbatch --wait --parsable
+# ... -o DIR/job.out > DIR/sbatch.txt` ended with RC: its output shown, the
+# job cancelled when the limit ran out (124), and the job's output shown
+sbatch_report() {
+    local dir=$1 rc=$2 limit=$3 jobid
+    sed 's/^/    sbatch: /' "$dir/sbatch.txt"
+    if [ "$rc" -eq 124 ]; then
+        echo "    the job did not finish within $limit s: cancelling it"
+        jobid=$(head -n 1 "$dir/sbatch.txt")
+        [ -n "$jobid" ] && timeout 10 scancel "$jobid" 2>/dev/null
+    fi
+    echo "---- job output ($dir/job.out)"
+    [ -r "$dir/job.out" ] && sed 's/^/    | /' "$dir/job.out"
+}
 secs() { echo "$(( ($2 - $1) / 1000 )).$(( ($2 - $1) % 1000 / 100 ))"; }
 
 # vcluster_show_logs DIR: the tails of the cluster's daemon logs.

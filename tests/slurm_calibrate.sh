@@ -76,15 +76,7 @@ JOB
         "$rundir/job.sh" > "$rundir/sbatch.txt" 2>&1
     rc=$?
     t1=$(now_ms)
-    sed 's/^/    sbatch: /' "$rundir/sbatch.txt"
-    if [ "$rc" -eq 124 ]; then
-        echo "    the job did not finish within $job_timeout s: cancelling it"
-        local jobid
-        jobid=$(head -n 1 "$rundir/sbatch.txt")
-        [ -n "$jobid" ] && timeout 10 scancel "$jobid" 2>/dev/null
-    fi
-    echo "---- job output ($rundir/job.out)"
-    [ -r "$rundir/job.out" ] && sed 's/^/    | /' "$rundir/job.out"
+    sbatch_report "$rundir" "$rc" "$job_timeout"
     expect_status 0 "$rc" "$name: the calibrate job over $nodes nodes succeeds within $job_timeout s ($(secs "$t0" "$t1") s)"
     if grep -qF "calibrate step exit status 0" "$rundir/job.out" 2>/dev/null; then
         pass "$name: srun --mpi=pmi2 wavepipe calibrate exits 0"

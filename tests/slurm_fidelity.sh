@@ -30,16 +30,23 @@ rm -rf "$out"
 # fidelity.sh takes the cluster lock, brings the cluster up and down itself;
 # run once more when a case misses the tolerance (make -j2 check runs
 # another test beside this one on the same 2 cores), the second run counts
-for attempt in 1 2; do
-    FIDELITY_RATES=1gbit FIDELITY_SHAPES=8:3 FIDELITY_TABLES=gpt2-small-deep FIDELITY_KINDS="1f1b gpipe" \
-        FIDELITY_STEPS=4 timeout -k 10 900 bash "$WP_SRCDIR/bench/fidelity.sh" "$WAVEPIPE" "$WP_SRCDIR" "$out" \
-        > "$out.log" 2>&1
-    rc=$?
-    [ "$rc" -eq 0 ] || break
-    awk -F, -v t="$tolerance" 'NR > 1 { e = $10 < 0 ? -$10 : $10; if (e > t) bad = 1 } END { exit bad }' \
-        "$out/fidelity.csv" && break
-    [ "$attempt" -eq 1 ] && echo "    a case missed by more than $tolerance (a busy machine?): once more"
-done
+# fidelity_cases OUT SHAPES KINDS TOLERANCE LIMIT_S: bench/fidelity.sh at
+# 1 Gbit/s on the GPT-2-small-class table into OUT (its log OUT.log), once
+# more when a case misses TOLERANCE; rc its exit status
+fidelity_cases() {
+    local dir=$1 shapes=$2 kinds=$3 tol=$4 limit=$5 attempt
+    for attempt in 1 2; do
+        FIDELITY_RATES=1gbit FIDELITY_SHAPES="$shapes" FIDELITY_TABLES=gpt2-small-deep FIDELITY_KINDS="$kinds" \
+            FIDELITY_STEPS=4 timeout -k 10 "$limit" bash "$WP_SRCDIR/bench/fidelity.sh" "$WAVEPIPE" "$WP_SRCDIR" \
+            "$dir" > "$dir.log" 2>&1
+        rc=$?
+        [ "$rc" -eq 0 ] || break
+        awk -F, -v t="$tol" 'NR > 1 { e = $10 < 0 ? -$10 : $10; if (e > t) bad = 1 } END { exit bad }' \
+            "$dir/fidelity.csv" && break
+        [ "$attempt" -eq 1 ] && echo "    a case missed by more than $tol (a busy machine?): once more"
+    done
+}
+fidelity_cases "$out" 8:3 "1f1b gpipe" "$tolerance" 900
 expect_status 0 "$rc" "bench/fidelity.sh ran the 8-rank, 3-node case at 1 Gbit/s"
 [ "$rc" -eq 0 ] || sed 's/^/    | /' "$out.log" | tail -n 25
 grep -E '^(fidelity: MPI|    fit|case|1gbit/|[0-9]+ cases)' "$out.log" | sed 's/^/    /'
@@ -102,16 +109,7 @@ fi
 # the host's busy share over the measured iterations is recorded beside it
 dilated=$out-dilated
 rm -rf "$dilated"
-for attempt in 1 2; do
-    FIDELITY_RATES=1gbit FIDELITY_SHAPES="16:4:$dilate_f:$dilate_s" FIDELITY_TABLES=gpt2-small-deep \
-        FIDELITY_KINDS="$dilated_kinds" FIDELITY_STEPS=4 timeout -k 10 1200 bash "$WP_SRCDIR/bench/fidelity.sh" \
-        "$WAVEPIPE" "$WP_SRCDIR" "$dilated" > "$dilated.log" 2>&1
-    rc=$?
-    [ "$rc" -eq 0 ] || break
-    awk -F, -v t="$dilated_tolerance" 'NR > 1 { e = $10 < 0 ? -$10 : $10; if (e > t) bad = 1 } END { exit bad }' \
-        "$dilated/fidelity.csv" && break
-    [ "$attempt" -eq 1 ] && echo "    a dilated case missed by more than $dilated_tolerance (a busy machine?): once more"
-done
+fidelity_cases "$dilated" "16:4:$dilate_f:$dilate_s" "$dilated_kinds" "$dilated_tolerance" 1200
 expect_status 0 "$rc" "bench/fidelity.sh ran 16 ranks on 4 nodes at 1 Gbit/s dilated $dilate_f x, bytes / $dilate_s"
 [ "$rc" -eq 0 ] || sed 's/^/    | /' "$dilated.log" | tail -n 25
 grep -E '^(    fit|case|1gbit/|[0-9]+ cases|host busy)' "$dilated.log" | sed 's/^/    /'

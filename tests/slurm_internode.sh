@@ -80,15 +80,7 @@ submit() {
     job_rc=$?
     t1=$(now_ms)
     job_bytes=$(($(link_rx_bytes) - rx0))
-    sed 's/^/    sbatch: /' "$out/sbatch.txt"
-    if [ "$job_rc" -eq 124 ]; then
-        echo "    the job did not finish within $job_timeout s: cancelling it"
-        local jobid
-        jobid=$(head -n 1 "$out/sbatch.txt")
-        [ -n "$jobid" ] && timeout 10 scancel "$jobid" 2>/dev/null
-    fi
-    echo "---- job output ($out/job.out)"
-    [ -r "$out/job.out" ] && sed 's/^/    | /' "$out/job.out"
+    sbatch_report "$out" "$job_rc" "$job_timeout"
     expect_status 0 "$job_rc" "the $name job ($job_ranks ranks on $nodes nodes) ends 0 within its limit ($(secs "$t0" "$t1") s)"
     expect_contains "$out/job.out" "run step exit status 0" "$name: srun --mpi=pmi2 wavepipe run exits 0"
 }
