@@ -107,6 +107,7 @@ vcj_up "$CLDIR" "$max_nodes" "$max_per_node"
 csv=$OUT/fidelity.csv
 echo "case,rate,table,ranks,nodes,kind,micro_batches,predicted_s,measured_s,error,compute,mpi,dilation,byte_scale,host_busy" > "$csv.tmp"
 skipped=""
+rerun=""
 missing=0
 dilations=$(for shape in $SHAPES; do read -r _ _ f s <<< "$(shape_fields "$shape")"; echo "$f:$s"; done | sort -u -t: -k1,1g -k2,2g)
 
@@ -138,21 +139,45 @@ for rate in $RATES; do
                 fi
             done
             [ -n "$runnable" ] || continue
-            script=$case_dir/job.sh
-            {
-                echo '#!/bin/bash'
-                for kind in $runnable; do
-                    echo "srun --mpi=pmi2 \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --schedule $kind" \
-                         "$(kind_args "$kind") --micro-batches $P --steps $STEPS --results \"$case_dir/$kind.csv\"" \
-                         "--dilate $F --scale-bytes $S" \
-                         "--measure \"$case_dir/$kind.measure.csv\"" \
-                         "> \"$case_dir/$kind.log\" 2>&1 || echo \"$kind failed: \$?\""
-                done
-            } > "$script"
+            # write_job SCRIPT KIND...: one srun per kind, its rows, measurements and log
+            write_job() {
+                local script=$1 kind
+                shift
+                {
+                    echo '#!/bin/bash'
+                    for kind in "$@"; do
+                        echo "srun --mpi=pmi2 \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --schedule $kind" \
+                             "$(kind_args "$kind") --micro-batches $P --steps $STEPS --results \"$case_dir/$kind.csv\"" \
+                             "--dilate $F --scale-bytes $S" \
+                             "--measure \"$case_dir/$kind.measure.csv\"" \
+                             "> \"$case_dir/$kind.log\" 2>&1 || echo \"$kind failed: \$?\""
+                    done
+                } > "$script"
+            }
+            # shellcheck disable=SC2086
+            write_job "$case_dir/job.sh" $runnable
             log "rate $rate, $table, $P ranks on $N nodes (blocks of $per), dilation $F, byte scale $S:$runnable"
             rm -f "$case_dir"/*.csv
-            vcj_job "fid-$rate-$table-${P}r${N}n$dilated" "$N" "$P" "$per" "$script" 3600 ||
+            vcj_job "fid-$rate-$table-${P}r${N}n$dilated" "$N" "$P" "$per" "$case_dir/job.sh" 3600 ||
                 log "job for $case_dir failed"
+            # a run that ended without its summary (the watchdog ended a stalled job, a rank lost) runs
+            # once more, said here and in the table's notes; its first log is kept as KIND.failed.log
+            again=""
+            for kind in $runnable; do
+                grep -q '^summary:' "$case_dir/$kind.log" 2>/dev/null && continue
+                why=$(grep -m 1 -E 'watchdog|error|Abort' "$case_dir/$kind.log" 2>/dev/null | cut -c 1-160)
+                log "$kind ended without its summary (${why:-no message}): once more"
+                rerun="$rerun$rate/$table/${P}r${N}n$dilated/$kind: run again after ${why:-an end without its summary}"$'\n'
+                mv "$case_dir/$kind.log" "$case_dir/$kind.failed.log" 2>/dev/null
+                rm -f "$case_dir/$kind.csv" "$case_dir/$kind.measure.csv"
+                again="$again $kind"
+            done
+            if [ -n "$again" ]; then
+                # shellcheck disable=SC2086
+                write_job "$case_dir/job-again.sh" $again
+                vcj_job "fid-$rate-$table-${P}r${N}n$dilated-again" "$N" "$P" "$per" "$case_dir/job-again.sh" 3600 ||
+                    log "job for $case_dir (again) failed"
+            fi
             for kind in $runnable; do
                 predicted=$(awk -F, 'NR == 2 { print $7 }' "$case_dir/$kind.predicted")
                 # the median iteration over the steps after the first (row 2 is step 0)
@@ -178,5 +203,6 @@ mv "$csv.tmp" "$csv"
 # --- the table and the plot ------------------------------------------------------------
 "$(dirname "$0")/fidelity_report.sh" "$csv" "$OUT" "$MPI_LINE"
 printf '%s' "$skipped" | sed 's/^/skipped: /' | tee -a "$OUT/fidelity.txt"
+printf '%s' "$rerun" | sed 's/^/rerun: /' | tee -a "$OUT/fidelity.txt"
 [ "$missing" -eq 0 ] || { log "some cases ran without a measurement (skipped: lines above)"; exit 1; }
 exit 0

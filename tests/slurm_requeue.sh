@@ -129,10 +129,12 @@ n=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print $c["i
     "$work/harvest.csv")
 expect_status "$((steps - 1)) 0" "${n:-none}" "harvest counts each of the $((steps - 1)) iterations after the warm-up once"
 # a real time limit: 1 minute, the warning 55 s before it (slurmctld sends
-# it from its periodic check, up to about 30 s late); 250 steps need more
-# than a minute, so the job is stopped by the warning and requeued (as
-# often as it takes) and ends DONE with every iteration once
-submit limit-test 250 100 1 00:01:00 55
+# it from its periodic check, up to about 30 s late, so 5 to 35 s into the
+# job); 1000 steps need more than a minute (60-70 ms each here; 250 steps
+# once finished in 16.5 s, before a late warning came), so the job is
+# stopped by the warning and requeued (as often as it takes) and ends DONE
+# with every iteration once
+submit limit-test 1000 100 1 00:01:00 55
 deadline=$(($(date +%s) + 300))
 while [ ! -f "$p/DONE" ] && [ ! -f "$p/FAILED" ] && [ "$(date +%s)" -lt "$deadline" ]; do
     release
@@ -152,6 +154,6 @@ else
     pass "no step reached the time limit itself"
 fi
 iters=$(awk -F, 'NR > 1 { print $13 }' "$p/results.csv" | sort -n | uniq | wc -l)
-expect_status "250 250" "$iters $(rows)" "results.csv: each of the 250 iterations once"
+expect_status "1000 1000" "$iters $(rows)" "results.csv: each of the 1000 iterations once"
 vcluster_teardown "$vc" "$dir"
 finish
