@@ -241,7 +241,7 @@ static const char usage_text[] =
     "                         first iteration ends, then max(S, 2 x the longest iteration);\n"
     "                         a checkpoint save or a move of layers max(S, 60 s, 4 x the\n"
     "                         longest such pause); after a stop signal 2 iterations, at\n"
-    "                         least 1 s. Compute is never timed.\n"
+    "                         least 1 s; dilated (--dilate F), F times S. Compute is never timed.\n"
     "                         The message names the rank, the peer and their hosts; rank 0\n"
     "                         prints the ranks' hosts and process ids at the start (mpiexec\n"
     "                         and srun name a killed rank's process or task)\n"

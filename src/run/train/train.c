@@ -350,7 +350,10 @@ static void prepare_steps(struct wp_train *t)
     if (t->rank == 0)
         wp_rank_loss_print_map(&t->rank_loss, stdout);
     /* rank 0's --changes-hook runs while the other ranks wait on it */
-    double watch_s = o->watchdog_s && o->changes_hook ? o->watchdog_s + t->hook_timeout_s : o->watchdog_s;
+    /* a dilated run waits F times as long for everything: its limits are F times the undilated ones */
+    double watch_s = o->watchdog_s * o->dilation;
+    if (o->watchdog_s && o->changes_hook)
+        watch_s += t->hook_timeout_s;
     struct wp_err err = {""};
     if (wp_rank_loss_watch(&t->rank_loss, watch_s, &err))
         die(t, &err);
