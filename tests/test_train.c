@@ -59,6 +59,16 @@ static void rules(void)
     o.sched.kind = WP_SCHED_HANAYO;
     all_ok(wp_train_options_check(&o, why, sizeof why) == -1 && strstr(why, "not hanayo"),
            "--adapt k on a hanayo run is refused, naming the kind");
+    demo_options(&o, 1);
+    o.watchdog_s = 6;
+    all_ok(wp_train_options_watch_s(&o, 120) == 6, "an undilated run's watchdog waits --watchdog-s");
+    o.emulated = 1;
+    o.dilation = 4;
+    all_ok(wp_train_options_watch_s(&o, 120) == 24, "a run dilated 4 times waits 4 times --watchdog-s");
+    o.changes_hook = "hook.sh";
+    all_ok(wp_train_options_watch_s(&o, 120) == 144, "and the changes hook's time on top, undilated");
+    o.watchdog_s = 0;
+    all_ok(wp_train_options_watch_s(&o, 120) == 0, "--watchdog-s 0 stays no watchdog, dilated or not");
 }
 
 /* Steps a run to its end, recording each step's loss; the last step's

@@ -349,13 +349,8 @@ static void prepare_steps(struct wp_train *t)
     t->done_steps = steps > t->first_step ? steps : t->first_step; /* less when a signal stops it */
     if (t->rank == 0)
         wp_rank_loss_print_map(&t->rank_loss, stdout);
-    /* rank 0's --changes-hook runs while the other ranks wait on it */
-    /* a dilated run waits F times as long for everything: its limits are F times the undilated ones */
-    double watch_s = o->watchdog_s * o->dilation;
-    if (o->watchdog_s && o->changes_hook)
-        watch_s += t->hook_timeout_s;
     struct wp_err err = {""};
-    if (wp_rank_loss_watch(&t->rank_loss, watch_s, &err))
+    if (wp_rank_loss_watch(&t->rank_loss, wp_train_options_watch_s(o, t->hook_timeout_s), &err))
         die(t, &err);
 }
 

@@ -81,3 +81,11 @@ int wp_train_options_check(const struct wp_train_options *o, char *why, size_t s
     snprintf(why, size, rule, wp_sched_kind_name(o->sched.kind));
     return -1;
 }
+
+double wp_train_options_watch_s(const struct wp_train_options *o, double hook_timeout_s)
+{
+    if (o->watchdog_s <= 0)
+        return 0;
+    double dilation = o->dilation >= 1 ? o->dilation : 1;
+    return o->watchdog_s * dilation + (o->changes_hook ? hook_timeout_s : 0);
+}

@@ -65,4 +65,10 @@ void wp_train_options_default(struct wp_train_options *o);
  * layer table, or a plan together with the settings it fixes. */
 int wp_train_options_check(const struct wp_train_options *o, char *why, size_t size);
 
+/* The watchdog's limit in wall-clock seconds (0: no watchdog): --watchdog-s
+ * F times over, as a run dilated F times waits F times as long for
+ * everything, plus hook_timeout_s when rank 0 runs a --changes-hook that
+ * the other ranks wait on. */
+double wp_train_options_watch_s(const struct wp_train_options *o, double hook_timeout_s);
+
 #endif
