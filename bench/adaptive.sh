@@ -68,6 +68,12 @@
 #                       kFkB with k = N at the same micro-batch size (the
 #                       summary and the plot compare static and adaptive only)
 #   ADAPT_PERIOD        iterations between a scenario's changes (default 20)
+#   ADAPT_DILATION      F: every run dilated F times (--dilate F; default 1),
+#                       the links' rates and the competing flow's divided
+#                       by F x S alike (scenario-hook.sh reads the run's
+#                       WAVEPIPE_DILATION); times reported undilated
+#   ADAPT_BYTE_SCALE    S: messages of 1/S of the model's bytes (--scale-bytes
+#                       S; default 1)
 #   ADAPT_REPLOT        set: no runs, no cluster; the CSVs, plots and summary
 #                       again from the runs under OUTDIR/runs
 # Needs root (namespaces, tc).
@@ -93,6 +99,11 @@ FLOPS=${ADAPT_FLOPS:-2e12}
 CLDIR=${ADAPT_CLUSTER:-$OUT/vcluster}
 RUNS=${ADAPT_RUNS:-static adaptive}
 FLOWS=${ADAPT_FLOWS:-4}
+F=${ADAPT_DILATION:-1} S=${ADAPT_BYTE_SCALE:-1}
+DILATE_ARGS=""
+[ "$F:$S" = 1:1 ] || DILATE_ARGS="--dilate $F --scale-bytes $S"
+DILATED_TEXT=""
+[ "$F:$S" = 1:1 ] || DILATED_TEXT=", dilated ${F}x, messages of 1/$S of the bytes"
 PERIOD=${ADAPT_PERIOD:-20}
 case $PERIOD in '' | *[!0-9]*) die "ADAPT_PERIOD must be a whole number of iterations, not '$PERIOD'" ;; esac
 [ "$PERIOD" -ge 2 ] || die "ADAPT_PERIOD must be at least 2 iterations"
@@ -166,10 +177,10 @@ run_one() {
 #!/bin/bash
 srun --mpi=pmi2 "$WAVEPIPE" run --compute emulated --layers "$table" $sched --micro-batches $M \\
     --global-batch $M --steps $iters --changes "$dir/changes.txt" --changes-hook "$HOOK" \\
-    --results "$rows_csv" $adapt_args
+    --results "$rows_csv" $DILATE_ARGS $adapt_args
 EOS
     log "$scen: $run run, $iters iterations"
-    vcj_job "adaptive-$scen-$run" 2 4 2 "$dir/$run.sh" 900 || log "$scen/$run: the job failed ($log)"
+    vcj_job "adaptive-$scen-$run" 2 4 2 "$dir/$run.sh" $((900 * ${F%.*})) || log "$scen/$run: the job failed ($log)"
     bash "$HOOK" flow off > /dev/null 2>&1 # a run that failed half way
     # the moves and the pause each made (iteration,partition,pause_s), from the job's output
     awk '/^adapt partition after iteration [0-9]*: move to/ { it = $5; sub(":", "", it); part = $8 }
@@ -261,7 +272,7 @@ plot() {
 set terminal $term
 set output "$OUT/$scen.$ext"
 set datafile separator ","
-set title "$scen: static 1F1B vs --adapt $MODE (emulated compute, 4 ranks, 2 namespace nodes)" font ",11"
+set title "$scen: static 1F1B vs --adapt $MODE (emulated compute$DILATED_TEXT, 4 ranks, 2 namespace nodes)" font ",11"
 set xlabel "iteration"
 set ylabel "samples/s"
 set y2label "k of the adaptive run"
@@ -284,6 +295,7 @@ GNUPLOT
     echo "over tc-shaped veth links); compute emulated from $(basename "$TABLE") (analytic, $FLOPS FLOP/s),"
     echo "$M micro-batches of 1 sequence (rate-drop: the synthetic $(basename "$MIXED")). Samples/s: samples over"
     echo "time, the pauses of moves included."
+    [ "$F:$S" = 1:1 ] || echo "Dilated: every run --dilate $F --scale-bytes $S on links (and the competing flow) $F x $S times slower; every time undilated."
     echo "MPI: $MPI_LINE"
 } > "$OUT/adaptive.txt.new"
 ALL_RUNS=$RUNS
