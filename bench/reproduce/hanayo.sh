@@ -144,12 +144,17 @@ rp_publish "$W/throughput.csv" throughput.csv
 
 # ---- the measured half, on the test cluster where it can run here -----------
 MEASURED=$RP_OUT/measured
+MEASURED_SPENT="" # what the measurement cost, or where its files came from
 if [ "${HANAYO_MEASURED:-1}" = 0 ]; then
     MEASURED_WHY="not run: HANAYO_MEASURED=0 was set"
+elif [ "${HANAYO_MEASURED:-1}" = reuse ] && [ -s "$MEASURED/weak-network.csv" ] && [ -s "$MEASURED/strong-network.csv" ]; then
+    MEASURED_WHY="" # the tables made again from the files of the run that measured them
+    MEASURED_SPENT="The measured files are those of the run that ended $(date -u -r "$MEASURED/strong-network.csv" +%Y-%m-%dT%H:%MZ) (HANAYO_MEASURED=reuse: tables and plots made again from them)."
 elif ! why=$(bash "$RP_SRC/tests/cluster/vcluster.sh" can-run 2>&1); then
     MEASURED_WHY="not run: the test cluster cannot run here ($why)"
 elif "$RP_SRC/bench/reproduce/hanayo_measured.sh" "$WP" "$RP_SRC" "$MEASURED" "$W/lock-wait-s"; then
     MEASURED_WHY=""
+    MEASURED_SPENT="Of the time above, $(cat "$W/lock-wait-s") s went to waiting for the test cluster's lock (other users) and bringing it up."
 else
     rp_die "the measured campaigns failed (HANAYO_MEASURED=0 runs the simulated part alone)"
 fi
@@ -289,7 +294,7 @@ sc() { thr "$1" TACC bert-64 "$2" 8 "$3" "$4"; }
         "Chimera-wave, the paper's \"C\", is Chimera turned into one-wave pipelines (section 3.2, figure 5): wavepipe's \`hanayo --waves 1\` (its bubble at P is Chimera's at 2P, table below). wavepipe's \`chimera\` (two weight copies per GPU) is shown beside it." \
         "D pipelines of P GPUs: simulated whole (\`wavepipe simulate --data-parallel D --layers --cluster --ranks-per-node\`): a stage's D copies side by side (Megatron-LM's order; the paper does not say its placement), each kind's gradient sums over the cluster's links overlapped with its last backward passes as its order allows; \`throughput.csv\` keeps one pipeline's makespan (\`pipeline_s\`) and what the D copies add (\`allreduce_s\`)."
     if [ -z "$MEASURED_WHY" ]; then
-        echo "- **Evidence: $RP_MEASURED** (the last section): emulated compute, real MPI ($(cat "$MEASURED/mpi.txt")) between network namespaces of one 2-core machine, real Slurm; 8 to 32 emulated GPUs as 1 to 4 data-parallel pipelines of 8, dilated 8 times (times reported undilated). Of the time above, $(cat "$W/lock-wait-s") s went to waiting for the test cluster's lock (other users) and bringing it up."
+        echo "- **Evidence: $RP_MEASURED** (the last section): emulated compute, real MPI ($(cat "$MEASURED/mpi.txt")) between network namespaces of one 2-core machine, real Slurm; 8 to 32 emulated GPUs as 1 to 4 data-parallel pipelines of 8, dilated 8 times (times reported undilated). $MEASURED_SPENT"
     else
         echo "- **Evidence: $RP_MEASURED**: $MEASURED_WHY; \`results/hanayo/measured/\` holds what an earlier run measured, if any."
     fi
@@ -485,6 +490,21 @@ plot '$W/m-$mode-1f1b-1.dat' u 1:2 w lp lw 2 pt 7 lc 1 t 'DAPPLE (1F1B)', '' u 1
         echo
         echo "| quantity | paper | measured here | difference | note |"
         echo "|---|---|---|---|---|"
+        # the same points on links 10 times faster: how much of the shortfall is the links'
+        awk '/^network/ { n = 1 } n && !d && /bandwidth_Bps/ { sub(/= [0-9.e+]+/, "= " $3 * 10); d = 1 } { print }' \
+            "$MEASURED/cluster.cfg" > "$W/cluster-x10.cfg"
+        fast() { # fast RANKS D M G: Hanayo W = 2's iteration on the faster links
+            sim_must --kind hanayo --waves 2 --ranks "$1" --data-parallel "$2" --micro-batches "$3" --global-batch "$4" \
+                --layers "$RP_SRC/jobs/tables/gpt2-small-deep-2tflops.cfg" --cluster "$W/cluster-x10.cfg" --ranks-per-node 8 | cut -d' ' -f1
+        }
+        # the same table without the LM head's compute: how much of Hanayo's gain it takes
+        awk '/name = "head"/ { h = 1 } h && /^ *(forward|backward)_s =/ { sub(/= [0-9.e+-]+/, "= 0.0") } /^ *}/ { h = 0 } { print }' \
+            "$RP_SRC/jobs/tables/gpt2-small-deep-2tflops.cfg" > "$W/no-head.cfg"
+        nohead=$(awk -v a="$(sim_must --kind 1f1b --ranks 8 --micro-batches 8 --layers "$W/no-head.cfg" | cut -d' ' -f1)" \
+            -v b="$(sim_must --kind hanayo --waves 2 --ranks 8 --micro-batches 8 --layers "$W/no-head.cfg" | cut -d' ' -f1)" \
+            'BEGIN { printf "%.3f", a / b }')
+        pw10=$(awk -v a="$(fast 8 1 8 16)" -v b="$(fast 32 4 8 64)" 'BEGIN { printf "%.3f", a / b }')
+        ps10=$(awk -v a="$(fast 8 1 32 64)" -v b="$(fast 32 4 8 64)" 'BEGIN { printf "%.3f", a / b }')
         pw=$(awk -v a="$(measured_cell weak predicted_network_samples_per_s hanayo 2 4)" -v b="$(measured_cell weak predicted_network_samples_per_s hanayo 2 1)" 'BEGIN { printf "%.3f", a / (4 * b) }')
         ps=$(ratio "$(measured_cell strong predicted_network_samples_per_s hanayo 2 4)" "$(measured_cell strong predicted_network_samples_per_s hanayo 2 1)")
         cmp_row measured "Hanayo W = 2 / Chimera-wave, weak, 32 GPUs" 1.0813 \
@@ -492,11 +512,11 @@ plot '$W/m-$mode-1f1b-1.dat' u 1:2 w lp lw 2 pt 7 lc 1 t 'DAPPLE (1F1B)', '' u 1
             "the prediction on these links is $(ratio "$(measured_cell weak predicted_network_samples_per_s hanayo 2 4)" "$(measured_cell weak predicted_network_samples_per_s hanayo 1 4)"): the 64-layer table at 2 TFLOP/s, not the paper's model on A100s"
         cmp_row measured "Hanayo W = 2 / DAPPLE, weak, 32 GPUs" 1.331 \
             "$(ratio "$(mcol "$wk" samples_per_s_median hanayo 2 4)" "$(mcol "$wk" samples_per_s_median 1f1b 1 4)")" 5 \
-            "the prediction on these links is $(ratio "$(measured_cell weak predicted_network_samples_per_s hanayo 2 4)" "$(measured_cell weak predicted_network_samples_per_s 1f1b 1 4)"): at M = P two waves halve Hanayo's bubble, but this table's stages pass 786 KB messages that two waves double"
+            "predicted $(ratio "$(measured_cell weak predicted_network_samples_per_s hanayo 2 4)" "$(measured_cell weak predicted_network_samples_per_s 1f1b 1 4)") on these links, $(ratio "$(measured_cell weak predicted_network_samples_per_s hanayo 2 1)" "$(measured_cell weak predicted_network_samples_per_s 1f1b 1 1)") at 8 GPUs: this table's last layer, the LM head, costs 5.3 blocks, so two waves' 16 chunks are less even than one wave's 8; without the head's compute the simulator gives $nohead at 8 GPUs (messages free)"
         cmp_row measured "Hanayo W = 2 weak-scaling efficiency, 32 GPUs" 0.998 "$(printf %.3f "$(mcol "$wk" weak_efficiency hanayo 2 4)")" 5 \
-            "predicted $pw on these links: the copies' activations share each node's 10 Gbit/s (the paper's HDR100 carries 2 GPUs' traffic, here 8 ranks share a link)"
+            "predicted $pw on these links and $pw10 on links 10 times faster: the copies' messages share each node's 10 Gbit/s link (8 ranks a link here; the paper's HDR100 serves 2 GPUs)"
         cmp_row measured "Hanayo W = 2 strong speed-up, 32 GPUs" 3.375 "$(printf %.3f "$(mcol "$st" strong_speedup hanayo 2 4)")" 5 \
-            "predicted $ps on these links: at M = 32 one copy's bubble is small, so four copies of M = 8 gain less than 4x"
+            "predicted $ps on these links and $ps10 on links 10 times faster: four copies of M = 8 have a larger bubble than one of M = 32, and their messages share each node's link"
         echo
         echo "![weak scaling measured](measured/weak-scaling.svg) ![strong scaling measured](measured/strong-scaling.svg)"
         echo
