@@ -57,8 +57,20 @@ DT=$RP_OUT/decision_time.csv
 
 # --- figures 9 and 10: measured on the test cluster ----------------------------------------
 if [ "$FULL" = 1 ]; then PERIOD=20 EVERY=5; else PERIOD=10 EVERY=3; fi
-rp_adaptive_measure ADAPT_PERIOD=$PERIOD ADAPT_MODE=partition ADAPT_EVERY=$EVERY -- \
+# dilated (issue 31): --dilate F --scale-bytes S, the links F x S times
+# slower, the moves' bytes 1/S (AUTOPIPE_DILATION=1 AUTOPIPE_BYTE_SCALE=1:
+# undilated, as before)
+DIL=${AUTOPIPE_DILATION:-4} BS=${AUTOPIPE_BYTE_SCALE:-4}
+rp_adaptive_measure ADAPT_PERIOD=$PERIOD ADAPT_MODE=partition ADAPT_EVERY=$EVERY \
+    ADAPT_DILATION=$DIL ADAPT_BYTE_SCALE=$BS -- \
     bandwidth-steps:static+adaptive contended-gpu:static+adaptive
+HOST=$(awk -F, 'FNR > 2 && $24 != "" { s += $24; n++ } END { printf "%.0f", n ? 100 * s / n : -1 }' \
+    "$MEAS"/runs/bandwidth-steps/*.csv "$MEAS"/runs/contended-gpu/*.csv 2>/dev/null || echo -1)
+if [ "$DIL:$BS" = 1:1 ]; then
+    DILATED_TEXT="undilated"
+else
+    DILATED_TEXT="**dilated $DIL times** with messages and moves of 1/$BS of the model's bytes (\`run --dilate $DIL --scale-bytes $BS\`: the links $((DIL * BS)) times slower than the rates named carry 1/$BS of the bytes in $DIL times the time; every time reported is undilated); the host's 2 cores were $HOST % busy over the runs' iterations (the rows' \`host_busy\`)"
+fi
 {
     head -n 1 "$MEAS/bandwidth-steps.csv"
     tail -n +2 "$MEAS/bandwidth-steps.csv"
@@ -163,7 +175,7 @@ first; unlike PipeDream's asynchronous pipeline, both runs are synchronous
 ## Figures 9 and 10: measured on the test cluster
 
 $(rp_provenance "$RP_MEASURED" \
-    "\`bench/adaptive.sh\` (as \`make adaptive\`, $( [ "$FULL" = 1 ] && echo "its full lengths: a change every 20 iterations" || echo "**shortened**: a change every 10 iterations instead of the paper's and make adaptive's 20, decisions every 3 instead of 5; \`make reproduce-autopipe-full\` runs the full lengths into \`full/\`")), \`ADAPT_MODE=partition\`, on the virtual Slurm cluster: 2 nodes that are network namespaces of one 2-core machine, 4 ranks (2 a node), $MPI_LINE, links shaped by \`tc\`." \
+    "\`bench/adaptive.sh\` (as \`make adaptive\`, $( [ "$FULL" = 1 ] && echo "its full lengths: a change every 20 iterations" || echo "**shortened**: a change every 10 iterations instead of the paper's and make adaptive's 20, decisions every 3 instead of 5; \`make reproduce-autopipe-full\` runs the full lengths into \`full/\`")), \`ADAPT_MODE=partition\`, on the virtual Slurm cluster: 2 nodes that are network namespaces of one 2-core machine, 4 ranks (2 a node), $MPI_LINE, links shaped by \`tc\`, $DILATED_TEXT." \
     "Compute **emulated** from the analytic GPT-2-small-class table (\`bench/models/gpt2-small-deep.cfg\`, 62 blocks at 2 TFLOP/s: passes of 15 and 30 ms a stage), 16 micro-batches of one sequence; a move sends the moved blocks' parameters and AdamW moments at their true size (85 MB a block). No GPU ran any of it. The paper trains ResNet-50 on 10 P100s; its bandwidths (10-100 Gbit/s) are scaled to what a veth carries here (100-1000 Mbit/s). $REUSED The machine is shared with other work: its load average (1, 5, 15 min) was $LOAD the measurement, on 2 cores. Two runs of the same plan differ by up to 7 % here." \
     "Each run: \`srun wavepipe run --compute emulated --layers TABLE --schedule 1f1b --micro-batches 16 --global-batch 16 --steps N --changes changes.txt --changes-hook tests/cluster/scenario-hook.sh [--adapt partition --adapt-every $EVERY]\`; the same as a campaign for a real cluster: \`jobs/campaigns/autopipe-dynamic.cfg\` (\`wavepipe sweep --submit\`, \`wavepipe harvest\`)." \
     "\`autopipe.csv\`: every iteration of both runs; \`segments.csv\`: samples over time per stretch between changes, the moves' pauses in.")
