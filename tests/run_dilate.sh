@@ -6,7 +6,9 @@
 # iteration within 15 % of the simulator's prediction from the same table,
 # its measured messages the model's bytes (those of an undilated run) --
 # and says so in every row (dilation, byte_scale) and in its summary and
-# trace; every row has the host's busy share of the iteration; bad values
+# trace; every row has the host's busy share of the iteration; a changes
+# hook sees WAVEPIPE_DILATION and WAVEPIPE_BYTE_SCALE from the start's
+# change on; bad values
 # and dilation without emulated compute are refused with one clear error.
 . "$(dirname "$0")/lib.sh"
 out=$(scratch_dir)
@@ -72,6 +74,23 @@ if [ -n "$plain_bytes" ] && paste -d' ' <(echo "$plain_bytes") <(echo "$dilated_
 else
     fail "the measured messages count the model's bytes (plain: $plain_bytes; dilated: $dilated_bytes)"
 fi
+
+# --- a changes hook sees the scaling, the start's change included --------------------------
+# (a link rate it sets is dilated alike: scenario-hook.sh reads these)
+cat > "$out/hook.sh" << 'HOOK'
+#!/bin/sh
+echo "$* dilation=${WAVEPIPE_DILATION:-unset} byte_scale=${WAVEPIPE_BYTE_SCALE:-unset}" >> "$(dirname "$0")/hook.txt"
+HOOK
+chmod +x "$out/hook.sh"
+printf '0 rate 1gbit\n1 rate 2gbit\n' > "$out/changes.txt"
+timeout 120 "$MPIEXEC" -n 2 "$WAVEPIPE" run --compute emulated --layers "$bert" --schedule 1f1b --micro-batches 2 \
+    --steps 2 --dilate 2 --scale-bytes 8 --changes "$out/changes.txt" --changes-hook "$out/hook.sh" \
+    --results "$out/hooked.csv" > "$out/hooked.log" 2>&1
+expect_status 0 $? "a dilated run with a changes hook"
+grep -qx 'rate 1gbit dilation=2 byte_scale=8' "$out/hook.txt"
+expect_status 0 $? "the hook's start change (iteration 0) sees WAVEPIPE_DILATION 2 and WAVEPIPE_BYTE_SCALE 8"
+grep -qx 'rate 2gbit dilation=2 byte_scale=8' "$out/hook.txt"
+expect_status 0 $? "and so does a later one"
 
 # --- refused --------------------------------------------------------------------------
 "$WAVEPIPE" run --config "$WP_SRCDIR/jobs/models/gpt-tiny.cfg" --dilate 4 > "$out/real.txt" 2>&1

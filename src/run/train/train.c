@@ -262,11 +262,23 @@ static int start_tuner(struct wp_train *t, struct wp_err *err)
     return 0;
 }
 
+/* For --changes-hook, before any change is made (the start's too): a link
+ * rate the hook sets is dilated and byte-scaled as the run is. */
+static void export_scaling(const struct wp_train_options *o)
+{
+    char factor[32];
+    snprintf(factor, sizeof factor, "%g", o->dilation);
+    setenv("WAVEPIPE_DILATION", factor, 1);
+    snprintf(factor, sizeof factor, "%g", o->byte_scale);
+    setenv("WAVEPIPE_BYTE_SCALE", factor, 1);
+}
+
 /* --resume, and the scenario's changes up to the first step (a resumed
  * run makes the earlier ones again): status stays -1 once anything failed. */
 static int resume(struct wp_train *t, int status, struct wp_err *err)
 {
     struct wp_train_setup *ts = &t->setup;
+    export_scaling(&t->o);
     if (t->o.resume && status == 0) {
         /* a checkpoint that does not load ends the run, no step taken, everything freed */
         status = wp_checkpoint_load(&t->in, t->o.resume, &t->first_step, err);
@@ -318,11 +330,6 @@ static void describe_run(struct wp_train *t, struct wp_err *err)
         printf("compute=emulated: each pass sleeps what %s (%s, profile batch %d) says for its stage's layers; "
                "messages are real\n",
                o->layers_path, ts->table.name, ts->table.profile_batch);
-    char factor[32]; /* for --changes-hook: a link rate it sets is dilated alike */
-    snprintf(factor, sizeof factor, "%g", o->dilation);
-    setenv("WAVEPIPE_DILATION", factor, 1);
-    snprintf(factor, sizeof factor, "%g", o->byte_scale);
-    setenv("WAVEPIPE_BYTE_SCALE", factor, 1);
     if (t->rank == 0 && (o->dilation != 1 || o->byte_scale != 1))
         printf("dilation=%g byte_scale=%g: every pass and optimizer step lasts %g times the table's time and "
                "messages and sums carry 1/%g of the model's bytes (links shaped %g times slower carry them in %g "
