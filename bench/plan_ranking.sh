@@ -77,9 +77,10 @@ for table in $TABLES; do
         fi
         plans="$plans $name"
         # as many ranks as the plan has devices (a straight plan of 13 stages
-        # takes 13 of the 16)
+        # takes 13 of the 16), on as few nodes as hold them: the plan fills
+        # nodes of PER_NODE GPUs in order (12 devices: 3 nodes of 4, not 4 of 3)
         devices=$(awk '$1 == "replicas" { s += $3 } END { print s }' "$file")
-        echo "srun --mpi=pmi2 -n $devices \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --plan \"$file\"" \
+        echo "srun --mpi=pmi2 -N $(( (devices + PER_NODE - 1) / PER_NODE )) -n $devices \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --plan \"$file\"" \
             "--steps $STEPS --dilate $F --scale-bytes $S --results \"$dir/$name.csv\" > \"$dir/$name.log\" 2>&1" \
             "|| echo \"$name failed: \$?\"" \
             >> "$script"

@@ -432,6 +432,7 @@ mcol() { # mcol CSV COLUMN SCHEDULE WAVES NODES: the value of COLUMN in that row
 measured_cell() {
     case $2 in
     predicted_network_*) mcol "$MEASURED/$1-network.csv" "$2" "$3" "$4" "$5" ;;
+    host_busy) [ -s "$MEASURED/$1-host.csv" ] && mcol "$MEASURED/$1-host.csv" "$2" "$3" "$4" "$5" ;;
     *) mcol "$MEASURED/$1.csv" "$2" "$3" "$4" "$5" ;;
     esac
 }
@@ -441,8 +442,8 @@ scheme_name() {
 measured_table() { # measured_table MODE
     local col m p q base n kw k w
     [ "$1" = weak ] && col=weak_efficiency || col=strong_speedup
-    echo "| GPUs (nodes, copies) | scheme | M a copy | samples/s measured | predicted (links priced) | measured / predicted | $col measured | $col predicted |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| GPUs (nodes, copies) | scheme | M a copy | samples/s measured | predicted (links priced) | measured / predicted | $col measured | $col predicted | host busy |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     for n in 1 2 4; do
         for kw in 1f1b:1 hanayo:1 hanayo:2; do
             k=${kw%:*} w=${kw#*:}
@@ -451,7 +452,7 @@ measured_table() { # measured_table MODE
             base=$(measured_cell "$1" predicted_network_samples_per_s "$k" "$w" 1)
             [ "$1" = weak ] && q=$(awk -v a="$p" -v b="$base" -v n="$n" 'BEGIN { printf "%.3f", a / (n * b) }') ||
                 q=$(ratio "$p" "$base")
-            echo "| $((8 * n)) ($n, $n) | $(scheme_name "$kw") | $(measured_cell "$1" micro_batches "$k" "$w" "$n") | $(printf %.3f "$m") | $(printf %.3f "$p") | $(ratio "$m" "$p") | $(printf %.3f "$(measured_cell "$1" "$col" "$k" "$w" "$n")") | $q |"
+            echo "| $((8 * n)) ($n, $n) | $(scheme_name "$kw") | $(measured_cell "$1" micro_batches "$k" "$w" "$n") | $(printf %.3f "$m") | $(printf %.3f "$p") | $(ratio "$m" "$p") | $(printf %.3f "$(measured_cell "$1" "$col" "$k" "$w" "$n")") | $q | $(awk -v b="$(measured_cell "$1" host_busy "$k" "$w" "$n")" 'BEGIN { if (b == "") print "-"; else printf "%.0f %%", 100 * b }') |"
         done
     done
 }
@@ -476,7 +477,7 @@ plot '$W/m-$mode-1f1b-1.dat' u 1:2 w lp lw 2 pt 7 lc 1 t 'DAPPLE (1F1B)', '' u 1
         echo "## Weak and strong scaling $RP_MEASURED"
         echo
         if [ -n "$MEASURED_WHY" ]; then echo "**Not rerun by this run ($MEASURED_WHY): the tables below are the files an earlier run left in \`measured/\`.**"; echo; fi
-        echo "The campaigns \`jobs/campaigns/hanayo-weak-vcluster.cfg\` and \`hanayo-strong-vcluster.cfg\`, submitted with \`wavepipe sweep --submit --max-concurrent 1\` to the project's test cluster brought up with 4 nodes of 8 ranks (\`bench/reproduce/hanayo_measured.sh\`) and harvested with \`wavepipe harvest\`. As in the paper, the GPUs grow by adding data-parallel copies of a pipeline of P = 8 stages (\`run --data-parallel D\`): 8, 16 and 32 emulated GPUs on 1, 2 and 4 nodes run D = 1, 2 and 4 copies, each stage's copies side by side (Megatron-LM's order), so a copy's pipeline crosses the nodes and its gradient sums stay in a node. Compute is emulated from \`jobs/tables/gpt2-small-deep-2tflops.cfg\` (64 layers at 2 TFLOP/s; each pass sleeps its table time), every message and sum is real MPI between the nodes' network namespaces on one 2-core machine, Slurm is real. Each node's link is shaped to 10 Gbit/s, and the whole system runs **dilated 8 times** with messages of **1/16 of the model's bytes** (links at 10 Gbit/s / 128, every reported time divided by 8; the README's section on emulated compute says how), so the 32 ranks' copies and sums leave the host's 2 cores free enough to time them. Weak: 2 sequences a micro-batch, M = 8 a copy (the paper's figure 11 setting); strong: 64 sequences in all, M = 32, 16 and 8 a copy. The predicted columns are \`wavepipe simulate\` of each point on the links as \`wavepipe calibrate --dilate 8 --scale-bytes 16\` measured them (\`measured/cluster.cfg\`: $net between nodes, undilated)."
+        echo "The campaigns \`jobs/campaigns/hanayo-weak-vcluster.cfg\` and \`hanayo-strong-vcluster.cfg\`, submitted with \`wavepipe sweep --submit --max-concurrent 1\` to the project's test cluster brought up with 4 nodes of 8 ranks (\`bench/reproduce/hanayo_measured.sh\`) and harvested with \`wavepipe harvest\`. As in the paper, the GPUs grow by adding data-parallel copies of a pipeline of P = 8 stages (\`run --data-parallel D\`): 8, 16 and 32 emulated GPUs on 1, 2 and 4 nodes run D = 1, 2 and 4 copies, each stage's copies side by side (Megatron-LM's order), so a copy's pipeline crosses the nodes and its gradient sums stay in a node. Compute is emulated from \`jobs/tables/gpt2-small-deep-2tflops.cfg\` (64 layers at 2 TFLOP/s; each pass sleeps its table time), every message and sum is real MPI between the nodes' network namespaces on one 2-core machine, Slurm is real. Each node's link is shaped to 10 Gbit/s, and the whole system runs **dilated 8 times** with messages of **1/16 of the model's bytes** (links at 10 Gbit/s / 128, every reported time divided by 8; the README's section on emulated compute says how), so the 32 ranks' copies and sums leave the host's 2 cores free enough to time them. Weak: 2 sequences a micro-batch, M = 8 a copy (the paper's figure 11 setting); strong: 64 sequences in all, M = 32, 16 and 8 a copy. The host column is the machine's busy share over each point's measured iterations (the rows' \`host_busy\`, /proc/stat; this project holds dilated measurements to under 50 %). The predicted columns are \`wavepipe simulate\` of each point on the links as \`wavepipe calibrate --dilate 8 --scale-bytes 16\` measured them (\`measured/cluster.cfg\`: $net between nodes, undilated)."
         echo
         echo "Weak scaling (\`measured/weak.csv\`, predictions \`measured/weak-network.csv\`):"
         echo

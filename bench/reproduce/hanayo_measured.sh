@@ -11,7 +11,9 @@
 # each. OUTDIR gets weak.csv and strong.csv (harvest's rows), weak-network.csv
 # and strong-network.csv (each point predicted by `wavepipe simulate` on the
 # calibrated cluster: the copies' messages and gradient sums priced on its
-# links) and cluster.cfg (the calibration); hanayo.sh draws them. Compute is
+# links), weak-host.csv and strong-host.csv (the host's busy share over each
+# point's measured iterations) and cluster.cfg (the calibration); hanayo.sh
+# draws them. Compute is
 # emulated (each pass sleeps what the layer table says), messages are real
 # MPI between the nodes' network namespaces, Slurm is real. Scratch:
 # BUILDDIR/tests/out/. WAIT_FILE gets the seconds spent waiting for the
@@ -59,6 +61,19 @@ network_predictions() {
         done
 }
 
+# host_busy HARVEST CAMPAIGN_DIR: per harvested point, the host's busy share
+# over its measured iterations (the run's rows' host_busy, after step 0)
+host_busy() {
+    echo "schedule,waves,nodes,host_busy"
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+        { print $h["schedule"], $h["waves"], $h["nodes"], $h["point"] }' "$1" |
+        while read -r k w n point; do
+            awk -F, -v k="$k" -v w="$w" -v n="$n" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+                NR > 2 { s += $h["host_busy"]; c++ } END { if (c) printf "%s,%s,%s,%.3f\n", k, w, n, s / c }' \
+                "$2/$point/results.csv"
+        done
+}
+
 cd "$SRCDIR" # the campaigns name their layer table relative to the source tree
 for mode in weak strong; do
     name=hanayo-$mode-vcluster
@@ -72,6 +87,7 @@ for mode in weak strong; do
     [ "$ok" -eq "$n" ] || die "$name: $ok of $n points finished ($("$WAVEPIPE" status "jobs/campaigns/$name.cfg" --results "$OUT/results" 2>&1 | tail -n 1))"
     "$WAVEPIPE" harvest "$camp" > "$OUT/logs/harvest-$mode.txt" 2>&1 || die "harvest of $name failed"
     cp "$camp/harvest.csv" "$final/$mode.csv.tmp" && mv -f "$final/$mode.csv.tmp" "$final/$mode.csv"
+    host_busy "$final/$mode.csv" "$camp" > "$final/$mode-host.csv.tmp" && mv -f "$final/$mode-host.csv.tmp" "$final/$mode-host.csv"
     network_predictions "$final/$mode.csv" "$cal" > "$final/$mode-network.csv.tmp" &&
         mv -f "$final/$mode-network.csv.tmp" "$final/$mode-network.csv" || die "$name: the network predictions failed"
 done
