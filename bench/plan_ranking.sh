@@ -7,7 +7,8 @@
 #   1. calibrates the network (2 nodes x 2 ranks) and makes that over into
 #      a cluster of 4 nodes x 4 emulated GPUs (wavepipe topo --cluster
 #      --nodes 4 --gpus-per-node 4),
-#   2. plans (wavepipe plan --compare-dir): the planner's choice, data
+#   2. plans (wavepipe plan --tensor 1x1 --compare-dir: emulated compute
+#      runs no tensor groups yet): the planner's choice, data
 #      parallelism, 2, 4 and 8 even stages and the straight pipeline, each
 #      with the simulator's predicted iteration,
 #   3. runs every distinct plan with srun -n 16 wavepipe run --compute
@@ -62,7 +63,8 @@ for table in $TABLES; do
     tpath=$OUT/tables/$table.cfg
     dir=$OUT/runs/$table
     rm -rf "$dir"
-    "$WAVEPIPE" plan --layers "$tpath" --global-batch "$G" --cluster "$cluster" --compare-dir "$dir" \
+    # tensor groups of one GPU: emulated compute does not split blocks over tensor groups yet
+    "$WAVEPIPE" plan --layers "$tpath" --global-batch "$G" --cluster "$cluster" --tensor 1x1 --compare-dir "$dir" \
         > "$OUT/runs/$table.plan.txt" 2>&1 || die "wavepipe plan on $table failed ($OUT/runs/$table.plan.txt)"
     chosen_shape=$(awk -F, '$1 == "chosen" { print $3 }' "$dir/compared.csv")
     # distinct plans: the chosen one stands for a compared plan of its very split
