@@ -219,7 +219,7 @@ EOF
     for n in 0 1 2; do
         c=$(awk -F, -v n=$n '$1 == "contended-gpu" && $2 == n { print $3 }' "$SEG")
         rp_row_range "adaptive / static, $c (iterations $((n * PERIOD))-$((n * PERIOD + PERIOD - 1))): 'AutoPipe still keeps the leading all the time'" 1.00 inf "$(seg contended-gpu $n)" 2 \
-            "$( [ $n = 0 ] && echo "nothing to gain before the first change: both runs hold the same balanced partition" || echo "the first iterations after the change run the old partition until the next decision, and the moves' pauses (above) count: on this loaded machine they are longer than in make adaptive's runs (0.7-1.3 s), and the stretch is short")"
+            "$( [ $n = 0 ] && echo "nothing to gain before the first change: both runs hold the same balanced partition" || echo "the first iterations after the change run the old partition until the next decision, and the moves' pauses (above) count against a stretch of $PERIOD iterations")"
     done
     cat <<EOF
 $(rp_row_range "gain with two more jobs over the gain with one ('more performance gain with more additional jobs')" 1.00 inf "$(ratio "$(seg contended-gpu 2)" "$(seg contended-gpu 1)")" 2 \
