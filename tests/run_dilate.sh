@@ -103,12 +103,16 @@ expect_contains "$out/half.txt" "--dilate '0.5' must be a number from 1 to 1000"
 expect_status 2 $? "--scale-bytes x is refused"
 
 # --- calibrate on a dilated network ---------------------------------------------------
-timeout 120 "$MPIEXEC" -n 2 "$WAVEPIPE" calibrate --emulate-nodes 2 --collectives p2p --min-bytes 64KiB \
-    --max-bytes 256KiB --repeat 3 --dilate 2 --scale-bytes 4 > "$out/cal.txt" 2>&1
+# messages large enough (4 to 64 MiB sent) that their copies outgrow the
+# millisecond a loaded machine's scheduler adds (at 16 to 64 KiB sent, a CI
+# run once measured 3.0 ms for the smallest and 2.8 ms for the largest, and
+# the fit refused a negative beta)
+timeout 120 "$MPIEXEC" -n 2 "$WAVEPIPE" calibrate --emulate-nodes 2 --collectives p2p --min-bytes 16MiB \
+    --max-bytes 256MiB --repeat 3 --dilate 2 --scale-bytes 4 > "$out/cal.txt" 2>&1
 expect_status 0 $? "calibrate --dilate 2 --scale-bytes 4"
 expect_contains "$out/cal.txt" "dilation=2 byte_scale=4: each operation moves 1/4 of its size and its time is divided by 2" \
     "calibrate says what it scaled"
-grep -q '256KiB\|256 KiB\|262144' "$out/cal.txt"
+grep -q '256MiB\|256 MiB\|268435456' "$out/cal.txt"
 expect_status 0 $? "and reports the sizes asked for, not those sent"
 "$WAVEPIPE" calibrate --dilate 0 > "$out/cal0.txt" 2>&1
 expect_status 2 $? "calibrate --dilate 0 is refused"
