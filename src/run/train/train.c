@@ -278,7 +278,6 @@ static void export_scaling(const struct wp_train_options *o)
 static int resume(struct wp_train *t, int status, struct wp_err *err)
 {
     struct wp_train_setup *ts = &t->setup;
-    export_scaling(&t->o);
     if (t->o.resume && status == 0) {
         /* a checkpoint that does not load ends the run, no step taken, everything freed */
         status = wp_checkpoint_load(&t->in, t->o.resume, &t->first_step, err);
@@ -391,6 +390,7 @@ int wp_train_init(struct wp_train *t, const struct wp_train_options *o, struct w
     t->msg_sent_s = calloc((size_t)t->msg_sent_cap, sizeof *t->msg_sent_s);
     t->measure_cap = (size_t)(6 * t->setup.s.nstages + 1) * 128;
     t->measure_rows = t->rank == 0 && o->measure ? malloc(t->measure_cap) : NULL;
+    export_scaling(&t->o); /* before resume() makes the start's changes */
     status = resume(t, status, err);
     describe_run(t, err);
     prepare_steps(t);
