@@ -21,7 +21,7 @@
 # Grid (environment; defaults are the full grid of `make fidelity`):
 #   FIDELITY_RATES    tc rates per node link, "none" for unshaped
 #                     (default "none 1gbit 100mbit")
-#   FIDELITY_SHAPES   ranks:nodes[:F[:S]] (default "8:2 16:4:4:2 32:4:8:4");
+#   FIDELITY_SHAPES   ranks:nodes[:F[:S]] (default "8:2 16:4:4:4 32:4:8:4");
 #                     ranks that do not fill the nodes evenly lie in blocks of
 #                     ceil(ranks / nodes) (8:3 is 3+3+2, as srun places them).
 #                     F and S dilate the case (default 1): wavepipe run
@@ -48,7 +48,7 @@ set -u
 . "$(dirname "$0")/vcluster_jobs.sh"
 vcj_args "$0" "$@"
 RATES=${FIDELITY_RATES:-none 1gbit 100mbit}
-SHAPES=${FIDELITY_SHAPES:-8:2 16:4 32:4}
+SHAPES=${FIDELITY_SHAPES:-8:2 16:4:4:4 32:4:8:4}
 TABLES=${FIDELITY_TABLES:-gpt2-small-deep bert-48}
 KINDS=${FIDELITY_KINDS:-gpipe 1f1b kfkb interleaved chimera hanayo zb-h1}
 STEPS=${FIDELITY_STEPS:-4}

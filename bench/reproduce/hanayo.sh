@@ -144,6 +144,13 @@ rp_publish "$W/throughput.csv" throughput.csv
 
 # ---- the measured half, on the test cluster where it can run here -----------
 MEASURED=$RP_OUT/measured
+# the measured campaigns' layer table (TABLE_NAME, relative to the source
+# tree), and its LM head's passes in blocks' passes
+TABLE_NAME=$(sed -n 's/^layer_table = "\(.*\)";$/\1/p' "$RP_SRC/jobs/campaigns/hanayo-weak-vcluster.cfg")
+TABLE=$RP_SRC/$TABLE_NAME
+[ -f "$TABLE" ] || rp_die "jobs/campaigns/hanayo-weak-vcluster.cfg names no layer_table that exists ($TABLE)"
+head_blocks=$(awk '/name = "/ { n = $3 } /^ *(forward|backward)_s =/ { v = $3 + 0; if (n == "\"head\";") h += v; if (n == "\"block0\";") b += v }
+    END { if (b > 0) printf "%.1f", h / b }' "$TABLE")
 MEASURED_SPENT="" # what the measurement cost, or where its files came from
 if [ "${HANAYO_MEASURED:-1}" = 0 ]; then
     MEASURED_WHY="not run: HANAYO_MEASURED=0 was set"
@@ -477,7 +484,7 @@ plot '$W/m-$mode-1f1b-1.dat' u 1:2 w lp lw 2 pt 7 lc 1 t 'DAPPLE (1F1B)', '' u 1
         echo "## Weak and strong scaling $RP_MEASURED"
         echo
         if [ -n "$MEASURED_WHY" ]; then echo "**Not rerun by this run ($MEASURED_WHY): the tables below are the files an earlier run left in \`measured/\`.**"; echo; fi
-        echo "The campaigns \`jobs/campaigns/hanayo-weak-vcluster.cfg\` and \`hanayo-strong-vcluster.cfg\`, submitted with \`wavepipe sweep --submit --max-concurrent 1\` to the project's test cluster brought up with 4 nodes of 8 ranks (\`bench/reproduce/hanayo_measured.sh\`) and harvested with \`wavepipe harvest\`. As in the paper, the GPUs grow by adding data-parallel copies of a pipeline of P = 8 stages (\`run --data-parallel D\`): 8, 16 and 32 emulated GPUs on 1, 2 and 4 nodes run D = 1, 2 and 4 copies, each stage's copies side by side (Megatron-LM's order), so a copy's pipeline crosses the nodes and its gradient sums stay in a node. Compute is emulated from \`jobs/tables/gpt2-small-deep-2tflops.cfg\` (64 layers at 2 TFLOP/s; each pass sleeps its table time), every message and sum is real MPI between the nodes' network namespaces on one 2-core machine, Slurm is real. Each node's link is shaped to 10 Gbit/s, and the whole system runs **dilated 8 times** with messages of **1/16 of the model's bytes** (links at 10 Gbit/s / 128, every reported time divided by 8; the README's section on emulated compute says how), so the 32 ranks' copies and sums leave the host's 2 cores free enough to time them. Weak: 2 sequences a micro-batch, M = 8 a copy (the paper's figure 11 setting); strong: 64 sequences in all, M = 32, 16 and 8 a copy. The host column is the machine's busy share over each point's measured iterations (the rows' \`host_busy\`, /proc/stat; this project holds dilated measurements to under 50 %). The predicted columns are \`wavepipe simulate\` of each point on the links as \`wavepipe calibrate --dilate 8 --scale-bytes 16\` measured them (\`measured/cluster.cfg\`: $net between nodes, undilated)."
+        echo "The campaigns \`jobs/campaigns/hanayo-weak-vcluster.cfg\` and \`hanayo-strong-vcluster.cfg\`, submitted with \`wavepipe sweep --submit --max-concurrent 1\` to the project's test cluster brought up with 4 nodes of 8 ranks (\`bench/reproduce/hanayo_measured.sh\`) and harvested with \`wavepipe harvest\`. As in the paper, the GPUs grow by adding data-parallel copies of a pipeline of P = 8 stages (\`run --data-parallel D\`): 8, 16 and 32 emulated GPUs on 1, 2 and 4 nodes run D = 1, 2 and 4 copies, each stage's copies side by side (Megatron-LM's order), so a copy's pipeline crosses the nodes and its gradient sums stay in a node. Compute is emulated from \`$TABLE_NAME\` ($(grep -c "^ \{4\}name = " "$TABLE") layers at 2 TFLOP/s; each pass sleeps its table time), every message and sum is real MPI between the nodes' network namespaces on one 2-core machine, Slurm is real. Each node's link is shaped to 10 Gbit/s, and the whole system runs **dilated 8 times** with messages of **1/16 of the model's bytes** (links at 10 Gbit/s / 128, every reported time divided by 8; the README's section on emulated compute says how), so the 32 ranks' copies and sums leave the host's 2 cores free enough to time them. Weak: 2 sequences a micro-batch, M = 8 a copy (the paper's figure 11 setting); strong: 64 sequences in all, M = 32, 16 and 8 a copy. The host column is the machine's busy share over each point's measured iterations (the rows' \`host_busy\`, /proc/stat; this project holds dilated measurements to under 50 %). The predicted columns are \`wavepipe simulate\` of each point on the links as \`wavepipe calibrate --dilate 8 --scale-bytes 16\` measured them (\`measured/cluster.cfg\`: $net between nodes, undilated)."
         echo
         echo "Weak scaling (\`measured/weak.csv\`, predictions \`measured/weak-network.csv\`):"
         echo
@@ -496,11 +503,11 @@ plot '$W/m-$mode-1f1b-1.dat' u 1:2 w lp lw 2 pt 7 lc 1 t 'DAPPLE (1F1B)', '' u 1
             "$MEASURED/cluster.cfg" > "$W/cluster-x10.cfg"
         fast() { # fast RANKS D M G: Hanayo W = 2's iteration on the faster links
             sim_must --kind hanayo --waves 2 --ranks "$1" --data-parallel "$2" --micro-batches "$3" --global-batch "$4" \
-                --layers "$RP_SRC/jobs/tables/gpt2-small-deep-2tflops.cfg" --cluster "$W/cluster-x10.cfg" --ranks-per-node 8 | cut -d' ' -f1
+                --layers "$TABLE" --cluster "$W/cluster-x10.cfg" --ranks-per-node 8 | cut -d' ' -f1
         }
         # the same table without the LM head's compute: how much of Hanayo's gain it takes
         awk '/name = "head"/ { h = 1 } h && /^ *(forward|backward)_s =/ { sub(/= [0-9.e+-]+/, "= 0.0") } /^ *}/ { h = 0 } { print }' \
-            "$RP_SRC/jobs/tables/gpt2-small-deep-2tflops.cfg" > "$W/no-head.cfg"
+            "$TABLE" > "$W/no-head.cfg"
         nohead=$(awk -v a="$(sim_must --kind 1f1b --ranks 8 --micro-batches 8 --layers "$W/no-head.cfg" | cut -d' ' -f1)" \
             -v b="$(sim_must --kind hanayo --waves 2 --ranks 8 --micro-batches 8 --layers "$W/no-head.cfg" | cut -d' ' -f1)" \
             'BEGIN { printf "%.3f", a / b }')
@@ -513,7 +520,7 @@ plot '$W/m-$mode-1f1b-1.dat' u 1:2 w lp lw 2 pt 7 lc 1 t 'DAPPLE (1F1B)', '' u 1
             "the prediction on these links is $(ratio "$(measured_cell weak predicted_network_samples_per_s hanayo 2 4)" "$(measured_cell weak predicted_network_samples_per_s hanayo 1 4)"): the 64-layer table at 2 TFLOP/s, not the paper's model on A100s"
         cmp_row measured "Hanayo W = 2 / DAPPLE, weak, 32 GPUs" 1.331 \
             "$(ratio "$(mcol "$wk" samples_per_s_median hanayo 2 4)" "$(mcol "$wk" samples_per_s_median 1f1b 1 4)")" 5 \
-            "predicted $(ratio "$(measured_cell weak predicted_network_samples_per_s hanayo 2 4)" "$(measured_cell weak predicted_network_samples_per_s 1f1b 1 4)") on these links, $(ratio "$(measured_cell weak predicted_network_samples_per_s hanayo 2 1)" "$(measured_cell weak predicted_network_samples_per_s 1f1b 1 1)") at 8 GPUs: this table's last layer, the LM head, costs 5.3 blocks, so two waves' 16 chunks are less even than one wave's 8; without the head's compute the simulator gives $nohead at 8 GPUs (messages free)"
+            "predicted $(ratio "$(measured_cell weak predicted_network_samples_per_s hanayo 2 4)" "$(measured_cell weak predicted_network_samples_per_s 1f1b 1 4)") on these links, $(ratio "$(measured_cell weak predicted_network_samples_per_s hanayo 2 1)" "$(measured_cell weak predicted_network_samples_per_s 1f1b 1 1)") at 8 GPUs: this table's last layer, the LM head, costs $head_blocks blocks, so two waves' 16 chunks are less even than one wave's 8; without the head's compute the simulator gives $nohead at 8 GPUs (messages free)"
         cmp_row measured "Hanayo W = 2 weak-scaling efficiency, 32 GPUs" 0.998 "$(printf %.3f "$(mcol "$wk" weak_efficiency hanayo 2 4)")" 5 \
             "predicted $pw on these links and $pw10 on links 10 times faster: the copies' messages share each node's 10 Gbit/s link (8 ranks a link here; the paper's HDR100 serves 2 GPUs)"
         cmp_row measured "Hanayo W = 2 strong speed-up, 32 GPUs" 3.375 "$(printf %.3f "$(mcol "$st" strong_speedup hanayo 2 4)")" 5 \

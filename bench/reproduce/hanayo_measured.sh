@@ -44,6 +44,9 @@ vcj_up "$build/tests/vcluster.reproduce-hanayo" 4 8
 echo $(($(date +%s) - t0)) > "$wait_file"
 vcj_shape "$RATE" "$F" "$S"
 cal=$(vcj_calibrate "$RATE" "$F" "$S") || exit 1
+# the layer table the campaigns train on (both name the same), for the predictions
+TABLE=$2/$(sed -n 's/^layer_table = "\(.*\)";$/\1/p' "$2/jobs/campaigns/hanayo-weak-vcluster.cfg")
+[ -f "$TABLE" ] || die "jobs/campaigns/hanayo-weak-vcluster.cfg names no layer_table that exists ($TABLE)"
 cp "$cal" "$final/cluster.cfg.tmp" && mv -f "$final/cluster.cfg.tmp" "$final/cluster.cfg"
 # network_predictions HARVEST CLUSTER: per harvested point, its iteration
 # and samples/s as `wavepipe simulate` predicts them on the calibrated
@@ -54,7 +57,7 @@ network_predictions() {
         { print $h["schedule"], $h["waves"], $h["nodes"], $h["data_parallel"], $h["micro_batches"], $h["global_batch"], $h["ranks_per_node"] }' "$1" |
         while read -r k w n d m g per; do
             r=$("$WAVEPIPE" simulate --kind "$k" --waves "$w" --ranks $((n * per)) --data-parallel "$d" --micro-batches "$m" \
-                --global-batch "$g" --layers "$SRCDIR/jobs/tables/gpt2-small-deep-2tflops.cfg" --cluster "$2" \
+                --global-batch "$g" --layers "$TABLE" --cluster "$2" \
                 --ranks-per-node "$per" --format csv | awk -F, 'NR == 2 { print $7 }') && [ -n "$r" ] || return 1
             awk -v k="$k" -v w="$w" -v n="$n" -v d="$d" -v m="$m" -v g="$g" -v t="$r" \
                 'BEGIN { printf "%s,%s,%s,%s,%s,%s,%.6f,%.4f\n", k, w, n, d, m, g, t, g / t }'
