@@ -1,7 +1,9 @@
 /* Emulated compute's numbers: stage costs from a layer table (the ones the
  * runtime sleeps and the simulator predicts with), the balanced split, the
- * slowdown file, the sleep to a deadline, and the simulator's message,
- * NIC-sharing and step costs on a cluster worked out by hand. */
+ * slowdown file, the sleep to a deadline, the network lanes' two classes
+ * (a message during a sum goes at half the rate, not after it), and the
+ * simulator's message, NIC-sharing and step costs on a cluster worked out
+ * by hand. */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -31,7 +33,48 @@ static void table_of(struct wp_layer_table *t, const double *fb, int n, int pb)
     }
 }
 
+/* The lanes by hand: messages take turns with messages and sums with sums,
+ * a message and a sum at once go at half the rate each. */
+static void test_lanes_share(void)
+{
+    struct wp_lanes l;
+    int one = 1, two = 2, lane = -1;
+    double end;
+    if (!ok(wp_lanes_init(&l, 1, &one) == 0, "one node of one lane"))
+        return;
+    is_near(wp_lanes_earliest(&l, 0, WP_LANE_BULK, 0, 10, &lane, &end), 0, 0, "a sum alone starts at once");
+    is_near(end, 10, 0, "and takes its 10 s");
+    wp_lanes_book(&l, 0, lane, WP_LANE_BULK, 0, 10);
+    is_near(wp_lanes_earliest(&l, 0, WP_LANE_MESSAGE, 2, 1, &lane, &end), 2, 0,
+            "a message during the sum starts when sent, not after the sum");
+    is_near(end, 4, 1e-12, "at half the rate: its 1 s takes 2 s");
+    wp_lanes_book(&l, 0, lane, WP_LANE_MESSAGE, 2, end);
+    is_near(wp_lanes_earliest(&l, 0, WP_LANE_MESSAGE, 3, 1, &lane, &end), 4, 0, "a second message waits for the first");
+    is_near(end, 6, 1e-12, "and shares the sum's lane too");
+    wp_lanes_book(&l, 0, lane, WP_LANE_MESSAGE, 4, end);
+    is_near(wp_lanes_earliest(&l, 0, WP_LANE_MESSAGE, 9.5, 1, &lane, &end), 9.5, 0, "a message at the sum's end");
+    is_near(end, 10.75, 1e-12, "0.25 s of it shared until 10 s, 0.75 s alone");
+    wp_lanes_book(&l, 0, lane, WP_LANE_MESSAGE, 9.5, end);
+    is_near(wp_lanes_earliest(&l, 0, WP_LANE_BULK, 0, 2, &lane, &end), 10, 0, "a second sum waits for the first");
+    is_near(end, 12.375, 1e-12, "and is slowed by the message booked before it (0.375 s shared)");
+    is_near(wp_lanes_clear(&l, 0, WP_LANE_BULK, 5, 6, &lane), 10, 0, "no sum can use [5, 6): from 10 s one might");
+    is_near(wp_lanes_clear(&l, 0, WP_LANE_BULK, 10, 11, &lane), 10, 0, "nor [10, 11) ...");
+    wp_lanes_destroy(&l);
+    if (!ok(wp_lanes_init(&l, 1, &two) == 0, "one node of two lanes"))
+        return;
+    wp_lanes_book(&l, 0, 0, WP_LANE_BULK, 0, 10);
+    wp_lanes_book(&l, 0, 1, WP_LANE_MESSAGE, 0, 3);
+    is_near(wp_lanes_earliest(&l, 0, WP_LANE_MESSAGE, 1, 1, &lane, &end), 1, 0,
+            "with two lanes a message takes the one that ends it first");
+    is_near(end, 3, 1e-12, "beside the sum (3 s), not after the message (4 s)");
+    is_int(lane, 0, "lane 0");
+    is_near(wp_lanes_clear(&l, 0, WP_LANE_BULK, 5, 6, &lane), 5, 0, "a sum can use lane 1 at 5 s");
+    is_int(lane, 1, "lane 1");
+    wp_lanes_destroy(&l);
+}
+
 static int polls;
+
 static int poll_count(void *ctx)
 {
     (void)ctx;
@@ -133,14 +176,18 @@ int main(void)
     /* ---- network lanes booked out of time order ---- */
     struct wp_lanes ln;
     int one = 1, lane = -1;
+    double end;
+    const enum wp_lane_class msg = WP_LANE_MESSAGE;
     ok(wp_lanes_init(&ln, 1, &one) == 0, "one node, one lane");
-    ok(wp_lanes_book(&ln, 0, 0, 1.0, 1.0) == 0, "booked [1, 2)");
-    is_near(wp_lanes_earliest(&ln, 0, 0.0, 0.5, &lane), 0.0, 1e-12, "a message of 0.5 s at 0 fits before it");
-    is_near(wp_lanes_earliest(&ln, 0, 0.8, 0.5, &lane), 2.0, 1e-12, "one at 0.8 waits for its end");
-    ok(wp_lanes_book(&ln, 0, 0, 0.0, 0.5) == 0 && wp_lanes_book(&ln, 0, 0, 2.0, 0.5) == 0, "two more booked");
-    is_near(wp_lanes_earliest(&ln, 0, 0.2, 0.5, &lane), 0.5, 1e-12, "the gap [0.5, 1) holds 0.5 s");
-    is_near(wp_lanes_earliest(&ln, 0, 0.2, 0.6, &lane), 2.5, 1e-12, "0.6 s fits only after [2, 2.5)");
+    ok(wp_lanes_book(&ln, 0, 0, msg, 1.0, 2.0) == 0, "booked [1, 2)");
+    is_near(wp_lanes_earliest(&ln, 0, msg, 0.0, 0.5, &lane, &end), 0.0, 1e-12, "a message of 0.5 s at 0 fits before it");
+    is_near(end, 0.5, 1e-12, "and ends 0.5 s later");
+    is_near(wp_lanes_earliest(&ln, 0, msg, 0.8, 0.5, &lane, &end), 2.0, 1e-12, "one at 0.8 waits for its end");
+    ok(wp_lanes_book(&ln, 0, 0, msg, 0.0, 0.5) == 0 && wp_lanes_book(&ln, 0, 0, msg, 2.0, 2.5) == 0, "two more booked");
+    is_near(wp_lanes_earliest(&ln, 0, msg, 0.2, 0.5, &lane, &end), 0.5, 1e-12, "the gap [0.5, 1) holds 0.5 s");
+    is_near(wp_lanes_earliest(&ln, 0, msg, 0.2, 0.6, &lane, &end), 2.5, 1e-12, "0.6 s fits only after [2, 2.5)");
     wp_lanes_destroy(&ln);
+    test_lanes_share();
 
     /* ---- the simulator on a cluster, from a table ---- */
     /* 2 stages of 1 layer, each replicated on 2 ranks; ranks 0,1 on node 0

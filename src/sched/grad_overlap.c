@@ -26,7 +26,7 @@ static void start(struct chain *c, double ready_s, double bytes)
     double at = o->nbuckets && o->end_s > ready_s ? o->end_s : ready_s;
     double seconds = c->cost->seconds(c->cost->ctx, bytes);
     if (c->cost->start)
-        at = c->cost->start(c->cost->start_ctx, at, seconds);
+        at = c->cost->start(c->cost->start_ctx, at, &seconds);
     if (o->nbuckets++ == 0)
         o->first_start_s = at;
     o->end_s = at + seconds;

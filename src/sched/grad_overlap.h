@@ -33,12 +33,13 @@ struct wp_grad_layers {
 };
 
 /* Seconds of one bucket's sum of `bytes` bytes; optionally, when a sum of
- * `seconds` that may start at ready_s (from the pass's start) does start:
- * the simulator's network lanes, busy with other traffic (NULL: at once). */
+ * *seconds that may start at ready_s (from the pass's start) does start,
+ * and the seconds it then takes: the simulator's network lanes, busy with
+ * other traffic (NULL: at once, as long as alone). */
 struct wp_bucket_cost {
     double (*seconds)(const void *ctx, double bytes);
     const void *ctx;
-    double (*start)(void *ctx, double ready_s, double seconds);
+    double (*start)(void *ctx, double ready_s, double *seconds);
     void *start_ctx;
 };
 

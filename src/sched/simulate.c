@@ -139,29 +139,44 @@ static void link_params(const struct sim *sm, int a, int b, double *alpha, doubl
 
 /* With a cluster, a message between nodes also waits for a lane of its
  * source node's network: as many as the node type has fabric NICs (at least
- * one), the earliest free gap in time (lanes.h). Returns when the message
- * may start and books the lane until it ends (start + occupy). */
-static double nic_book_lane(struct sim *sm, int src, double start, double occupy)
+ * one), the earliest gap in time free of other messages (lanes.h). Returns
+ * when the message may start and books the lane until it ends; *occupy, the
+ * seconds its bytes take alone on the lane, becomes the seconds they take
+ * there (more where a gradient sum shares the lane). */
+static double nic_book_lane(struct sim *sm, int src, double start, double *occupy)
 {
     int lane = 0, node = sm->node_of[src];
-    start = wp_lanes_earliest(&sm->lanes, node, start, occupy, &lane);
-    if (wp_lanes_book(&sm->lanes, node, lane, start, occupy))
+    double end;
+    start = wp_lanes_earliest(&sm->lanes, node, WP_LANE_MESSAGE, start, *occupy, &lane, &end);
+    if (wp_lanes_book(&sm->lanes, node, lane, WP_LANE_MESSAGE, start, end))
         sm->have_lanes = 0; /* no memory: lanes no longer modelled */
+    *occupy = end - start;
     return start;
 }
 
-static inline double nic_book(struct sim *sm, int src, int dst, double start, double occupy)
+static inline double nic_book(struct sim *sm, int src, int dst, double start, double *occupy)
 {
     if (!sm->have_lanes || sm->node_of[src] == sm->node_of[dst])
         return start;
     return nic_book_lane(sm, src, start, occupy);
 }
 
+/* Whether rank i of the n is the first of them on its node. */
+static int first_on_node(const struct sim *sm, const int *ranks, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (sm->node_of[ranks[j]] == sm->node_of[ranks[i]])
+            return 0;
+    return 1;
+}
+
 /* With a cluster, an allreduce whose ranks span nodes also holds a lane of
- * each of those nodes' networks for its whole duration (its rings cross
- * them; concurrent allreduces over one node's network take turns, as
- * messages do). Returns when it may start, and books the lanes. */
-static double nic_book_collective(struct sim *sm, const int *ranks, int n, double start, double duration)
+ * each of those nodes' networks while it runs (its rings cross them;
+ * concurrent allreduces over one node's network take turns, and messages
+ * share the lane with them: lanes.h). Returns when it may start, books the
+ * lanes, and makes *duration the seconds it then takes: until the node
+ * whose lane it shares most is done. */
+static double nic_book_collective(struct sim *sm, const int *ranks, int n, double start, double *duration)
 {
     if (!sm->have_lanes || n < 2)
         return start;
@@ -170,12 +185,25 @@ static double nic_book_collective(struct sim *sm, const int *ranks, int n, doubl
         spans = sm->node_of[ranks[i]] != sm->node_of[ranks[0]];
     if (!spans)
         return start;
-    /* the earliest time every node has a lane free for the whole duration */
+    /* the earliest time every node has a lane free of other sums until the
+     * slowest of them is done */
+    double end = start;
     for (int moved = 1; moved;) {
         moved = 0;
-        for (int i = 0; i < n; i++) {
+        end = start;
+        for (int i = 0; i < n && !moved; i++) {
             int lane;
-            double t = wp_lanes_earliest(&sm->lanes, sm->node_of[ranks[i]], start, duration, &lane);
+            double e, t = wp_lanes_earliest(&sm->lanes, sm->node_of[ranks[i]], WP_LANE_BULK, start, *duration,
+                                            &lane, &e);
+            if (t > start) {
+                start = t;
+                moved = 1;
+            } else if (e > end)
+                end = e;
+        }
+        for (int i = 0; i < n && !moved; i++) {
+            int lane;
+            double t = wp_lanes_clear(&sm->lanes, sm->node_of[ranks[i]], WP_LANE_BULK, start, end, &lane);
             if (t > start) {
                 start = t;
                 moved = 1;
@@ -183,15 +211,14 @@ static double nic_book_collective(struct sim *sm, const int *ranks, int n, doubl
         }
     }
     for (int i = 0; i < n; i++) {
-        int node = sm->node_of[ranks[i]], seen = 0, lane = 0;
-        for (int j = 0; j < i && !seen; j++)
-            seen = sm->node_of[ranks[j]] == node;
-        if (seen)
+        if (!first_on_node(sm, ranks, i))
             continue;
-        wp_lanes_earliest(&sm->lanes, node, start, duration, &lane);
-        if (wp_lanes_book(&sm->lanes, node, lane, start, duration))
+        int lane = 0;
+        wp_lanes_clear(&sm->lanes, sm->node_of[ranks[i]], WP_LANE_BULK, start, end, &lane);
+        if (wp_lanes_book(&sm->lanes, sm->node_of[ranks[i]], lane, WP_LANE_BULK, start, end))
             sm->have_lanes = 0;
     }
+    *duration = end - start;
     return start;
 }
 
@@ -275,7 +302,7 @@ static inline int send_message(struct sim *sm, int rank, const struct wp_action 
     size_t link = (size_t)rank * (size_t)sm->s->nranks + (size_t)peer;
     double start = now > sm->link_free[link] ? now : sm->link_free[link];
     message_time(sm, rank, peer, boundary, start, &occupy, &latency);
-    start = nic_book(sm, rank, peer, start, occupy);
+    start = nic_book(sm, rank, peer, start, &occupy);
     sm->link_free[link] = start + occupy;
     *msg = start + occupy + latency;
     return add_event(sm, rank, a->op, stage, a->microbatch, peer, start, *msg, err);
@@ -296,7 +323,7 @@ static int receive_posted(struct sim *sm, int rank, const struct wp_action *a, d
     if (sm->link_free[link] > start)
         start = sm->link_free[link];
     message_time(sm, peer, rank, boundary, start, &occupy, &latency);
-    start = nic_book(sm, peer, rank, start, occupy);
+    start = nic_book(sm, peer, rank, start, &occupy);
     sm->link_free[link] = start + occupy;
     *arrival = start + occupy + latency;
     int send_op = a->op == WP_OP_RECV_ACT ? WP_OP_SEND_ACT : WP_OP_SEND_GRAD;
@@ -445,7 +472,7 @@ struct bucket_lanes {
     double pass_start;
 };
 
-static double book_bucket(void *ctx, double ready_s, double seconds)
+static double book_bucket(void *ctx, double ready_s, double *seconds)
 {
     struct bucket_lanes *b = ctx;
     return nic_book_collective(b->sm, b->ranks, b->n, b->pass_start + ready_s, seconds) - b->pass_start;
@@ -477,7 +504,7 @@ static void allreduce_span(struct sim *sm, int stage, int n, const int *ranks, d
     }
     if (pass_start < 0) { /* off, or a holder that made none of the stage's gradients */
         double duration = allreduce_model_s(&m, m.total_bytes);
-        *start = nic_book_collective(sm, ranks, n, arrive, duration);
+        *start = nic_book_collective(sm, ranks, n, arrive, &duration);
         *end = *start + duration;
         return;
     }
@@ -559,7 +586,8 @@ static int simulate_shared_cores(struct sim *sm, struct wp_err *err)
                         double occupy, latency;
                         message_time(sm, r, a->peer, a->op == WP_OP_SEND_ACT ? a->stage : a->stage - 1, now,
                                      &occupy, &latency);
-                        msg_time[gid] = nic_book(sm, r, a->peer, now, occupy) + occupy + latency;
+                        double at = nic_book(sm, r, a->peer, now, &occupy);
+                        msg_time[gid] = at + occupy + latency;
                     } else if (wp_op_is_recv(a->op)) {
                         double arrival = msg_time[mm->partner[gid]];
                         if (arrival < 0 || arrival > now)
