@@ -39,6 +39,12 @@
 #                     interleaved 2 chunks, hanayo 1 wave; M = ranks
 #   FIDELITY_STEPS    steps per run (default 4; the first is warm-up)
 #   FIDELITY_CLUSTER  where the cluster lives (default OUTDIR/vcluster)
+#   FIDELITY_REUSE    1: no cluster and no runs; every case of the grid
+#                     above that OUTDIR holds from an earlier run (its
+#                     calibrations, its runs' rows and logs) is predicted
+#                     again by WAVEPIPE and its row and the table made anew:
+#                     a simulator changed since is judged on the same
+#                     measurements (fidelity.txt says the rows were reused)
 # A case whose schedule the table cannot fill (fewer layers than stages) is
 # listed as skipped. Exits 0 when every case ran; the goal (mean <= 3 %, max
 # <= 8 %) is reported, not enforced: tests/slurm_fidelity.sh enforces a
@@ -53,6 +59,7 @@ TABLES=${FIDELITY_TABLES:-gpt2-small-deep bert-48}
 KINDS=${FIDELITY_KINDS:-gpipe 1f1b kfkb interleaved chimera hanayo zb-h1}
 STEPS=${FIDELITY_STEPS:-4}
 CLDIR=${FIDELITY_CLUSTER:-$OUT/vcluster}
+REUSE=${FIDELITY_REUSE:-0}
 log() { printf 'fidelity: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -101,8 +108,15 @@ kind_args() {
     esac
 }
 
-# --- the cluster -----------------------------------------------------------------------
-vcj_up "$CLDIR" "$max_nodes" "$max_per_node"
+# --- the cluster (or, reusing, what it measured before) ----------------------------------
+if [ "$REUSE" = 1 ]; then
+    [ -s "$OUT/mpi.txt" ] || die "FIDELITY_REUSE: no $OUT/mpi.txt (the MPI line an earlier run of this grid wrote)"
+    MPI_LINE=$(cat "$OUT/mpi.txt")
+    log "reusing the measurements in $OUT (no cluster, no runs): predicting them again"
+else
+    vcj_up "$CLDIR" "$max_nodes" "$max_per_node"
+    echo "$MPI_LINE" > "$OUT/mpi.txt"
+fi
 
 csv=$OUT/fidelity.csv
 echo "case,rate,table,ranks,nodes,kind,micro_batches,predicted_s,measured_s,error,compute,mpi,dilation,byte_scale,host_busy" > "$csv.tmp"
@@ -114,8 +128,13 @@ dilations=$(for shape in $SHAPES; do read -r _ _ f s <<< "$(shape_fields "$shape
 for rate in $RATES; do
   for fs in $dilations; do
     F=${fs%:*} S=${fs#*:}
-    vcj_shape "$rate" "$F" "$S"
-    cal=$(vcj_calibrate "$rate" "$F" "$S") || exit 1
+    if [ "$REUSE" = 1 ]; then
+        cal=$OUT/runs/calibrated-$rate$([ "$F:$S" = 1:1 ] || echo "-F${F}S$S").cfg
+        [ -f "$cal" ] || { log "reusing: no $cal, rate $rate at F $F, S $S skipped"; continue; }
+    else
+        vcj_shape "$rate" "$F" "$S"
+        cal=$(vcj_calibrate "$rate" "$F" "$S") || exit 1
+    fi
     for table in $TABLES; do
         tpath=$(table_path "$table")
         for shape in $SHAPES; do
@@ -125,6 +144,7 @@ for rate in $RATES; do
             dilated=""
             [ "$F:$S" = 1:1 ] || dilated="-F${F}S${S}"
             case_dir=$OUT/runs/$rate-$table-${P}r${N}n$dilated
+            [ "$REUSE" = 1 ] && [ ! -d "$case_dir" ] && continue # not measured before
             mkdir -p "$case_dir"
             # predictions first, and the kinds the table can fill
             runnable=""
@@ -157,31 +177,36 @@ for rate in $RATES; do
                     done
                 } > "$script"
             }
-            # shellcheck disable=SC2086
-            write_job "$case_dir/job.sh" $runnable
-            log "rate $rate, $table, $P ranks on $N nodes (blocks of $per), dilation $F, byte scale $S:$runnable"
-            rm -f "$case_dir"/*.csv
-            vcj_job "fid-$rate-$table-${P}r${N}n$dilated" "$N" "$P" "$per" "$case_dir/job.sh" 3600 ||
-                log "job for $case_dir failed"
-            # a run that ended without its summary (the watchdog ended a stalled job, a rank lost) runs
-            # once more, said here and in the table's notes; its first log is kept as KIND.failed.log
-            again=""
-            for kind in $runnable; do
-                grep -q '^summary:' "$case_dir/$kind.log" 2>/dev/null && continue
-                why=$(grep -m 1 -E 'watchdog|error|Abort' "$case_dir/$kind.log" 2>/dev/null | cut -c 1-160)
-                log "$kind ended without its summary (${why:-no message}): once more"
-                rerun="$rerun$rate/$table/${P}r${N}n$dilated/$kind: run again after ${why:-an end without its summary}"$'\n'
-                mv "$case_dir/$kind.log" "$case_dir/$kind.failed.log" 2>/dev/null
-                rm -f "$case_dir/$kind.csv" "$case_dir/$kind.measure.csv"
-                again="$again $kind"
-            done
-            if [ -n "$again" ]; then
+            # measure_case KINDS: the case's runs, one job, and once more for a run that ended badly
+            measure_case() {
                 # shellcheck disable=SC2086
-                write_job "$case_dir/job-again.sh" $again
-                vcj_job "fid-$rate-$table-${P}r${N}n$dilated-again" "$N" "$P" "$per" "$case_dir/job-again.sh" 3600 ||
-                    log "job for $case_dir (again) failed"
-            fi
+                write_job "$case_dir/job.sh" $1
+                rm -f "$case_dir"/*.csv
+                vcj_job "fid-$rate-$table-${P}r${N}n$dilated" "$N" "$P" "$per" "$case_dir/job.sh" 3600 ||
+                    log "job for $case_dir failed"
+                # a run that ended without its summary (the watchdog ended a stalled job, a rank lost) runs
+                # once more, said here and in the table's notes; its first log is kept as KIND.failed.log
+                again=""
+                for kind in $1; do
+                    grep -q '^summary:' "$case_dir/$kind.log" 2>/dev/null && continue
+                    why=$(grep -m 1 -E 'watchdog|error|Abort' "$case_dir/$kind.log" 2>/dev/null | cut -c 1-160)
+                    log "$kind ended without its summary (${why:-no message}): once more"
+                    rerun="$rerun$rate/$table/${P}r${N}n$dilated/$kind: run again after ${why:-an end without its summary}"$'\n'
+                    mv "$case_dir/$kind.log" "$case_dir/$kind.failed.log" 2>/dev/null
+                    rm -f "$case_dir/$kind.csv" "$case_dir/$kind.measure.csv"
+                    again="$again $kind"
+                done
+                if [ -n "$again" ]; then
+                    # shellcheck disable=SC2086
+                    write_job "$case_dir/job-again.sh" $again
+                    vcj_job "fid-$rate-$table-${P}r${N}n$dilated-again" "$N" "$P" "$per" "$case_dir/job-again.sh" 3600 ||
+                        log "job for $case_dir (again) failed"
+                fi
+            }
+            log "rate $rate, $table, $P ranks on $N nodes (blocks of $per), dilation $F, byte scale $S:$runnable"
+            [ "$REUSE" = 1 ] || measure_case "$runnable"
             for kind in $runnable; do
+                [ -f "$case_dir/$kind.csv" ] || [ "$REUSE" != 1 ] || continue # not run before
                 predicted=$(awk -F, 'NR == 2 { print $7 }' "$case_dir/$kind.predicted")
                 # the median iteration over the steps after the first (row 2 is step 0)
                 measured=$(vcj_median_iteration "$case_dir/$kind.csv")
@@ -207,5 +232,7 @@ mv "$csv.tmp" "$csv"
 "$(dirname "$0")/fidelity_report.sh" "$csv" "$OUT" "$MPI_LINE"
 printf '%s' "$skipped" | sed 's/^/skipped: /' | tee -a "$OUT/fidelity.txt"
 printf '%s' "$rerun" | sed 's/^/rerun: /' | tee -a "$OUT/fidelity.txt"
+[ "$REUSE" = 1 ] && echo "reused: the measurements of an earlier run of this grid, predicted again on $(date -u +%Y-%m-%d) by $("$WAVEPIPE" --version 2>&1 | head -n 1)" |
+    tee -a "$OUT/fidelity.txt"
 [ "$missing" -eq 0 ] || { log "some cases ran without a measurement (skipped: lines above)"; exit 1; }
 exit 0
