@@ -5,7 +5,8 @@
 # measured, error = measured / predicted - 1), mean and max |error| against
 # the goal (mean <= 3 %, max <= 8 %), the same without Chimera and for 8
 # ranks on 2 nodes without Chimera (the cases the 2-core machine carries),
-# and predicted against measured with the line y = x (SVG and PNG, when
+# the same per link rate, per table and per rank count, and predicted
+# against measured with the line y = x (SVG and PNG, when
 # gnuplot is installed). Rows of a dilated grid (bench/fidelity.sh's
 # columns dilation, byte_scale, host_busy) show them beside the error, and
 # the host's busy share closes the table: its mean and most, and the cases
@@ -33,6 +34,13 @@ summary() { # summary LABEL AWK_FILTER: mean and max |error| of the rows the fil
     summary "" 1
     summary "without chimera, " '$6 != "chimera"'
     summary "8 ranks on 2 nodes without chimera, " '$6 != "chimera" && $4 == 8 && $5 == 2'
+    # per link rate, table and rank count, in the order the rows name them
+    for col in 2 3 4; do
+        for v in $(awk -F, -v c=$col 'NR > 1 && !seen[$c]++ { print $c }' "$csv"); do
+            case $col in 2) what="at $v" ;; 3) what="$v" ;; 4) what="$v ranks" ;; esac
+            summary "$what: " "\$$col == \"$v\""
+        done
+    done
     awk -F, 'NR > 1 && $15 != "" { n++; s += $15; if ($15 > m) m = $15; if ($15 > 0.5) { over++; list = list " " $1 } }
         END { if (n) printf "host busy over the measured iterations: mean %.1f %%, most %.1f %% of %d cases; %d above 50 %%%s\n",
                             100 * s / n, 100 * m, n, over, over ? ":" list : "" }' "$csv"
