@@ -168,7 +168,7 @@ for rate in $RATES; do
                     for kind in "$@"; do
                         # the watchdog's limit: at least the predicted iteration (Chimera's
                         # sums at 100 Mbit/s wait 100 s), at least its default 6 s
-                        wd=$(awk -F, 'NR == 2 { w = 2 * $7; printf "%d", w > 6 ? w + 1 : 6 }' "$case_dir/$kind.predicted")
+                        wd=$(awk -F, 'NR == 2 { w = 2 * $7; printf "%d", (w > 6 ? w + 1 : 6) }' "$case_dir/$kind.predicted")
                         echo "srun --mpi=pmi2 \"$WAVEPIPE\" run --compute emulated --layers \"$tpath\" --schedule $kind" \
                              "$(kind_args "$kind") --micro-batches $P --steps $STEPS --results \"$case_dir/$kind.csv\"" \
                              "--dilate $F --scale-bytes $S --watchdog-s ${wd:-6}" \
