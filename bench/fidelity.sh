@@ -38,6 +38,11 @@
 #                     interleaved chimera hanayo zb-h1); kfkb k = 2,
 #                     interleaved 2 chunks, hanayo 1 wave; M = ranks
 #   FIDELITY_STEPS    steps per run (default 4; the first is warm-up)
+#   FIDELITY_MAX_RUN_S  a run predicted to take longer than this many
+#                     seconds of wall time (F x STEPS x the predicted
+#                     iteration) is not run and is listed as skipped with
+#                     its cost (default 1200: Chimera at 100 Mbit/s, whose
+#                     iteration is 100-220 s of model time; 0: no limit)
 #   FIDELITY_CLUSTER  where the cluster lives (default OUTDIR/vcluster)
 #   FIDELITY_REUSE    1: no cluster and no runs; every case of the grid
 #                     above that OUTDIR holds from an earlier run (its
@@ -58,6 +63,7 @@ SHAPES=${FIDELITY_SHAPES:-8:2 16:4:4:4 32:4:8:4}
 TABLES=${FIDELITY_TABLES:-gpt2-small-deep bert-48}
 KINDS=${FIDELITY_KINDS:-gpipe 1f1b kfkb interleaved chimera hanayo zb-h1}
 STEPS=${FIDELITY_STEPS:-4}
+MAX_RUN_S=${FIDELITY_MAX_RUN_S:-1200}
 CLDIR=${FIDELITY_CLUSTER:-$OUT/vcluster}
 REUSE=${FIDELITY_REUSE:-0}
 log() { printf 'fidelity: %s\n' "$*" >&2; }
@@ -153,6 +159,11 @@ for rate in $RATES; do
                 if "$WAVEPIPE" simulate --kind "$kind" --ranks "$P" --micro-batches "$P" $(kind_args "$kind") \
                     --layers "$tpath" --cluster "$cal" --ranks-per-node "$per" --format csv \
                     > "$case_dir/$kind.predicted" 2> "$case_dir/$kind.predicted.err"; then
+                    run_s=$(awk -F, -v f="$F" -v n="$STEPS" 'NR == 2 { printf "%.0f", f * n * $7 }' "$case_dir/$kind.predicted")
+                    if [ "$REUSE" != 1 ] && [ "$MAX_RUN_S" -gt 0 ] && [ "${run_s:-0}" -gt "$MAX_RUN_S" ]; then
+                        skipped="$skipped$rate/$table/${P}r${N}n$dilated/$kind: predicted to run $((run_s / 60)) min (F $F x $STEPS steps), over FIDELITY_MAX_RUN_S=$MAX_RUN_S"$'\n'
+                        continue
+                    fi
                     runnable="$runnable $kind"
                 else
                     skipped="$skipped$rate/$table/${P}r${N}n/$kind: $(head -n 1 "$case_dir/$kind.predicted.err" | cut -c 1-100)"$'\n'
