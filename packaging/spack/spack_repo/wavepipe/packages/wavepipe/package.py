@@ -1,11 +1,24 @@
 # wavepipe for Spack sites: an AutotoolsPackage with a cuda variant (and
 # cuda_arch, from CudaPackage); the MPI, the BLAS and Slurm are the site's
-# (packages.yaml: providers and externals). No release is published yet:
-# build a checkout or an unpacked `make dist` tarball with
-# `spack develop --path DIR wavepipe@=0.1.0` (packaging/README.md).
+# (packages.yaml: providers and externals). This file is the one package of
+# the package repository packaging/spack/spack_repo/wavepipe (package API
+# v2: `spack repo add packaging/spack/spack_repo/wavepipe`). No release is
+# published yet: build a checkout or an unpacked `make dist` tarball with
+# `spack develop` in an environment (packaging/README.md).
 import os
 
 from spack.package import *
+
+# Spack 1.x (package API v2) keeps the build-system classes in the builtin
+# package repository; Spack 0.23 and older export them from spack.package,
+# and have no spack_repo module at all.
+try:
+    from spack_repo.builtin.build_systems.autotools import AutotoolsPackage
+    from spack_repo.builtin.build_systems.cuda import CudaPackage
+except ModuleNotFoundError as e:
+    if e.name not in ("spack_repo", "spack_repo.builtin", "spack_repo.builtin.build_systems"):
+        raise
+    from spack.package import AutotoolsPackage, CudaPackage
 
 
 class Wavepipe(AutotoolsPackage, CudaPackage):
@@ -31,7 +44,12 @@ class Wavepipe(AutotoolsPackage, CudaPackage):
     depends_on("pmix@4:")
     depends_on("libconfig@1.5:")
     depends_on("blas")
-    depends_on("nccl", when="+cuda")
+    # NCCL built for the same GPUs: one dependency per value of cuda_arch,
+    # since a bare depends_on("nccl") leaves nccl's own cuda_arch unset (and
+    # nccl refuses cuda_arch=none)
+    for arch in CudaPackage.cuda_arch_values:
+        depends_on("nccl +cuda cuda_arch=%s" % arch, when="+cuda cuda_arch=%s" % arch)
+    del arch
 
     conflicts("cuda_arch=none", when="+cuda", msg="wavepipe +cuda needs cuda_arch (e.g. cuda_arch=80,90)")
 
