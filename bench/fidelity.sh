@@ -66,6 +66,8 @@ STEPS=${FIDELITY_STEPS:-4}
 MAX_RUN_S=${FIDELITY_MAX_RUN_S:-1200}
 CLDIR=${FIDELITY_CLUSTER:-$OUT/vcluster}
 REUSE=${FIDELITY_REUSE:-0}
+case $MAX_RUN_S in '' | *[!0-9]*) echo "fidelity: FIDELITY_MAX_RUN_S='$MAX_RUN_S': a whole number of seconds (0: no limit)" >&2; exit 2 ;; esac
+case $REUSE in 0 | 1) ;; *) echo "fidelity: FIDELITY_REUSE='$REUSE': 0 or 1" >&2; exit 2 ;; esac
 log() { printf 'fidelity: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -135,7 +137,7 @@ for rate in $RATES; do
   for fs in $dilations; do
     F=${fs%:*} S=${fs#*:}
     if [ "$REUSE" = 1 ]; then
-        cal=$OUT/runs/calibrated-$rate$([ "$F:$S" = 1:1 ] || echo "-F${F}S$S").cfg
+        cal=$OUT/runs/calibrated-$(vcj_calibration_name "$rate" "$F" "$S").cfg
         [ -f "$cal" ] || { log "reusing: no $cal, rate $rate at F $F, S $S skipped"; continue; }
     else
         vcj_shape "$rate" "$F" "$S"

@@ -77,9 +77,15 @@ vcj_job() {
 # times and byte-scaled S times (vcj_shape RATE F S), calibrate --dilate F
 # --scale-bytes S: the undilated network's fit. Prints its path
 # (OUT/runs/calibrated-RATE[-FfSs].cfg)
+# vcj_calibration_name RATE [F [S]]: how a calibration at RATE dilated F x S
+# is named (RATE, or RATE-F<F>S<S>): OUT/runs/calibrated-NAME.cfg
+vcj_calibration_name() {
+    if [ "${2:-1}:${3:-1}" = 1:1 ]; then echo "$1"; else echo "$1-F${2}S$3"; fi
+}
+
 vcj_calibrate() {
-    local rate=$1 f=${2:-1} s=${3:-1} name=$1
-    [ "$f:$s" = 1:1 ] || name=$rate-F${f}S$s
+    local rate=$1 f=${2:-1} s=${3:-1} name
+    name=$(vcj_calibration_name "$rate" "$f" "$s")
     local cal=$OUT/runs/calibrated-$name.cfg
     # the model's message sizes, 64 KiB to 4 MiB, or 16 KiB to 1 MiB of
     # bytes actually sent where the byte scale is above 4: smaller messages
