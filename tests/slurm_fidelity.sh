@@ -36,10 +36,12 @@ rm -rf "$out"
 fidelity_cases() {
     local dir=$1 shapes=$2 kinds=$3 tol=$4 limit=$5 attempt
     for attempt in 1 2; do
+        rm -rf "$dir.cwd" && mkdir -p "$dir.cwd" && cd "$dir.cwd" || return 1
         FIDELITY_RATES=1gbit FIDELITY_SHAPES="$shapes" FIDELITY_TABLES=gpt2-small-deep FIDELITY_KINDS="$kinds" \
             FIDELITY_STEPS=4 timeout -k 10 "$limit" bash "$WP_SRCDIR/bench/fidelity.sh" "$WAVEPIPE" "$WP_SRCDIR" \
             "$dir" > "$dir.log" 2>&1
         rc=$?
+        cd - > /dev/null || return 1
         [ "$rc" -eq 0 ] || break
         awk -F, -v t="$tol" 'NR > 1 { e = $10 < 0 ? -$10 : $10; if (e > t) bad = 1 } END { exit bad }' \
             "$dir/fidelity.csv" && break
@@ -52,6 +54,20 @@ expect_status 0 "$rc" "bench/fidelity.sh ran the 8-rank, 3-node case at 1 Gbit/s
 grep -E '^(fidelity: MPI|    fit|case|1gbit/|[0-9]+ cases)' "$out.log" | sed 's/^/    /'
 
 expect_contains "$out.log" "MPICH Version: 5" "the runs used MPICH 5 (MPI over the links)"
+# nothing written where it was started (an awk '>' once wrote the watchdog's limit into a file there)
+[ -z "$(ls -A "$out.cwd" 2>/dev/null)" ]
+expect_status 0 $? "bench/fidelity.sh left nothing in its working directory"
+# the same grid predicted again from what it measured: no cluster, no runs, the same rows
+cp "$out/fidelity.csv" "$out/fidelity.csv.measured"
+FIDELITY_REUSE=1 FIDELITY_RATES=1gbit FIDELITY_SHAPES=8:3 FIDELITY_TABLES=gpt2-small-deep FIDELITY_KINDS="1f1b gpipe" \
+    timeout 60 bash "$WP_SRCDIR/bench/fidelity.sh" "$WAVEPIPE" "$WP_SRCDIR" "$out" > "$out.reuse.log" 2>&1
+expect_status 0 $? "FIDELITY_REUSE=1 predicts the grid again without a cluster"
+cmp -s "$out/fidelity.csv" "$out/fidelity.csv.measured"
+expect_status 0 $? "and gives the same rows (same simulator, same measurements)"
+expect_contains "$out/fidelity.txt" "reused: the measurements of an earlier run" "its table says the rows were reused"
+FIDELITY_MAX_RUN_S=soon bash "$WP_SRCDIR/bench/fidelity.sh" "$WAVEPIPE" "$WP_SRCDIR" "$out" > "$out.bad.log" 2>&1
+expect_status 2 $? "FIDELITY_MAX_RUN_S=soon is refused"
+expect_contains "$out.bad.log" "FIDELITY_MAX_RUN_S='soon': a whole number of seconds" "with one clear sentence"
 grep -q '^fit inter-node' "$out/logs/calibrate-1gbit.out" 2>/dev/null
 expect_status 0 $? "the network was calibrated on the cluster (an inter-node fit)"
 csv=$out/fidelity.csv
