@@ -61,7 +61,7 @@ static void breakdown(const struct wp_plan_model *m, const struct wp_plan *p, co
     int slice = p->stages[0].slice, n = m->layers->nlayers;
     double micro = (double)p->microbatches, matmul = 0, memory = 0;
     struct wp_gpu_block b = {(double)slice * WP_MEGATRON_SEQ_LEN, WP_MEGATRON_SEQ_LEN, r->hidden, r->heads, r->tp, 0,
-                             r->flash, 2};
+                             r->flash, WP_PRECISION_BF16};
     for (int i = 0; i < n; i++) {
         struct wp_gpu_layer_times x;
         if (i == 0)

@@ -159,7 +159,7 @@ int main(int argc, char **argv)
                      WP_CONTRACT_CUTS, 128, "dapple-config-b.cfg", 0, 2048, 0.5, repeats);
     /* GPT-3's shape at 150 TFLOP/s sustained, on 512 nodes of 8 H100 80GB
      * with NVSwitch (450 GB/s per GPU) and 400 Gbit/s per node */
-    struct wp_gpt_shape g = {96, 12288, 96, 2048, 50257, 1, 2, 2};
+    struct wp_gpt_shape g = {96, 12288, 96, 2048, 50257, 1, WP_PRECISION_BF16};
     struct wp_layer_table t;
     struct wp_err err;
     if (wp_layer_table_gpt(&t, &g, 150e12, &err) == 0) {

@@ -48,7 +48,7 @@ static int load(struct wp_layer_table *t, const char *model, struct wp_err *err)
     wp_layer_table_init(t);
     if (strncmp(model, "gpt:", 4) == 0) {
         struct wp_gpt_shape m = {.layers = atoi(model + 4), .channels = 1024, .heads = 16, .seq_len = 1024,
-                                 .vocab = 50257, .micro_batch = 1, .act_bytes = 2, .param_bytes = 2};
+                                 .vocab = 50257, .micro_batch = 1, .precision = WP_PRECISION_BF16};
         if (m.layers < 1)
             return wp_errorf(err, "gpt:L needs L >= 1 blocks, not '%s'", model + 4);
         return wp_layer_table_gpt(t, &m, 1e14, err);

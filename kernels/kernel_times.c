@@ -8,14 +8,14 @@
 
 enum kop {
     K_ENC_F, K_ENC_B, K_LN_F, K_LN_B, K_MM_F, K_MM_B, K_HEAD_F, K_HEAD_B, K_ATT_F, K_ATT_B, K_GELU_F, K_GELU_B,
-    K_RES_F, K_RES_B, K_CE_F, K_CE_B, K_ADAMW, K_ZERO, K_ACC, K_SCALE, K_SUMSQ, K_COPY, K_COUNT
+    K_RES_F, K_RES_B, K_CE_F, K_CE_B, K_ADAMW, K_ZERO, K_ACC, K_SCALE, K_SUMSQ, K_COPY, K_ROUND, K_COUNT
 };
 static const char *const names[K_COUNT] = {
     "encoder_forward", "encoder_backward", "layernorm_forward", "layernorm_backward", "matmul_forward",
     "matmul_backward", "lm_head_matmul_forward", "lm_head_matmul_backward", "attention_forward",
     "attention_backward", "gelu_forward", "gelu_backward", "residual_forward", "residual_backward",
     "crossentropy_forward", "crossentropy_backward", "adamw_update", "zero", "accumulate", "scale",
-    "sum_squares", "copy_block"};
+    "sum_squares", "copy_block", "round_copy"};
 
 static const struct wp_kernel_ops *in;
 static struct wp_kernel_ops timed;
@@ -139,11 +139,15 @@ static void copy_block(float *dst, size_t dst_ld, const float *src, size_t src_l
 {
     KOP(K_COPY, in->copy_block(dst, dst_ld, src, src_ld, rows, cols));
 }
+static void round_copy(float *dst, const float *src, size_t n)
+{
+    KOP(K_ROUND, in->round_copy(dst, src, n));
+}
 
 const struct wp_kernel_ops *wp_kernels_timed(const struct wp_kernel_ops *inner)
 {
     in = inner;
-    timed = *inner; /* name and memory operations pass through */
+    timed = *inner; /* name, memory operations and set_precision pass through */
     timed.zero = zero;
     timed.encoder_forward = encoder_forward;
     timed.encoder_backward = encoder_backward;
@@ -164,6 +168,7 @@ const struct wp_kernel_ops *wp_kernels_timed(const struct wp_kernel_ops *inner)
     timed.scale = scale;
     timed.sum_squares = sum_squares;
     timed.copy_block = copy_block;
+    timed.round_copy = round_copy;
     wp_kernel_times_reset();
     return &timed;
 }

@@ -6,11 +6,31 @@
  * llm.c's comments: B batch, T sequence, C channels, NH heads, V vocabulary,
  * N = B*T rows. Backward functions accumulate (+=) into every gradient
  * they write, input and weight gradients alike: callers zero them first.
- * No backward output may alias dout or another output. */
+ * No backward output may alias dout or another output.
+ *
+ * Precision (set_precision, kernels/precision.h): every buffer is float. In
+ * fp32 (the default) kernels compute as they always have. In bf16
+ * (Megatron-LM's --bf16) every activation and activation gradient a kernel
+ * writes (outputs, dinp, da/db, dlogits) is rounded to bfloat16 (to the
+ * nearest, ties to even) as it is stored, after any +=: the buffers hold
+ * bfloat16 values. Weight
+ * gradients, LayerNorm's mean and rstd, attention's saved softmax (the
+ * kernel's own state, as a fused attention keeps its statistics), the
+ * cross-entropy's probabilities and losses, and AdamW's master weights and
+ * moments stay float32. Every matrix product reads its operands rounded to
+ * bfloat16 (activations already are; attention's float softmax and its
+ * gradient are rounded as a product reads them, as FlashAttention does),
+ * as a bf16 GEMM with float32 accumulation. The weights the kernels read
+ * are the caller's to round (round_copy of the master weights). In tf32
+ * every matrix product reads its operands with 10 mantissa bits (the TF32
+ * tensor cores'); all else is fp32. */
 #ifndef WP_KERNELS_KERNELS_H
 #define WP_KERNELS_KERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "kernels/precision.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +57,17 @@ struct wp_kernel_ops {
     void (*to_host)(void *host_dst, const void *src, size_t bytes);
     void (*zero)(void *p, size_t bytes);
     void (*synchronize)(void);
+
+    /* every kernel of the backend computes in p from now on (fp32 until set) */
+    void (*set_precision)(enum wp_precision p);
+    enum wp_precision (*get_precision)(void);
+    /* dst (n) = src stored as the precision stores activations: rounded to
+     * bfloat16 in bf16, copied otherwise; dst may be src */
+    void (*round_copy)(float *dst, const float *src, size_t n);
+    /* bfloat16 bits of n floats (rounded to nearest even) and back (exact):
+     * messages of bf16 values cross the wire in half the bytes */
+    void (*to_bf16)(uint16_t *dst, const float *src, size_t n);
+    void (*from_bf16)(float *dst, const uint16_t *src, size_t n);
 
     /* out (B,T,C) = wte[inp] + wpe[t]; inp (B,T) token ids, wte (V,C), wpe (maxT,C) */
     void (*encoder_forward)(float *out, const int *inp, const float *wte, const float *wpe, int B, int T, int C);

@@ -67,6 +67,42 @@ sed 's/^gpu = .*/gpu = "B9000";/' "$out/gpu.cfg" > "$out/gpu-bad.cfg"
 expect_status 1 $? "an unknown GPU in a layer file refused"
 expect_contains "$out/gpu-bad.err" "gpu-bad.cfg:$(grep -n '^gpu = ' "$out/gpu-bad.cfg" | cut -d: -f1): no model of the GPU 'B9000'" \
     "the error names file:line"
+expect_contains "$out/gpu.cfg" 'precision = "bf16";' "and the precision, bf16 by default on a GPU"
+
+# precisions: fp32 keeps 4-byte elements and runs its matmuls on the FP32
+# units (16x slower than bf16's tensor cores on an A100), tf32 on the TF32
+# tensor cores; the table says so and keeps it
+"$WAVEPIPE" profile --model "$model" --analytic --gpu A100-SXM4-80GB --precision fp32 -o "$out/gpu-fp32.cfg" \
+    > "$out/gpu-fp32.txt" 2>&1
+expect_status 0 $? "profile --analytic --gpu --precision fp32"
+expect_contains "$out/gpu-fp32.cfg" 'precision = "fp32";' "the table records fp32"
+expect_contains "$out/gpu-fp32.cfg" "block_element_bytes = 4.0;" "with 4-byte activations"
+expect_contains "$out/gpu-fp32.txt" "fp32: 4 bytes/activation, 4 bytes/parameter" "the source says so"
+expect_contains "$out/gpu-fp32.txt" "matmuls at 19.5 TFLOP/s peak" "at the A100's FP32 peak"
+medium="$WP_SRCDIR/bench/models/adagrouper-gpt-medium.cfg" # C = 1024: products large enough to be compute-bound
+"$WAVEPIPE" profile --model "$medium" --analytic --gpu A100-SXM4-80GB > "$out/medium-bf16.txt" 2>&1
+"$WAVEPIPE" profile --model "$medium" --analytic --gpu A100-SXM4-80GB --precision fp32 > "$out/medium-fp32.txt" 2>&1
+bf16_ms=$(awk '$2 == "block3" { print $3 }' "$out/medium-bf16.txt")
+fp32_ms=$(awk '$2 == "block3" { print $3 }' "$out/medium-fp32.txt")
+if awk -v a="$fp32_ms" -v b="$bf16_ms" 'BEGIN { exit !(a > 8 * b) }'; then
+    pass "a GPT-medium block in fp32 ($fp32_ms ms) takes over 8x its bf16 time ($bf16_ms ms) on an A100"
+else fail "GPT-medium block in fp32 '$fp32_ms' ms against bf16 '$bf16_ms' ms"; fi
+"$WAVEPIPE" profile --model "$model" --analytic --gpu A100-SXM4-80GB --precision tf32 > "$out/gpu-tf32.txt" 2>&1
+expect_contains "$out/gpu-tf32.txt" "matmuls at 156 TFLOP/s peak" "tf32 at the TF32 tensor cores' peak"
+"$WAVEPIPE" profile --convert "$out/gpu-fp32.cfg" > "$out/gpu-fp32-back.txt" 2>&1
+expect_status 0 $? "an fp32 table reads back"
+"$WAVEPIPE" profile --model "$model" --analytic --flops-per-s 1e9 --precision bf16 -o "$out/an-bf16.cfg" > /dev/null 2>&1
+expect_status 0 $? "--precision bf16 with --flops-per-s"
+expect_contains "$out/an-bf16.cfg" "activation_bytes = 16384.0;" "2-byte boundaries: 2 x 64 x 64 x 2 bytes"
+"$WAVEPIPE" profile --model "$model" --analytic --gpu A100-SXM4-80GB --precision fp16 > /dev/null 2> "$out/fp16.err"
+expect_status 2 $? "an unknown precision refused"
+expect_contains "$out/fp16.err" "expected one of fp32, tf32, bf16" "naming the precisions"
+"$WAVEPIPE" profile --model "$model" --precision bf16 > /dev/null 2> "$out/prec-measured.err"
+expect_status 2 $? "--precision without --analytic refused"
+"$WAVEPIPE" profile --model "$model" --analytic --gpu A100-SXM4-80GB --precision fp32 --attention flash \
+    > /dev/null 2> "$out/fp32-flash.err"
+expect_status 1 $? "FlashAttention in fp32 refused"
+expect_contains "$out/fp32-flash.err" "FlashAttention runs on 16-bit operands" "and why"
 "$WAVEPIPE" profile --model "$model" --analytic --gpu V100-SXM2-32GB --attention flash > /dev/null 2> "$out/v100.err"
 expect_status 1 $? "flash attention on a V100 refused"
 expect_contains "$out/v100.err" "has no FlashAttention kernel" "and why"

@@ -1,7 +1,8 @@
 # Helpers of the runtime's equivalence tests (sourced after lib.sh, with
 # $out a scratch directory and the array common the options every run
 # shares): runs saved into $out/NAME, checked against a reference run's
-# losses and weights (tests/run_equivalence.sh says why each tolerance).
+# losses and weights (tests/run_equivalence.sh says why each tolerance;
+# EQUIV_ATOL and EQUIV_LOSS_RTOL set it for another precision).
 
 run() { # run NAME P ARGS...: trains and saves into $out/NAME
     local name=$1 P=$2
@@ -30,9 +31,10 @@ check() { # check NAME P EXACT|tolerance ARGS...: against $ref (default: referen
         fi
     else
         local cmp
-        cmp=$(python3 "$WP_SRCDIR/tests/st_compare.py" --atol 2e-4 \
+        cmp=$(python3 "$WP_SRCDIR/tests/st_compare.py" --atol "${EQUIV_ATOL:-2e-4}" \
               "$out/$ref/model.safetensors" "$out/$name/model.safetensors")
-        if [ $? -eq 0 ] && awk 'NR==FNR { a[FNR]=$1; next } { d=$1-a[FNR]; if (d<0) d=-d; if (d > 1e-6*a[FNR]) exit 1 }' \
+        if [ $? -eq 0 ] && awk -v r="${EQUIV_LOSS_RTOL:-1e-6}" \
+               'NR==FNR { a[FNR]=$1; next } { d=$1-a[FNR]; if (d<0) d=-d; if (d > r*a[FNR]) exit 1 }' \
                "$out/$ref.loss" "$out/$name.loss"; then
             pass "$name: losses and weights equal within tolerance ($cmp)"
         else

@@ -13,7 +13,7 @@ losses() { tail -n +2 "$1" | cut -d, -f13,19; }
 run 2 --schedule 1f1b --steps 4 --results "$out/a.csv" --save "$out/a"
 expect_status 0 $? "an uninterrupted run of 4 steps with --save"
 expect_status 5 "$(wc -l < "$out/a.csv")" "a.csv: the header and 4 rows"
-expect_status "timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,micro_batch_size,global_batch,iteration,iter_time_s,samples_per_s,tokens_per_s,bubble_ratio,peak_activation_bytes,loss,adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps" \
+expect_status "timestamp,schedule,ranks,nodes,stages,replicas,waves,k,chunks,micro_batches,micro_batch_size,global_batch,iteration,iter_time_s,samples_per_s,tokens_per_s,bubble_ratio,peak_activation_bytes,loss,precision,adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps" \
     "$(head -n 1 "$out/a.csv")" "CSV header"
 # a file of rows written before the adapt columns: refused, left as it was (harvest reads it)
 { head -n 1 "$out/a.csv" | sed 's/,adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps$//'

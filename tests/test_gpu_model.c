@@ -34,7 +34,7 @@ static void names(void)
 
 static double rate(const struct wp_gpu_spec *g, double batch, double m, double n, double k)
 {
-    return 2 * batch * m * n * k / wp_gpu_gemm_s(g, batch, m, n, k, 2);
+    return 2 * batch * m * n * k / wp_gpu_gemm_s(g, batch, m, n, k, WP_PRECISION_BF16);
 }
 
 static void matmuls(const struct wp_gpu_spec *g)
@@ -51,7 +51,8 @@ static void matmuls(const struct wp_gpu_spec *g)
      * 256), one wave on 108 SMs; a column more needs 117 or 126 of them
      * (two waves) or 234 of 128 x 128 (three waves of half the work) */
     if (g->sms == 108) {
-        double one = wp_gpu_gemm_s(g, 1, 2304, 1536, 16384, 2), two = wp_gpu_gemm_s(g, 1, 2304, 1537, 16384, 2);
+        double one = wp_gpu_gemm_s(g, 1, 2304, 1536, 16384, WP_PRECISION_BF16),
+               two = wp_gpu_gemm_s(g, 1, 2304, 1537, 16384, WP_PRECISION_BF16);
         ok(two / one > 1.45 && two / one < 1.55,
            "%s: 2304 x 1537 takes %.2f x the time of 2304 x 1536 (three waves of 128 x 128 tiles for one of 256 x 128)",
            g->name, two / one);
@@ -59,7 +60,8 @@ static void matmuls(const struct wp_gpu_spec *g)
     /* K = 16: 2 m n k FLOPs over 2 (m k + k n + m n) bytes, far below the
      * ridge: HBM-bound */
     double bytes = 2.0 * (8192.0 * 16 * 2 + 8192.0 * 8192);
-    is_near(wp_gpu_gemm_s(g, 1, 8192, 8192, 16, 2), bytes / (g->hbm_Bps * g->hbm_efficiency) + WP_GPU_KERNEL_S, 1e-9,
+    is_near(wp_gpu_gemm_s(g, 1, 8192, 8192, 16, WP_PRECISION_BF16),
+            bytes / (g->hbm_Bps * g->hbm_efficiency) + WP_GPU_KERNEL_S, 1e-9,
             "%s: a product of depth 16 moves its bytes at HBM speed", g->name);
     is_near(wp_gpu_memory_s(g, 1e9), 1e9 / (g->hbm_Bps * g->hbm_efficiency) + WP_GPU_KERNEL_S, 1e-12,
             "%s: a memory-bound kernel's gigabyte", g->name);
@@ -69,7 +71,7 @@ static void block(const struct wp_gpu_spec *g)
 {
     /* GPT-3 175B's block, micro-batch 1 */
     double N = 2048, h = 12288;
-    struct wp_gpu_block b = {N, 2048, 12288, 96, 1, 0, 0, 2};
+    struct wp_gpu_block b = {N, 2048, 12288, 96, 1, 0, 0, WP_PRECISION_BF16};
     struct wp_gpu_layer_times one, eight, sp;
     wp_gpu_block_times(g, &b, &one);
     double floor_s = 2 * N * 12 * h * h / (g->mamf_flops * g->sustained_share);
@@ -104,7 +106,7 @@ static void block(const struct wp_gpu_spec *g)
  * model's at that group and slice, scaled to the profile batch. */
 static void planner(void)
 {
-    struct wp_gpt_shape shape = {4, 4096, 32, 2048, 51200, 1, 2, 2};
+    struct wp_gpt_shape shape = {4, 4096, 32, 2048, 51200, 1, WP_PRECISION_BF16};
     struct wp_layer_table t;
     struct wp_err err = {""};
     if (!ok(wp_layer_table_gpt_gpu(&t, &shape, "NVIDIA A100-SXM4-80GB", 0, &err) == 0, "a modelled table (%s)", err.msg))
@@ -116,7 +118,7 @@ static void planner(void)
     if (ok(wp_plan_model_init(&m, &t, &hw, 64, &err) == 0, "a plan model (%s)", err.msg)) {
         struct wp_plan_point pt = {{4, 1}, 4, 1};
         ok(wp_plan_model_set_point(&m, &pt, &err) == 0 && wp_plan_model_times_scale(&m), "a point at TP 4, slice 4, SP");
-        struct wp_gpu_block b = {4.0 * 2048, 2048, 4096, 32, 4, 1, 0, 2};
+        struct wp_gpu_block b = {4.0 * 2048, 2048, 4096, 32, 4, 1, 0, WP_PRECISION_BF16};
         struct wp_gpu_layer_times x;
         wp_gpu_block_times(wp_gpu_spec_find("A100-SXM4-80GB"), &b, &x);
         is_near(m.cum_f[2] - m.cum_f[1], (x.forward.matmul_s + x.forward.memory_s) / 4, 1e-12,
@@ -155,6 +157,69 @@ static void planner(void)
        "flash attention asked of a V100: %s", err.msg);
 }
 
+/* The precisions: a large product at each matmul peak, a table timed in
+ * fp32 against bf16, and the table's precision kept through its file. */
+static void precisions(void)
+{
+    for (int i = 0; i < wp_ngpu_specs; i++) {
+        const struct wp_gpu_spec *g = &wp_gpu_specs[i];
+        double b = wp_gpu_gemm_s(g, 1, 8192, 8192, 8192, WP_PRECISION_BF16),
+               t = wp_gpu_gemm_s(g, 1, 8192, 8192, 8192, WP_PRECISION_TF32),
+               f = wp_gpu_gemm_s(g, 1, 8192, 8192, 8192, WP_PRECISION_FP32);
+        is_near(f / b, g->tensor16_flops / g->fp32_flops, 0.05,
+                "%s: an 8192^3 product in fp32 takes %.1f x its bf16 time (the peaks' ratio %.1f)", g->name, f / b,
+                g->tensor16_flops / g->fp32_flops);
+        is_near(t / b, g->tensor16_flops / g->tensor32_flops, 0.05, "%s: in tf32 %.2f x (the peaks' ratio %.2f)",
+                g->name, t / b, g->tensor16_flops / g->tensor32_flops);
+    }
+    struct wp_gpt_shape half = {4, 2048, 16, 2048, 51200, 1, WP_PRECISION_BF16}, full = half;
+    full.precision = WP_PRECISION_FP32;
+    struct wp_layer_table tb, tf, back;
+    struct wp_err err = {""};
+    if (!ok(wp_layer_table_gpt_gpu(&tb, &half, "A100-SXM4-80GB", 0, &err) == 0 &&
+                wp_layer_table_gpt_gpu(&tf, &full, "A100-SXM4-80GB", 0, &err) == 0,
+            "tables timed in bf16 and fp32 (%s)", err.msg))
+        return;
+    const struct wp_layer *lb = &tb.layers[1], *lf = &tf.layers[1];
+    ok(lf->forward_s > 8 * lb->forward_s, "an fp32 block's forward %.1f ms, bf16's %.1f ms (FP32 units: 16x slower)",
+       lf->forward_s * 1e3, lb->forward_s * 1e3);
+    ok(lf->activation_bytes == 2 * lb->activation_bytes && lf->parameter_bytes == 2 * lb->parameter_bytes &&
+           lb->block.element_bytes == 2 && lf->block.element_bytes == 4,
+       "fp32 keeps twice bf16's activation and weight bytes");
+    ok(tb.precision == WP_PRECISION_BF16 && tf.precision == WP_PRECISION_FP32 && strstr(tf.source, "fp32") != NULL,
+       "the tables name their precision: %s", tf.source);
+    char path[] = "/tmp/wp-precision-table-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        close(fd);
+    if (ok(fd >= 0 && wp_layer_table_write(path, &tf, &err) == 0 && wp_layer_table_read_config(&back, path, &err) == 0,
+           "an fp32 table written and read back (%s)", err.msg)) {
+        ok(back.precision == WP_PRECISION_FP32, "its precision kept");
+        wp_layer_table_destroy(&back);
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "sed -i 's/^precision = .*/precision = \"bf16\";/' %s", path);
+    if (fd >= 0 && system(cmd) == 0) {
+        int rc = wp_layer_table_read_config(&back, path, &err);
+        ok(rc == -1 && strstr(err.msg, path) && strstr(err.msg, "block_element_bytes is 4"),
+           "bf16 named over 4-byte blocks: %s", err.msg);
+        if (rc == 0)
+            wp_layer_table_destroy(&back);
+    }
+    snprintf(cmd, sizeof cmd, "sed -i -e '/^gpu = /d' -e '/^attention = /d' %s", path);
+    if (fd >= 0 && system(cmd) == 0) {
+        int rc = wp_layer_table_read_config(&back, path, &err);
+        ok(rc == -1 && strstr(err.msg, "give gpu too"), "a precision without a GPU: %s", err.msg);
+        if (rc == 0)
+            wp_layer_table_destroy(&back);
+    }
+    unlink(path);
+    ok(wp_layer_table_gpt_gpu(&back, &full, "A100-SXM4-80GB", 1, &err) == -1 && strstr(err.msg, "16-bit"),
+       "FlashAttention in fp32: %s", err.msg);
+    wp_layer_table_destroy(&tb);
+    wp_layer_table_destroy(&tf);
+}
+
 int main(void)
 {
     names();
@@ -163,5 +228,6 @@ int main(void)
         block(&wp_gpu_specs[i]);
     }
     planner();
+    precisions();
     return tap_done();
 }

@@ -60,7 +60,7 @@ static void tp_block_tests(void)
  * batch 1, 2-byte elements, 10 TFLOP/s. */
 static int small_gpt(struct wp_layer_table *t)
 {
-    struct wp_gpt_shape g = {8, 512, 8, 256, 4096, 1, 2, 2};
+    struct wp_gpt_shape g = {8, 512, 8, 256, 4096, 1, WP_PRECISION_BF16};
     struct wp_err err = {""};
     return wp_layer_table_gpt(t, &g, 10e12, &err);
 }

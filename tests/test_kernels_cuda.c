@@ -37,6 +37,15 @@
  * of 20 over that, 10 times tighter than on a GPU. */
 #define RTOL 1e-5
 #endif
+/* In bf16 both backends round every activation they store to bfloat16: two
+ * float results a few float roundings apart round to the same bfloat16
+ * unless a rounding boundary lies between them, and then to neighbours one
+ * bfloat16 step apart, at most 2^-7 of the value (8 bits of mantissa).
+ * Each case runs one kernel (one rounding), so 2^-7 bounds the difference;
+ * weight gradients stay float and meet it with room. In tf32 both truncate
+ * the products' operands alike (the same function): the fp32 tolerance. */
+#define RTOL_BF16 (1.0 / 128)
+static double rtol = RTOL;
 
 static const struct wp_kernel_ops *const CPU = &wp_kernels_cpu;
 static const struct wp_kernel_ops *const GPU = &wp_kernels_cuda;
@@ -110,7 +119,7 @@ static void twin_free(struct twin *t)
 #define FI(t) ((const int *)(t).cpu)
 #define GI(t) ((const int *)(t).gpu)
 
-/* One TAP line: the CUDA copy of a float array against the CPU copy (RTOL above). */
+/* One TAP line: the CUDA copy of a float array against the CPU copy (rtol above). */
 static void check(const char *what, const struct twin *t)
 {
     const size_t n = t->bytes / sizeof(float);
@@ -129,7 +138,7 @@ static void check(const char *what, const struct twin *t)
             ratio = INFINITY;
         } else {
             const double err = fabs((double)got[i] - want[i]);
-            const double tol = RTOL * (fabs(want[i]) + maxabs);
+            const double tol = rtol * (fabs(want[i]) + maxabs);
             ratio = err == 0.0 ? 0.0 : tol == 0.0 ? INFINITY : err / tol;
         }
         if (ratio > worst_ratio) {
@@ -471,6 +480,18 @@ static void test_vector(uint64_t *s)
         CPU->scale(F(dst), 0.37f, n);
         GPU->scale(G(dst), 0.37f, n);
         checkf(&dst, "scale n=%zu x", n);
+        /* a message's round trip through bfloat16 bits, and the rounded copy */
+        struct twin bits = twin_new(NULL, n * sizeof(uint16_t)), back = twin_new(NULL, n * sizeof(float));
+        CPU->to_bf16(bits.cpu, F(dst), n);
+        GPU->to_bf16(bits.gpu, G(dst), n);
+        CPU->from_bf16(F(back), bits.cpu, n);
+        GPU->from_bf16(G(back), bits.gpu, n);
+        checkf(&back, "to_bf16 then from_bf16 n=%zu", n);
+        CPU->round_copy(F(src), F(dst), n);
+        GPU->round_copy(G(src), G(dst), n);
+        checkf(&src, "round_copy n=%zu", n);
+        twin_free(&bits);
+        twin_free(&back);
         twin_free(&dst);
         twin_free(&src);
     }
@@ -510,14 +531,24 @@ int main(void)
 #endif
     uint64_t seed = 0x9E3779B97F4A7C15ULL;
     test_memory();
-    test_encoder(&seed);
-    test_layernorm(&seed);
-    test_matmul(&seed);
-    test_split_backward(&seed);
-    test_attention(&seed);
-    test_gelu_residual(&seed);
-    test_crossentropy(&seed);
-    test_adamw(&seed);
-    test_vector(&seed);
+    static const enum wp_precision precisions[] = {WP_PRECISION_FP32, WP_PRECISION_BF16, WP_PRECISION_TF32};
+    for (size_t i = 0; i < sizeof precisions / sizeof precisions[0]; i++) {
+        const enum wp_precision p = precisions[i];
+        CPU->set_precision(p);
+        GPU->set_precision(p);
+        rtol = p == WP_PRECISION_BF16 ? RTOL_BF16 : RTOL;
+        printf("# every kernel in %s on both backends (rtol %g)\n", wp_precision_name(p), rtol);
+        test_encoder(&seed);
+        test_layernorm(&seed);
+        test_matmul(&seed);
+        test_split_backward(&seed);
+        test_attention(&seed);
+        test_gelu_residual(&seed);
+        test_crossentropy(&seed);
+        test_adamw(&seed);
+        test_vector(&seed);
+    }
+    CPU->set_precision(WP_PRECISION_FP32);
+    GPU->set_precision(WP_PRECISION_FP32);
     return tap_done();
 }

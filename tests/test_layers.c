@@ -472,7 +472,7 @@ static void error_tests(void)
 
 static void gpt2_tests(void)
 {
-    struct wp_gpt_shape m = {12, 768, 12, 1024, 50257, 1, 0, 0};
+    struct wp_gpt_shape m = {12, 768, 12, 1024, 50257, 1, WP_PRECISION_FP32};
     is_near(wp_gpt_block_params(&m), 7087872, 0, "GPT-2 small block: 12*768^2 + 13*768 = 7087872");
     is_near(wp_gpt_total_params(&m), 124439808, 0, "GPT-2 small: 124,439,808 parameters (HF count)");
     /* 2*1024*12*768^2 = 14495514624; 4*1024^2*768 = 3221225472 */
@@ -494,7 +494,7 @@ static void gpt2_tests(void)
     is_near(t.layers[13].activation_bytes, 0, 0, "head ends the chain");
     wp_layer_table_destroy(&t);
 
-    struct wp_gpt_shape m8 = {12, 768, 12, 1024, 50257, 8, 2, 2};
+    struct wp_gpt_shape m8 = {12, 768, 12, 1024, 50257, 8, WP_PRECISION_BF16};
     if (ok(wp_layer_table_gpt(&t, &m8, 1e12, &err) == 0, "b=8, 2-byte elements")) {
         is_near(t.layers[1].forward_s, 8 * 0.017716740096, 1e-12, "FLOPs linear in b");
         is_near(t.layers[1].activation_bytes, 8.0 * 1024 * 768 * 2, 0, "boundary b*T*C*2");
@@ -508,7 +508,7 @@ static void gpt2_tests(void)
         is_int(t.profile_batch, 8, "profile batch is b");
         wp_layer_table_destroy(&t);
     }
-    struct wp_gpt_shape bad = {12, 768, 7, 1024, 50257, 1, 0, 0};
+    struct wp_gpt_shape bad = {12, 768, 7, 1024, 50257, 1, WP_PRECISION_FP32};
     ok(wp_layer_table_gpt(&t, &bad, 1e12, &err) == -1, "7 heads do not divide 768");
     has_substr(err.msg, "heads", "error names heads");
 }

@@ -101,7 +101,7 @@ static void closed_forms(void)
  * recomputation keeps of it, and a stage's weights per GPU. */
 static void planner_memory(void)
 {
-    struct wp_gpt_shape g = {2, 1024, 16, 2048, 51200, 1, 2, 2};
+    struct wp_gpt_shape g = {2, 1024, 16, 2048, 51200, 1, WP_PRECISION_BF16};
     struct wp_layer_table t;
     struct wp_plan_model m;
     struct wp_err err = {""};
@@ -152,7 +152,7 @@ static void planner_memory(void)
  * whole forward. */
 static void recompute_ladder(void)
 {
-    struct wp_gpt_shape g = {8, 1024, 16, 2048, 51200, 4, 2, 2};
+    struct wp_gpt_shape g = {8, 1024, 16, 2048, 51200, 4, WP_PRECISION_BF16};
     struct wp_layer_table t;
     struct wp_plan_model m;
     struct wp_err err = {""};

@@ -11,11 +11,11 @@
  * that keeps a pthreads pool, one pair after another, each product on the
  * pool: its calls from several threads at once queue for it (22 s of
  * attention a step instead of 0.7 at 2 threads; bench/README.md). Each pair
- * writes only its own columns and T x T matrices. */
+ * writes only its own columns and T x T matrices. out and dinp are stored
+ * in the backend's precision; att, the saved softmax, stays float. */
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/elementwise_math.h"
 
-#include <cblas.h>
 #include <float.h>
 #include <math.h>
 
@@ -35,8 +35,8 @@ void wp_cpu_attention_forward(float *out, float *preatt, float *att, const float
             /* preatt rows [t0,t1), columns [0,t1) = scale * q k^T */
             for (int t0 = 0; t0 < T; t0 += WP_ATTENTION_ROW_BLOCK) {
                 const int t1 = t0 + WP_ATTENTION_ROW_BLOCK < T ? t0 + WP_ATTENTION_ROW_BLOCK : T;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t1 - t0, t1, hs, scale, q + (size_t)t0 * C3, C3,
-                            k, C3, 0.0f, pre + (size_t)t0 * T, T);
+                wp_cpu_sgemm(0, 1, t1 - t0, t1, hs, scale, q + (size_t)t0 * C3, C3,
+                             k, C3, 0.0f, pre + (size_t)t0 * T, T);
             }
             for (int t = 0; t < T; t++) {
                 float *p = pre + (size_t)t * T, *at = a + (size_t)t * T;
@@ -59,11 +59,12 @@ void wp_cpu_attention_forward(float *out, float *preatt, float *att, const float
             float *out_bh = out + (size_t)b * T * C + (size_t)h * hs;
             for (int t0 = 0; t0 < T; t0 += WP_ATTENTION_ROW_BLOCK) {
                 const int t1 = t0 + WP_ATTENTION_ROW_BLOCK < T ? t0 + WP_ATTENTION_ROW_BLOCK : T;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t1 - t0, hs, t1, 1.0f, a + (size_t)t0 * T, T, v,
-                            C3, 0.0f, out_bh + (size_t)t0 * C, C);
+                wp_cpu_sgemm(0, 0, t1 - t0, hs, t1, 1.0f, a + (size_t)t0 * T, T, v,
+                             C3, 0.0f, out_bh + (size_t)t0 * C, C);
             }
         }
     }
+    wp_cpu_store(out, (size_t)B * T * C);
 }
 
 /* dinp (B,T,3C) +=; dpreatt, datt (B,NH,T,T) scratch, written whole here */
@@ -84,10 +85,10 @@ void wp_cpu_attention_backward(float *dinp, float *dpreatt, float *datt, const f
             /* per block of rows [t0,t1): datt (rows, [0,t1)) = dout v^T; dv [0,t1) += att^T dout */
             for (int t0 = 0; t0 < T; t0 += WP_ATTENTION_ROW_BLOCK) {
                 const int t1 = t0 + WP_ATTENTION_ROW_BLOCK < T ? t0 + WP_ATTENTION_ROW_BLOCK : T;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t1 - t0, t1, hs, 1.0f, dout_bh + (size_t)t0 * C, C,
-                            v, C3, 0.0f, da + (size_t)t0 * T, T);
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t1, hs, t1 - t0, 1.0f, a + (size_t)t0 * T, T,
-                            dout_bh + (size_t)t0 * C, C, 1.0f, dv, C3);
+                wp_cpu_sgemm(0, 1, t1 - t0, t1, hs, 1.0f, dout_bh + (size_t)t0 * C, C,
+                             v, C3, 0.0f, da + (size_t)t0 * T, T);
+                wp_cpu_sgemm(1, 0, t1, hs, t1 - t0, 1.0f, a + (size_t)t0 * T, T,
+                             dout_bh + (size_t)t0 * C, C, 1.0f, dv, C3);
             }
             /* softmax: dpreatt[t2] = att[t2] (datt[t2] - sum att datt), zero past t */
             for (int t = 0; t < T; t++) {
@@ -104,11 +105,12 @@ void wp_cpu_attention_backward(float *dinp, float *dpreatt, float *datt, const f
             /* per block: dq [t0,t1) += scale dpreatt k [0,t1); dk [0,t1) += scale dpreatt^T q [t0,t1) */
             for (int t0 = 0; t0 < T; t0 += WP_ATTENTION_ROW_BLOCK) {
                 const int t1 = t0 + WP_ATTENTION_ROW_BLOCK < T ? t0 + WP_ATTENTION_ROW_BLOCK : T;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t1 - t0, hs, t1, scale, dp + (size_t)t0 * T, T, k,
-                            C3, 1.0f, dq + (size_t)t0 * C3, C3);
-                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t1, hs, t1 - t0, scale, dp + (size_t)t0 * T, T,
-                            q + (size_t)t0 * C3, C3, 1.0f, dk, C3);
+                wp_cpu_sgemm(0, 0, t1 - t0, hs, t1, scale, dp + (size_t)t0 * T, T, k,
+                             C3, 1.0f, dq + (size_t)t0 * C3, C3);
+                wp_cpu_sgemm(1, 0, t1, hs, t1 - t0, scale, dp + (size_t)t0 * T, T,
+                             q + (size_t)t0 * C3, C3, 1.0f, dk, C3);
             }
         }
     }
+    wp_cpu_store(dinp, (size_t)B * T * C3);
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "kernels/kernels.h"
+#include "kernels/precision.h"
 
 /* Reductions across rows (dbias, dweight, dwte, ...) run in parallel over
  * blocks of this many columns, every block summing the rows in order: the
@@ -30,6 +31,19 @@ int wp_cpu_flush_denormals(void);
 void wp_cpu_blas_set_threads(int threads);
 int wp_cpu_blas_single_in_parallel(void);
 void wp_cpu_blas_describe(char *buf, size_t len);
+
+/* precision.c: the mode (set_precision), what every kernel calls on each
+ * activation it writes (rounds it to bfloat16 in bf16, nothing otherwise),
+ * the rounded copy (kernels.h round_copy), and every matrix product of the
+ * backend (CBLAS sgemm, row-major; TF32 operands in tf32) */
+void wp_cpu_set_precision(enum wp_precision p);
+enum wp_precision wp_cpu_precision(void);
+void wp_cpu_store(float *x, size_t n);
+void wp_cpu_round_copy(float *dst, const float *src, size_t n);
+void wp_cpu_to_bf16(uint16_t *dst, const float *src, size_t n);
+void wp_cpu_from_bf16(float *dst, const uint16_t *src, size_t n);
+void wp_cpu_sgemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+                  const float *B, int ldb, float beta, float *C, int ldc);
 
 /* backend.c: host memory */
 void *wp_cpu_alloc(size_t bytes);

@@ -46,4 +46,5 @@ void wp_cpu_crossentropy_backward(float *dlogits, const float *probs, const int 
             d[i] += (p[i] - indicator) * dloss;
         }
     }
+    wp_cpu_store(dlogits, (size_t)N * V);
 }

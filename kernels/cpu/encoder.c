@@ -15,6 +15,7 @@ void wp_cpu_encoder_forward(float *out, const int *inp, const float *wte, const 
         for (int i = 0; i < C; i++)
             out_bt[i] = wte_ix[i] + wpe_t[i];
     }
+    wp_cpu_store(out, (size_t)rows * C);
 }
 
 /* dwte (V,C), dwpe (maxT,C) += from dout (B,T,C). Rows with the same token

@@ -8,6 +8,7 @@ void wp_cpu_gelu_forward(float *out, const float *inp, size_t n)
 #pragma omp parallel for simd schedule(static) if (n >= WP_CPU_PAR_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] = wp_gelu(inp[i]);
+    wp_cpu_store(out, n);
 }
 
 /* dinp += gelu'(inp) * dout */
@@ -16,4 +17,5 @@ void wp_cpu_gelu_backward(float *dinp, const float *inp, const float *dout, size
 #pragma omp parallel for simd schedule(static) if (n >= WP_CPU_PAR_MIN)
     for (size_t i = 0; i < n; i++)
         dinp[i] += wp_gelu_grad(inp[i]) * dout[i];
+    wp_cpu_store(dinp, n);
 }

@@ -1,5 +1,6 @@
 /* LayerNorm (CPU), eps 1e-5, population variance: forward parallel over
- * rows, backward dinp over rows and dweight/dbias over column blocks. */
+ * rows, backward dinp over rows and dweight/dbias over column blocks; out
+ * and dinp stored in the backend's precision, mean and rstd in float. */
 #include "kernels/cpu/cpu_kernels.h"
 
 #include <math.h>
@@ -30,6 +31,7 @@ void wp_cpu_layernorm_forward(float *out, float *mean, float *rstd, const float 
         mean[r] = m;
         rstd[r] = s;
     }
+    wp_cpu_store(out, (size_t)N * C);
 }
 
 /* dinp (N,C) +=, dweight, dbias (C) += ; from dout (N,C), inp, weight, mean, rstd */
@@ -58,6 +60,7 @@ void wp_cpu_layernorm_backward(float *dinp, float *dweight, float *dbias, const 
             dx[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
         }
     }
+    wp_cpu_store(dinp, (size_t)N * C);
 
     /* dweight, dbias: sums over rows, parallel over column blocks, rows in
      * order (skipped when NULL: the B half of a split backward) */

@@ -1,8 +1,7 @@
-/* Matmul (CPU) through CBLAS sgemm, weight (C,OC) "in-out" or (OC,C)
- * "out-in": forward, and backward dinp, dweight (beta = 1) and dbias. */
+/* Matmul (CPU) through CBLAS sgemm (wp_cpu_sgemm), weight (C,OC) "in-out"
+ * or (OC,C) "out-in": forward, and backward dinp, dweight (beta = 1) and
+ * dbias; out and dinp stored in the backend's precision. */
 #include "kernels/cpu/cpu_kernels.h"
-
-#include <cblas.h>
 
 /* out (N,OC) = inp (N,C) @ W + bias; W (C,OC) for WP_WEIGHT_IN_OUT, W^T of
  * (OC,C) for WP_WEIGHT_OUT_IN; bias (OC) may be NULL */
@@ -22,9 +21,10 @@ void wp_cpu_matmul_forward(float *out, const float *inp, const float *weight, co
         beta = 1.0f;
     }
     if (layout == WP_WEIGHT_IN_OUT)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, OC, C, 1.0f, inp, C, weight, OC, beta, out, OC);
+        wp_cpu_sgemm(0, 0, N, OC, C, 1.0f, inp, C, weight, OC, beta, out, OC);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC);
+        wp_cpu_sgemm(0, 1, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC);
+    wp_cpu_store(out, (size_t)N * OC);
 }
 
 /* dinp (N,C) += dout (N,OC) @ W^T; dweight (weight's layout) += inp^T @ dout
@@ -37,18 +37,20 @@ void wp_cpu_matmul_backward(float *dinp, float *dweight, float *dbias, const flo
     if (layout == WP_WEIGHT_IN_OUT) {
         /* dinp (N,C) += dout (N,OC) @ W(C,OC)^T */
         if (dinp)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, C, OC, 1.0f, dout, OC, weight, OC, 1.0f, dinp, C);
+            wp_cpu_sgemm(0, 1, N, C, OC, 1.0f, dout, OC, weight, OC, 1.0f, dinp, C);
         /* dW (C,OC) += inp^T (C,N) @ dout (N,OC) */
         if (dweight)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, C, OC, N, 1.0f, inp, C, dout, OC, 1.0f, dweight, OC);
+            wp_cpu_sgemm(1, 0, C, OC, N, 1.0f, inp, C, dout, OC, 1.0f, dweight, OC);
     } else {
         /* dinp (N,C) += dout (N,OC) @ W(OC,C) */
         if (dinp)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, dinp, C);
+            wp_cpu_sgemm(0, 0, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, dinp, C);
         /* dW (OC,C) += dout^T (OC,N) @ inp (N,C) */
         if (dweight)
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
+            wp_cpu_sgemm(1, 0, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
     }
+    if (dinp)
+        wp_cpu_store(dinp, (size_t)N * C);
     if (dbias) {
         /* column sums: parallel over column blocks, rows in order (deterministic) */
         const int nblocks = (OC + WP_CPU_COL_BLOCK - 1) / WP_CPU_COL_BLOCK;

@@ -85,10 +85,11 @@ static cublasHandle_t create_cublas_handle(void)
 {
     cublasHandle_t handle;
     WP_CUDA_CHECK(cublasCreate(&handle));
-    /* Plain FP32: CUBLAS_DEFAULT_MATH keeps at least the requested precision
-     * (no TF32, which needs CUBLAS_TF32_TENSOR_OP_MATH, nor the BF16x9
-     * emulation, which needs CUBLAS_FP32_EMULATED_BF16X9_MATH). Set it
-     * explicitly so that the choice is visible here. */
+    /* Plain FP32 until set_precision says otherwise (precision.cu):
+     * CUBLAS_DEFAULT_MATH keeps at least the requested precision (no TF32,
+     * which needs CUBLAS_TF32_TENSOR_OP_MATH, nor the BF16x9 emulation,
+     * which needs CUBLAS_FP32_EMULATED_BF16X9_MATH). Set it explicitly so
+     * that the choice is visible here. */
     WP_CUDA_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
     return handle;
 }
@@ -113,6 +114,11 @@ extern "C" const struct wp_kernel_ops wp_kernels_cuda = {
     .to_host = wp_cuda_to_host,
     .zero = wp_cuda_zero,
     .synchronize = wp_cuda_synchronize,
+    .set_precision = wp_cuda_set_precision,
+    .get_precision = wp_cuda_precision,
+    .round_copy = wp_cuda_round_copy,
+    .to_bf16 = wp_cuda_to_bf16,
+    .from_bf16 = wp_cuda_from_bf16,
     .encoder_forward = wp_cuda_encoder_forward,
     .encoder_backward = wp_cuda_encoder_backward,
     .layernorm_forward = wp_cuda_layernorm_forward,

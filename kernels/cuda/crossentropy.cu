@@ -103,4 +103,5 @@ extern "C" void wp_cuda_crossentropy_backward(float *dlogits, const float *probs
     WP_LAUNCH(crossentropy_backward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, dlogits, probs, targets,
               dloss, V, n);
     WP_CUDA_CHECK(cudaGetLastError());
+    wp_cuda_store(dlogits, n);
 }

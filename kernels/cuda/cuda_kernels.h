@@ -22,6 +22,16 @@ extern const struct wp_kernel_ops wp_kernels_cuda;
 /* backend.cu: 1 when a CUDA device can be used; else 0 with the reason in why[len] */
 int wp_cuda_device_usable(char *why, size_t len);
 
+/* precision.cu: the mode (set_precision), what every kernel calls on each
+ * activation it writes (rounds it to bfloat16 in bf16, nothing otherwise)
+ * and the rounded copy (kernels.h round_copy) */
+void wp_cuda_set_precision(enum wp_precision p);
+enum wp_precision wp_cuda_precision(void);
+void wp_cuda_store(float *x, size_t n);
+void wp_cuda_round_copy(float *dst, const float *src, size_t n);
+void wp_cuda_to_bf16(uint16_t *dst, const float *src, size_t n);
+void wp_cuda_from_bf16(float *dst, const uint16_t *src, size_t n);
+
 /* backend.cu: device memory */
 void *wp_cuda_alloc(size_t bytes);
 void wp_cuda_release(void *p);
@@ -108,6 +118,14 @@ static inline void wp_cuda_check_(cublasStatus_t rc, const char *what, const cha
 
 /* backend.cu: the process's cuBLAS handle, created on first use (see there) */
 cublasHandle_t wp_cuda_cublas(void);
+
+/* gemm.cu: C = alpha op(A) op(B) + beta C, `batches` times at the strides
+ * (1: one product), column-major: every product of this backend, in its
+ * precision (SGEMM in fp32 and tf32, bf16 operands through cublasGemmEx in
+ * bf16). */
+void wp_cuda_gemm(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, float alpha,
+                  const float *A, int lda, long long strideA, const float *B, int ldb, long long strideB, float beta,
+                  float *C, int ldc, long long strideC, int batches);
 
 /* Every kernel launch: WP_LAUNCH(kernel, blocks, threads, arguments...) is
  * kernel<<<blocks, threads>>>(arguments...) under nvcc; the host emulation,

@@ -41,6 +41,7 @@ extern "C" void wp_cuda_encoder_forward(float *out, const int *inp, const float 
         return;
     WP_LAUNCH(encoder_forward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, out, inp, wte, wpe, T, C, n);
     WP_CUDA_CHECK(cudaGetLastError());
+    wp_cuda_store(out, n);
 }
 
 extern "C" void wp_cuda_encoder_backward(float *dwte, float *dwpe, const float *dout, const int *inp, int B, int T,

@@ -25,6 +25,7 @@ extern "C" void wp_cuda_gelu_forward(float *out, const float *inp, size_t n)
         return;
     WP_LAUNCH(gelu_forward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, out, inp, n);
     WP_CUDA_CHECK(cudaGetLastError());
+    wp_cuda_store(out, n);
 }
 
 extern "C" void wp_cuda_gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
@@ -33,4 +34,5 @@ extern "C" void wp_cuda_gelu_backward(float *dinp, const float *inp, const float
         return;
     WP_LAUNCH(gelu_backward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, dinp, inp, dout, n);
     WP_CUDA_CHECK(cudaGetLastError());
+    wp_cuda_store(dinp, n);
 }

@@ -93,6 +93,7 @@ extern "C" void wp_cuda_layernorm_forward(float *out, float *mean, float *rstd, 
     const unsigned int blocks = (unsigned int)((N + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK);
     WP_LAUNCH(layernorm_forward_kernel, blocks, WP_CUDA_BLOCK, out, mean, rstd, inp, weight, bias, N, C);
     WP_CUDA_CHECK(cudaGetLastError());
+    wp_cuda_store(out, (size_t)N * C);
 }
 
 extern "C" void wp_cuda_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
@@ -107,6 +108,7 @@ extern "C" void wp_cuda_layernorm_backward(float *dinp, float *dweight, float *d
         WP_LAUNCH(layernorm_backward_dinp_kernel, row_blocks, WP_CUDA_BLOCK, dinp, dout, inp, weight, mean, rstd, N,
                   C);
         WP_CUDA_CHECK(cudaGetLastError());
+        wp_cuda_store(dinp, (size_t)N * C);
     }
     if (dweight && dbias) {
         const unsigned int col_blocks = (unsigned int)((C + WP_CUDA_BLOCK - 1) / WP_CUDA_BLOCK);

@@ -1,5 +1,7 @@
-/* Matmul (CUDA) through cuBLAS sgemm, weight (C,OC) "in-out" or (OC,C)
- * "out-in": forward, and backward dinp, dweight (beta = 1) and dbias. */
+/* Matmul (CUDA) through cuBLAS (wp_cuda_gemm: SGEMM, or bf16 GemmEx in
+ * bf16), weight (C,OC) "in-out" or (OC,C) "out-in": forward, and backward
+ * dinp, dweight (beta = 1) and dbias; out and dinp stored in the backend's
+ * precision (precision.cu). */
 #include <config.h>
 
 #include "kernels/cuda/cuda_kernels.h"
@@ -9,7 +11,7 @@
  * row-major product Y (R,S) = A @ B is computed as the column-major
  * Y^T (S x R) = B^T @ A^T with ldc = S, the operands swapped:
  *
- *   row-major (this file's comments)      cublasSgemm(opA, opB, m, n, k, A, lda, B, ldb, C, ldc)
+ *   row-major (this file's comments)      wp_cuda_gemm(opA, opB, m, n, k, A, lda, B, ldb, C, ldc)
  *   IN_OUT  out  (N,OC)  = inp  @ W       N, N, OC, N,  C,  W,    OC, inp,  C,  out,  OC
  *   OUT_IN  out  (N,OC)  = inp  @ W^T     T, N, OC, N,  C,  W,    C,  inp,  C,  out,  OC
  *   IN_OUT  dinp (N,C)  += dout @ W^T     T, N, C,  N,  OC, W,    OC, dout, OC, dinp, C
@@ -55,13 +57,11 @@ extern "C" void wp_cuda_matmul_forward(float *out, const float *inp, const float
         WP_CUDA_CHECK(cudaGetLastError());
         beta = 1.0f;
     }
-    cublasHandle_t handle = wp_cuda_cublas();
     if (layout == WP_WEIGHT_IN_OUT)
-        WP_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, OC, N, C, &one, weight, OC, inp, C, &beta,
-                                  out, OC));
+        wp_cuda_gemm(CUBLAS_OP_N, CUBLAS_OP_N, OC, N, C, one, weight, OC, 0, inp, C, 0, beta, out, OC, 0, 1);
     else
-        WP_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, C, &one, weight, C, inp, C, &beta,
-                                  out, OC));
+        wp_cuda_gemm(CUBLAS_OP_T, CUBLAS_OP_N, OC, N, C, one, weight, C, 0, inp, C, 0, beta, out, OC, 0, 1);
+    wp_cuda_store(out, (size_t)N * OC);
 }
 
 /* dinp (N,C) += dout (N,OC) @ W^T; dweight (weight's layout) += inp^T @ dout
@@ -73,26 +73,23 @@ extern "C" void wp_cuda_matmul_backward(float *dinp, float *dweight, float *dbia
     if (N <= 0 || C <= 0 || OC <= 0)
         return;
     const float one = 1.0f;
-    cublasHandle_t handle = wp_cuda_cublas();
     if (layout == WP_WEIGHT_IN_OUT) {
         /* dinp (N,C) += dout (N,OC) @ W(C,OC)^T */
         if (dinp)
-            WP_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, C, N, OC, &one, weight, OC, dout, OC, &one,
-                                      dinp, C));
+            wp_cuda_gemm(CUBLAS_OP_T, CUBLAS_OP_N, C, N, OC, one, weight, OC, 0, dout, OC, 0, one, dinp, C, 0, 1);
         /* dW (C,OC) += inp^T (C,N) @ dout (N,OC) */
         if (dweight)
-            WP_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, OC, C, N, &one, dout, OC, inp, C, &one,
-                                      dweight, OC));
+            wp_cuda_gemm(CUBLAS_OP_N, CUBLAS_OP_T, OC, C, N, one, dout, OC, 0, inp, C, 0, one, dweight, OC, 0, 1);
     } else {
         /* dinp (N,C) += dout (N,OC) @ W(OC,C) */
         if (dinp)
-            WP_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, C, N, OC, &one, weight, C, dout, OC, &one,
-                                      dinp, C));
+            wp_cuda_gemm(CUBLAS_OP_N, CUBLAS_OP_N, C, N, OC, one, weight, C, 0, dout, OC, 0, one, dinp, C, 0, 1);
         /* dW (OC,C) += dout^T (OC,N) @ inp (N,C) */
         if (dweight)
-            WP_CUDA_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, C, OC, N, &one, inp, C, dout, OC, &one,
-                                      dweight, C));
+            wp_cuda_gemm(CUBLAS_OP_N, CUBLAS_OP_T, C, OC, N, one, inp, C, 0, dout, OC, 0, one, dweight, C, 0, 1);
     }
+    if (dinp)
+        wp_cuda_store(dinp, (size_t)N * C);
     if (dbias) {
         const unsigned int blocks = (unsigned int)((OC + WP_CUDA_BLOCK - 1) / WP_CUDA_BLOCK);
         WP_LAUNCH(dbias_kernel, blocks, WP_CUDA_BLOCK, dbias, dout, N, OC);

@@ -26,6 +26,7 @@ extern "C" void wp_cuda_residual_forward(float *out, const float *a, const float
         return;
     WP_LAUNCH(residual_forward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, out, a, b, n);
     WP_CUDA_CHECK(cudaGetLastError());
+    wp_cuda_store(out, n);
 }
 
 extern "C" void wp_cuda_residual_backward(float *da, float *db, const float *dout, size_t n)
@@ -34,4 +35,6 @@ extern "C" void wp_cuda_residual_backward(float *da, float *db, const float *dou
         return;
     WP_LAUNCH(residual_backward_kernel, wp_cuda_grid(n, WP_CUDA_BLOCK), WP_CUDA_BLOCK, da, db, dout, n);
     WP_CUDA_CHECK(cudaGetLastError());
+    wp_cuda_store(da, n);
+    wp_cuda_store(db, n);
 }

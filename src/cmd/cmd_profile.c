@@ -25,9 +25,10 @@
 static void usage(void)
 {
     printf("Usage: wavepipe profile --model MODEL.cfg [--micro-batch B,...] [--repeat N] [--device cpu|cuda] [-o OUT.cfg]\n"
-           "       wavepipe profile --model MODEL.cfg --analytic --flops-per-s X [--micro-batch B] [-o OUT.cfg]\n"
-           "       wavepipe profile --model MODEL.cfg --analytic --gpu GPU [--attention unfused|flash] [--micro-batch B]\n"
+           "       wavepipe profile --model MODEL.cfg --analytic --flops-per-s X [--precision P] [--micro-batch B]\n"
            "                        [-o OUT.cfg]\n"
+           "       wavepipe profile --model MODEL.cfg --analytic --gpu GPU [--precision P] [--attention unfused|flash]\n"
+           "                        [--micro-batch B] [-o OUT.cfg]\n"
            "       wavepipe profile --convert PROFILE.txt [--contract auto|lines|cuts|frontier] [--batch B] [-o OUT.cfg]\n\n"
            "Makes the planner's layer table: per layer, the forward and backward time of\n"
            "one micro-batch, the activation bytes at its output, its parameter bytes and\n"
@@ -43,8 +44,10 @@ static void usage(void)
            "modelled for a GPU: each layer as Megatron-LM runs it, kernel by kernel (matrix\n"
            "products by tiles and waves over the SMs at the GPU's measured matmul rate,\n"
            "memory-bound kernels over HBM, the attention core unfused or one FlashAttention\n"
-           "kernel), 16-bit activations and parameters with float32 gradients, master\n"
-           "weights and moments; the GPU's spec sheet and published microbenchmarks, not a\n"
+           "kernel), in bf16 by default (Megatron-LM's --bf16: 16-bit activations and\n"
+           "parameters with float32 gradients, master weights and moments; --precision\n"
+           "tf32 or fp32: 4-byte elements, matmuls at the TF32 tensor cores' or the FP32\n"
+           "units' peak); the GPU's spec sheet and published microbenchmarks, not a\n"
            "measurement here. The table names the GPU, and `wavepipe plan` times its blocks\n"
            "again at every tensor group and micro-batch it tries.\n"
            "Converted: a DAPPLE/PipeDream profile (shared/layer-profiles format), or a\n"
@@ -66,6 +69,9 @@ static void usage(void)
            "  --gpu GPU            for --analytic: V100-SXM2-32GB, A100-SXM4-40GB,\n"
            "                       A100-SXM4-80GB, H100-SXM5-80GB, H200-SXM-141GB, or a name\n"
            "                       as nvidia-smi gives it (\"NVIDIA H100 80GB HBM3\")\n"
+           "  --precision P        for --analytic: fp32, tf32 or bf16, the bytes each element\n"
+           "                       keeps and, with --gpu, the matmuls' rate (default: bf16\n"
+           "                       with --gpu, fp32 with --flops-per-s)\n"
            "  --attention KIND     with --gpu: unfused (default; Megatron-LM before\n"
            "                       FlashAttention) or flash (not on the V100)\n"
            "  --convert FILE       read a profile text file instead\n"
@@ -98,6 +104,7 @@ struct profile_options {
     double flops_per_s;
     const char *gpu;
     int flash;
+    int precision; /* enum wp_precision, or -1: the default of --gpu or --flops-per-s */
     enum wp_layer_contract contract;
 };
 
@@ -105,7 +112,7 @@ struct profile_options {
 static int parse(int argc, char **argv, struct profile_options *o)
 {
     enum { OPT_MODEL = 1000, OPT_MB, OPT_REPEAT, OPT_DEVICE, OPT_ANALYTIC, OPT_FLOPS, OPT_CONVERT, OPT_CONTRACT,
-           OPT_BATCH, OPT_GPU, OPT_ATTENTION };
+           OPT_BATCH, OPT_GPU, OPT_ATTENTION, OPT_PRECISION };
     static const struct option longopts[] = {{"model", required_argument, NULL, OPT_MODEL},
                                              {"micro-batch", required_argument, NULL, OPT_MB},
                                              {"repeat", required_argument, NULL, OPT_REPEAT},
@@ -114,6 +121,7 @@ static int parse(int argc, char **argv, struct profile_options *o)
                                              {"flops-per-s", required_argument, NULL, OPT_FLOPS},
                                              {"gpu", required_argument, NULL, OPT_GPU},
                                              {"attention", required_argument, NULL, OPT_ATTENTION},
+                                             {"precision", required_argument, NULL, OPT_PRECISION},
                                              {"convert", required_argument, NULL, OPT_CONVERT},
                                              {"contract", required_argument, NULL, OPT_CONTRACT},
                                              {"batch", required_argument, NULL, OPT_BATCH},
@@ -123,6 +131,7 @@ static int parse(int argc, char **argv, struct profile_options *o)
     memset(o, 0, sizeof *o);
     o->repeat = 5;
     o->contract = WP_CONTRACT_AUTO;
+    o->precision = -1;
     const char *measure_option = NULL, *convert_option = NULL; /* one given, to name in errors */
     int attention = 0;
     opterr = 0;
@@ -139,6 +148,10 @@ static int parse(int argc, char **argv, struct profile_options *o)
                 return wp_usage_error(CMD, "--attention '%s': expected unfused or flash", optarg);
             o->flash = strcmp(optarg, "flash") == 0;
             attention = 1;
+            break;
+        case OPT_PRECISION:
+            if ((o->precision = wp_precision_parse(optarg)) < 0)
+                return wp_usage_error(CMD, "--precision '%s': expected one of %s", optarg, wp_precision_names());
             break;
         case OPT_DEVICE:
             measure_option = "--device";
@@ -187,6 +200,10 @@ static int parse(int argc, char **argv, struct profile_options *o)
         return wp_usage_error(CMD, "%s is for --analytic", o->gpu ? "--gpu" : "--flops-per-s");
     if (attention && !o->gpu)
         return wp_usage_error(CMD, "--attention is for --gpu");
+    if (o->precision >= 0 && !o->analytic)
+        return wp_usage_error(CMD, "--precision is for --analytic (a measured table times the runtime's kernels)");
+    if (o->precision < 0)
+        o->precision = o->gpu ? WP_PRECISION_BF16 : WP_PRECISION_FP32;
     if (o->convert && (o->analytic || o->nsizes))
         return wp_usage_error(CMD, "--convert takes the sizes from the file; no --analytic or --micro-batch");
     if (measure_option && (o->convert || o->analytic))
@@ -211,8 +228,10 @@ int wp_cmd_profile(int argc, char **argv)
             rc = wp_layer_table_print_and_write(stdout, &t, o.output, &err);
         wp_layer_table_destroy(&t);
     } else {
-        struct wp_profile_gpt2_options po = {o.model_path, o.sizes, o.nsizes, o.analytic, o.flops_per_s, o.gpu,
-                                             o.flash, o.repeat, o.cuda, o.output};
+        struct wp_profile_gpt2_options po = {o.model_path, o.sizes,  o.nsizes,
+                                             o.analytic,   o.flops_per_s, o.gpu,
+                                             o.flash,      (enum wp_precision)o.precision,
+                                             o.repeat,     o.cuda,   o.output};
         rc = wp_profile_gpt2(&po, stdout, &err);
     }
     if (rc)

@@ -22,13 +22,14 @@ enum { OPT_CONFIG = 3000, OPT_SCHEDULE, OPT_GLOBAL_BATCH, OPT_STEPS, OPT_SEED, O
        OPT_TENSOR, OPT_MESH, OPT_PLAN, OPT_COMPUTE, OPT_LAYERS, OPT_SLOWDOWN, OPT_KERNEL_TIMES, OPT_CHANGES,
        OPT_CHANGES_HOOK, OPT_PROGRESS_US, OPT_WATCHDOG, OPT_MEASURE, OPT_ADAPT, OPT_ADAPT_EVERY, OPT_ADAPT_MAX_K,
        OPT_ADAPT_LOG, OPT_ADAPT_REPLAY, OPT_ADAPT_CANDIDATES, OPT_ADAPT_MIN_GAIN, OPT_ADAPT_HORIZON,
-       OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_RECOMPUTE, OPT_DILATE, OPT_SCALE_BYTES };
+       OPT_GRAD_OVERLAP, OPT_GRAD_BUCKET_MB, OPT_RECOMPUTE, OPT_DILATE, OPT_SCALE_BYTES, OPT_PRECISION };
 
 static const char usage_text[] =
     "Usage: mpiexec -n P wavepipe run --config FILE [--schedule KIND] [--k K] [--waves W]\n"
     "         [--chunks V] [--policy A|B] [--replicas r0,r1,...] [--stages S | --data-parallel D]\n"
     "         [--micro-batches M]\n"
     "         [--global-batch G] [--steps N] [--seed N] [--data FILE] [--synthetic-data]\n"
+    "         [--precision fp32|tf32|bf16]\n"
     "         [--partition n0,n1,...] [--results FILE.csv] [--trace FILE.json]\n"
     "         [--save DIR [--save-every N] [--keep N]] [--resume DIR]\n"
     "         [--adapt k|partition|both [--adapt-every N] [--adapt-log FILE.csv]]\n"
@@ -62,6 +63,14 @@ static const char usage_text[] =
     "  --seed N               initialisation seed\n"
     "  --data FILE            text corpus (bytes are tokens); default: the shipped corpus\n"
     "  --synthetic-data       random tokens instead of a corpus\n"
+    "  --precision P          the kernels' precision (default the config's train.precision, else\n"
+    "                         fp32): fp32; tf32 (matrix products read their operands with 10\n"
+    "                         mantissa bits, as TF32 tensor cores); bf16, as Megatron-LM's --bf16:\n"
+    "                         activations and their gradients stored as bfloat16 values (rounded\n"
+    "                         to nearest even), products summed in float32,\n"
+    "                         LayerNorm, softmax and the loss computed in float32, weight\n"
+    "                         gradients, float32 master weights and AdamW moments (checkpoints\n"
+    "                         hold the master weights, float32)\n"
     "  --partition n0,n1,...  transformer blocks per stage\n"
     "  --tensor P1[xP2]       tensor parallelism: groups of P1 x P2 consecutive ranks split every\n"
     "                         block (AutoDDL's mesh: heads over P1, channels and the attention's\n"
@@ -252,6 +261,7 @@ static const char usage_text[] =
 static const struct option run_options[] = {
     ARG("config", OPT_CONFIG), ARG("schedule", OPT_SCHEDULE), ARG("global-batch", OPT_GLOBAL_BATCH),
     ARG("steps", OPT_STEPS), ARG("seed", OPT_SEED), ARG("data", OPT_DATA), FLAG("synthetic-data", OPT_SYNTHETIC),
+    ARG("precision", OPT_PRECISION),
     ARG("results", OPT_RESULTS), ARG("trace", OPT_TRACE), ARG("svg", OPT_SVG), ARG("device", OPT_DEVICE),
     ARG("partition", OPT_PARTITION), ARG("stages", OPT_STAGES), ARG("tensor", OPT_TENSOR), ARG("mesh", OPT_MESH),
     ARG("plan", OPT_PLAN), ARG("save", OPT_SAVE), ARG("save-every", OPT_SAVE_EVERY), ARG("keep", OPT_KEEP),
@@ -321,6 +331,10 @@ static int parse_option(int opt, const char *arg, struct run_cli *c)
     case OPT_STEPS: return wp_parse_int_option(CMD, "--steps", arg, 0, 1 << 30, &t->steps) ? 2 : 0;
     case OPT_DATA: t->data = arg; return 0;
     case OPT_SYNTHETIC: t->synthetic = 1; return 0;
+    case OPT_PRECISION:
+        if ((t->precision = wp_precision_parse(arg)) < 0)
+            return wp_usage_error(CMD, "--precision '%s': expected one of %s", arg, wp_precision_names());
+        return 0;
     case OPT_RESULTS: t->results = arg; return 0;
     case OPT_TRACE: t->trace = arg; return 0;
     case OPT_SVG: t->svg = arg; return 0;

@@ -53,7 +53,7 @@ struct wp_gpu_block {
                             * one of the same size) */
     int sequence_parallel; /* LayerNorms and dropouts split over the group */
     int flash;             /* the attention core as one FlashAttention kernel */
-    double element_bytes;  /* per activation element (2: 16-bit) */
+    enum wp_precision precision; /* the matmuls' rate and the elements' bytes (bf16: 2) */
 };
 
 /* A block's times; -1 when flash is asked of a GPU without the kernel. */

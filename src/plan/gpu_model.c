@@ -51,15 +51,15 @@
 #define H200_SUSTAINED (698.6 / 823.9)
 
 const struct wp_gpu_spec wp_gpu_specs[] = {
-    {"V100-SXM2-32GB", {"V100 SXM2", NULL}, 80, 125e12, 15.7e12, 900e9, 32 * GIB, 0.74 * 125e12, 8192, 8192, 8192, 1,
+    {"V100-SXM2-32GB", {"V100 SXM2", NULL}, 80, 125e12, 15.7e12, 15.7e12, 900e9, 32 * GIB, 0.74 * 125e12, 8192, 8192, 8192, 1,
      750.0 / 900.0, 0.80, 0, 0, "V100 SXM2 spec sheet; cuBLAS share measured by Markidis et al. 2018 on a V100 PCIe"},
-    {"A100-SXM4-40GB", {"A100 SXM4 40GB", "A100 SXM 40GB"}, 108, 312e12, 156e12, 1555e9, 40 * GIB, 271.2e12, 1024,
+    {"A100-SXM4-40GB", {"A100 SXM4 40GB", "A100 SXM 40GB"}, 108, 312e12, 156e12, 19.5e12, 1555e9, 40 * GIB, 271.2e12, 1024,
      10240, 5120, 1, 0.90, 0.80, 0.73, 0.63, "A100 spec sheet; MAMF measured on A100 SXM (Bekman)"},
-    {"A100-SXM4-80GB", {"A100 SXM4 80GB", "A100 SXM 80GB"}, 108, 312e12, 156e12, 2039e9, 80 * GIB, 271.2e12, 1024,
+    {"A100-SXM4-80GB", {"A100 SXM4 80GB", "A100 SXM 80GB"}, 108, 312e12, 156e12, 19.5e12, 2039e9, 80 * GIB, 271.2e12, 1024,
      10240, 5120, 1, 0.90, 0.80, 0.73, 0.63, "A100 80GB spec sheet; MAMF measured on A100 SXM (Bekman)"},
-    {"H100-SXM5-80GB", {"H100 HBM3", "H100 SXM"}, 132, 989e12, 494.5e12, 3.35e12, 80 * GIB, 794.5e12, 2048, 2048,
+    {"H100-SXM5-80GB", {"H100 HBM3", "H100 SXM"}, 132, 989e12, 494.5e12, 67e12, 3.35e12, 80 * GIB, 794.5e12, 2048, 2048,
      13312, H200_SUSTAINED, 0.90, 0.80, 0.75, 0.50, "H100 SXM5 spec sheet; MAMF measured on H100 SXM (Bekman)"},
-    {"H200-SXM-141GB", {"H200", NULL}, 132, 989e12, 494.5e12, 4.8e12, 141 * GIB, 794.5e12, 2048, 2048, 13312,
+    {"H200-SXM-141GB", {"H200", NULL}, 132, 989e12, 494.5e12, 67e12, 4.8e12, 141 * GIB, 794.5e12, 2048, 2048, 13312,
      H200_SUSTAINED, 0.90, 0.80, 0.75, 0.50, "H200 spec sheet; the H100 SXM's MAMF (same die and power)"},
 };
 const int wp_ngpu_specs = sizeof wp_gpu_specs / sizeof wp_gpu_specs[0];
@@ -115,10 +115,15 @@ static const int tiles[][2] = {{256, 128}, {128, 256}, {128, 128}};
 
 /* The tiled time of the products with the main loop at `inner` of the
  * SMs' peak (no launch, no HBM bound). */
-static double tiled_s(const struct wp_gpu_spec *g, double batch, double m, double n, double k, double element_bytes,
+double wp_gpu_matmul_peak(const struct wp_gpu_spec *g, enum wp_precision p)
+{
+    return p == WP_PRECISION_BF16 ? g->tensor16_flops : p == WP_PRECISION_TF32 ? g->tensor32_flops : g->fp32_flops;
+}
+
+static double tiled_s(const struct wp_gpu_spec *g, double batch, double m, double n, double k, enum wp_precision p,
                       double inner)
 {
-    double peak = element_bytes >= 4 ? g->tensor32_flops : g->tensor16_flops;
+    double peak = wp_gpu_matmul_peak(g, p), element_bytes = wp_precision_bytes(p).activation;
     double sm_flops = peak / g->sms * inner, best = INFINITY;
     for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
         double tm = tiles[i][0], tn = tiles[i][1];
@@ -140,11 +145,11 @@ double wp_gpu_gemm_inner_efficiency(const struct wp_gpu_spec *g)
     double measured_s = 2.0 * m * n * k / g->mamf_flops - WP_GPU_KERNEL_S;
     /* the tiled time falls as the main loop's share rises: bisect */
     double lo = 0.01, hi = 1.0;
-    if (tiled_s(g, 1, m, n, k, 2, hi) >= measured_s)
+    if (tiled_s(g, 1, m, n, k, WP_PRECISION_BF16, hi) >= measured_s)
         return hi;
     for (int i = 0; i < 40; i++) {
         double mid = 0.5 * (lo + hi);
-        if (tiled_s(g, 1, m, n, k, 2, mid) > measured_s)
+        if (tiled_s(g, 1, m, n, k, WP_PRECISION_BF16, mid) > measured_s)
             lo = mid;
         else
             hi = mid;
@@ -152,14 +157,15 @@ double wp_gpu_gemm_inner_efficiency(const struct wp_gpu_spec *g)
     return 0.5 * (lo + hi);
 }
 
-double wp_gpu_gemm_s(const struct wp_gpu_spec *g, double batch, double m, double n, double k, double element_bytes)
+double wp_gpu_gemm_s(const struct wp_gpu_spec *g, double batch, double m, double n, double k, enum wp_precision p)
 {
     if (batch <= 0 || m <= 0 || n <= 0 || k <= 0)
         return 0;
-    double compute_s = tiled_s(g, batch, m, n, k, element_bytes, wp_gpu_gemm_inner_efficiency(g)) / g->sustained_share;
+    double element_bytes = wp_precision_bytes(p).activation;
+    double compute_s = tiled_s(g, batch, m, n, k, p, wp_gpu_gemm_inner_efficiency(g)) / g->sustained_share;
     double memory_s = batch * (m * k + k * n + m * n) * element_bytes / (g->hbm_Bps * g->hbm_efficiency);
     /* the measured maximum is the ceiling at shapes its search did not try */
-    double mamf = g->mamf_flops * (element_bytes >= 4 ? g->tensor32_flops / g->tensor16_flops : 1);
+    double mamf = g->mamf_flops * wp_gpu_matmul_peak(g, p) / g->tensor16_flops;
     double ceiling_s = 2.0 * batch * m * n * k / (mamf * g->sustained_share) - WP_GPU_KERNEL_S;
     double s = compute_s > memory_s ? compute_s : memory_s;
     return (s > ceiling_s ? s : ceiling_s) + WP_GPU_KERNEL_S;

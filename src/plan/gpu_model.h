@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "kernels/precision.h"
+
 struct wp_gpu_spec {
     const char *name;          /* "A100-SXM4-80GB" */
     const char *match[2];      /* a GPU model string containing all the words of one (case-insensitive,
@@ -19,6 +21,7 @@ struct wp_gpu_spec {
     int sms;                   /* streaming multiprocessors */
     double tensor16_flops;     /* dense FP16/BF16 tensor-core peak, FLOP/s (spec sheet) */
     double tensor32_flops;     /* dense peak for 4-byte operands (TF32 where there is one, else FP32) */
+    double fp32_flops;         /* FP32 peak without tensor cores (cuBLAS's default math; spec sheet) */
     double hbm_Bps;            /* memory bandwidth (spec sheet) */
     double memory_bytes;       /* HBM capacity */
     /* measured: the best mean matmul rate a shape search found (bytes 2,
@@ -46,9 +49,12 @@ const struct wp_gpu_spec *wp_gpu_spec_find(const char *name);
 /* The names, comma-separated, for messages (into buf of size bytes). */
 void wp_gpu_spec_names(char *buf, size_t size);
 
+/* The matmul peak in precision p: the 16-bit tensor cores' for bf16, the
+ * TF32 tensor cores' for tf32, the FP32 units' for fp32. */
+double wp_gpu_matmul_peak(const struct wp_gpu_spec *g, enum wp_precision p);
+
 /* Seconds of `batch` independent products C (m x n) = A (m x k) B (k x n)
- * with element_bytes-byte operands (2: FP16/BF16 tensor cores; 4: the
- * 4-byte rate): the fastest of cuBLAS's large tiles (256x128, 128x256,
+ * in precision p (its operand bytes, at wp_gpu_matmul_peak): the fastest of cuBLAS's large tiles (256x128, 128x256,
  * 128x128; NVIDIA's "Matrix Multiplication Background User's Guide",
  * section 2.3), each wave of tiles over the SMs taking its main loop at the
  * SMs' peak times the inner efficiency (what makes the model give the
@@ -57,7 +63,7 @@ void wp_gpu_spec_names(char *buf, size_t size);
  * before the first loads; never faster than reading A and B and writing C
  * over HBM, nor than the measured rate; at the sustained share of all
  * that; plus one kernel launch. */
-double wp_gpu_gemm_s(const struct wp_gpu_spec *g, double batch, double m, double n, double k, double element_bytes);
+double wp_gpu_gemm_s(const struct wp_gpu_spec *g, double batch, double m, double n, double k, enum wp_precision p);
 /* The main loop's share of peak at which the model above meets the
  * measured MAMF rate at the MAMF shape. */
 double wp_gpu_gemm_inner_efficiency(const struct wp_gpu_spec *g);

@@ -613,6 +613,7 @@ static const struct wp_cfg_key table_keys[] = {
     WP_KEY("source", WP_CFG_STRING, 0),
     WP_KEY("gpu", WP_CFG_STRING, 0),
     WP_KEY("attention", WP_CFG_STRING, 0),
+    WP_KEY("precision", WP_CFG_STRING, 0),
     WP_KEY_GROUP("layers", WP_CFG_GROUP_LIST, 1, layer_keys),
     WP_KEY_END};
 
@@ -631,6 +632,7 @@ int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struc
     if (t->gpu[0]) {
         wp_cfg_add_string(root, "gpu", t->gpu);
         wp_cfg_add_string(root, "attention", t->flash_attention ? "flash" : "unfused");
+        wp_cfg_add_string(root, "precision", wp_precision_name(t->precision));
     }
     config_setting_t *layers = wp_cfg_add_list(root, "layers");
     for (int i = 0; i < t->nlayers; i++) {
@@ -713,6 +715,38 @@ static int read_timing(const config_setting_t *root, struct wp_layer_table *t, s
     return 0;
 }
 
+/* The precision a GPU's model timed the blocks in: given (and then its
+ * element bytes the blocks'), or bf16 for 2-byte blocks and tf32 for
+ * others (what the GPU model priced before tables named it). */
+static int read_precision(const config_setting_t *root, struct wp_layer_table *t, struct wp_err *err)
+{
+    const config_setting_t *key = config_setting_get_member(root, "precision");
+    if (key && !t->gpu[0])
+        return wp_cfg_errorf(err, key, "precision is the modelled GPU's: give gpu too");
+    if (!t->gpu[0])
+        return 0;
+    const struct wp_layer_block *block = NULL;
+    for (int i = 0; i < t->nlayers && !block; i++)
+        block = t->layers[i].block.channels > 0 ? &t->layers[i].block : NULL;
+    if (!key) {
+        t->precision = block && block->element_bytes == 2 ? WP_PRECISION_BF16 : WP_PRECISION_TF32;
+        return 0;
+    }
+    int p = wp_precision_parse(config_setting_get_string(key));
+    if (p < 0)
+        return wp_cfg_errorf(err, key, "precision \"%s\": expected one of %s", config_setting_get_string(key),
+                             wp_precision_names());
+    t->precision = (enum wp_precision)p;
+    int bytes = wp_precision_bytes(t->precision).activation;
+    for (int i = 0; i < t->nlayers; i++)
+        if (t->layers[i].block.channels > 0 && t->layers[i].block.element_bytes != bytes)
+            return wp_cfg_errorf(err, key, "precision %s keeps %d-byte activations, but layer %s's "
+                                           "block_element_bytes is %g",
+                                 wp_precision_name(t->precision), bytes, t->layers[i].name,
+                                 t->layers[i].block.element_bytes);
+    return 0;
+}
+
 int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struct wp_err *err)
 {
     wp_layer_table_init(t);
@@ -777,6 +811,8 @@ int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struc
             rc = wp_cfg_errorf(err, layers, "weights_s is given for %d of %d layers: give it for all or none",
                                weights_given, n);
         t->nnodes = wp_cfg_int(root, "nodes", t->nlayers);
+        if (rc == 0)
+            rc = read_precision(root, t, err);
     }
     config_destroy(&cfg);
     if (rc)

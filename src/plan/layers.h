@@ -12,6 +12,7 @@
 #ifndef WP_PLAN_LAYERS_H
 #define WP_PLAN_LAYERS_H
 
+#include "kernels/precision.h"
 #include "util/error.h"
 
 #define WP_LAYER_NAME_MAX 64
@@ -62,6 +63,7 @@ struct wp_layer_table {
      * micro-batch slice and sequence parallelism (gpu_block.h) */
     char gpu[48];
     int flash_attention;     /* the blocks' attention core as one FlashAttention kernel */
+    enum wp_precision precision; /* with gpu: the precision the blocks were timed in */
 };
 
 /* How a profile graph that is not a chain becomes one. */
@@ -159,6 +161,9 @@ int wp_layer_table_parse_profile(struct wp_layer_table *t, const char *text, con
  *              ... );
  *   gpu = "A100-SXM4-80GB";  (optional: times modelled for this GPU, gpu_model.h)
  *   attention = "unfused";   (optional, with gpu: "unfused" or "flash")
+ *   precision = "bf16";      (optional, with gpu: "fp32", "tf32" or "bf16";
+ *                             by default bf16 where the blocks' elements
+ *                             are 2 bytes, else tf32)
  * Written atomically (temporary file and rename). */
 int wp_layer_table_write(const char *path, const struct wp_layer_table *t, struct wp_err *err);
 int wp_layer_table_read_config(struct wp_layer_table *t, const char *path, struct wp_err *err);
@@ -178,8 +183,8 @@ struct wp_gpt_shape {
     int seq_len;           /* T */
     int vocab;             /* V */
     int micro_batch;       /* b */
-    double act_bytes;      /* bytes per activation element; 0 means 4 (float32) */
-    double param_bytes;    /* bytes per parameter; 0 means 4 */
+    enum wp_precision precision; /* the training's: its bytes per element (precision.h), and on a GPU
+                                  * its matmul rate (fp32 by default: 4-byte activations and parameters) */
 };
 
 /* Forward FLOPs of one transformer block for b sequences of T tokens:
@@ -197,17 +202,20 @@ double wp_gpt_total_params(const struct wp_gpt_shape *m);
  * "block{L-1}", "head" (final LayerNorm and the tied LM head: forward
  * 2*b*T*C*V FLOPs, backward twice; its parameters are the LayerNorm's
  * only). Times are FLOPs / flops_per_s (forward_flops given); activations
- * b*T*C*act_bytes, the head's 0 (the loss ends the chain); optimizer state
- * AdamW's float32 m and v whatever param_bytes is (mixed precision keeps
- * them in float32). The blocks carry their shape (struct wp_layer_block). */
+ * b*T*C times the precision's activation bytes, the head's 0 (the loss
+ * ends the chain); parameters, gradients and optimizer state in the
+ * precision's bytes (bf16: 2-byte weights, float32 gradients, master
+ * weights and AdamW moments, as Megatron-LM keeps them). The blocks carry
+ * their shape (struct wp_layer_block). */
 int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m,
                        double flops_per_s, struct wp_err *err);
 /* The same layers timed by the per-operation model of GPU `gpu` (a name
  * of gpu_model.h, or a GPU model string it recognises) as Megatron-LM
  * runs them on one GPU (gpu_block.h), the attention core unfused or one
- * FlashAttention kernel (flash); each layer's optimizer_s its
- * mixed-precision Adam step. The table records the GPU so that the planner
- * times the blocks again at each tensor group and slice. */
+ * FlashAttention kernel (flash), the matmuls at the shape's precision's
+ * rate; each layer's optimizer_s its Adam step. The table records the GPU
+ * and the precision so that the planner times the blocks again at each
+ * tensor group and slice. */
 int wp_layer_table_gpt_gpu(struct wp_layer_table *t, const struct wp_gpt_shape *m, const char *gpu, int flash,
                            struct wp_err *err);
 

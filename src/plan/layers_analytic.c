@@ -24,15 +24,17 @@ double wp_gpt_total_params(const struct wp_gpt_shape *m)
     return (double)m->vocab * C + (double)m->seq_len * C + m->layers * wp_gpt_block_params(m) + 2.0 * C;
 }
 
-/* n parameters of pb bytes with their gradients and AdamW: in float32 as
- * they are; 16-bit parameters in Megatron-LM's mixed precision, float32
- * gradients (accumulated and summed in float32), float32 master weights
- * beside the moments (18 bytes a parameter, megatron_memory.h). */
-static void set_state(struct wp_layer *l, double n, double pb)
+/* n parameters with their gradients and AdamW in the precision's bytes:
+ * in float32 as they are; bf16 parameters in Megatron-LM's mixed
+ * precision, float32 gradients (accumulated and summed in float32), float32
+ * master weights beside the moments (18 bytes a parameter,
+ * megatron_memory.h). A gradient as big as its parameters is left 0 (the
+ * table's "as the parameters"). */
+static void set_state(struct wp_layer *l, double n, struct wp_precision_bytes pb)
 {
-    l->parameter_bytes = n * pb;
-    l->gradient_bytes = pb < 4 ? 4 * n : 0;
-    l->optimizer_bytes = wp_adam_state_bytes_fp32(4 * n) + (pb < 4 ? 4 * n : 0);
+    l->parameter_bytes = n * pb.parameter;
+    l->gradient_bytes = pb.gradient != pb.parameter ? pb.gradient * n : 0;
+    l->optimizer_bytes = wp_adam_state_bytes_fp32(4 * n) + (pb.optimizer > 8 ? (pb.optimizer - 8) * n : 0);
 }
 
 int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, double flops_per_s,
@@ -47,10 +49,10 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
         return wp_errorf(err, "GPT shape: %d heads do not divide %d channels", m->heads, m->channels);
     if (!(flops_per_s > 0))
         return wp_errorf(err, "GPT shape: sustained FLOP/s must be positive");
-    if (m->act_bytes < 0 || m->param_bytes < 0)
-        return wp_errorf(err, "GPT shape: bytes per element must not be negative");
-    double ab = m->act_bytes > 0 ? m->act_bytes : 4.0;
-    double pb = m->param_bytes > 0 ? m->param_bytes : 4.0;
+    if ((unsigned)m->precision >= WP_PRECISION_COUNT)
+        return wp_errorf(err, "GPT shape: no precision %d", (int)m->precision);
+    struct wp_precision_bytes pb = wp_precision_bytes(m->precision);
+    double ab = pb.activation;
     double b = m->micro_batch, T = m->seq_len, C = m->channels, V = m->vocab;
     double boundary = b * T * C * ab;
 
@@ -92,10 +94,11 @@ int wp_layer_table_gpt(struct wp_layer_table *t, const struct wp_gpt_shape *m, d
     t->profile_batch_assumed = 0;
     t->nnodes = t->nlayers;
     snprintf(t->source, sizeof t->source,
-             "analytic GPT: L=%d C=%d heads=%d T=%d V=%d b=%d, %g bytes/activation, %g bytes/parameter%s, "
+             "analytic GPT: L=%d C=%d heads=%d T=%d V=%d b=%d, %s: %d bytes/activation, %d bytes/parameter%s, "
              "%.6g FLOP/s sustained",
-             m->layers, m->channels, m->heads, m->seq_len, m->vocab, m->micro_batch, ab, pb,
-             pb < 4 ? " (float32 gradients and master weights)" : "", flops_per_s);
+             m->layers, m->channels, m->heads, m->seq_len, m->vocab, m->micro_batch, wp_precision_name(m->precision),
+             pb.activation, pb.parameter, pb.parameter < 4 ? " (float32 gradients and master weights)" : "",
+             flops_per_s);
     return 0;
 fail:
     wp_layer_table_destroy(t);
@@ -106,8 +109,9 @@ fail:
  * table's micro-batch, its optimizer step. */
 static void time_layer(const struct wp_gpu_spec *g, const struct wp_gpt_shape *m, int flash, struct wp_layer *l, int i)
 {
-    double ab = m->act_bytes > 0 ? m->act_bytes : 4.0, pb = m->param_bytes > 0 ? m->param_bytes : 4.0;
-    struct wp_gpu_block b = {(double)m->micro_batch * m->seq_len, m->seq_len, m->channels, m->heads, 1, 0, flash, ab};
+    double pb = wp_precision_bytes(m->precision).parameter;
+    struct wp_gpu_block b = {(double)m->micro_batch * m->seq_len, m->seq_len, m->channels, m->heads, 1, 0, flash,
+                             m->precision};
     struct wp_gpu_layer_times x;
     if (i == 0)
         wp_gpu_embedding_times(g, &b, m->vocab, 1, &x);
@@ -131,16 +135,22 @@ int wp_layer_table_gpt_gpu(struct wp_layer_table *t, const struct wp_gpt_shape *
     }
     if (flash && g->flash_forward_efficiency <= 0)
         return wp_errorf(err, "the %s has no FlashAttention kernel: model its attention unfused", g->name);
+    if (flash && m->precision != WP_PRECISION_BF16)
+        return wp_errorf(err, "FlashAttention runs on 16-bit operands: model %s attention unfused, or train in bf16",
+                         wp_precision_name(m->precision));
     if (wp_layer_table_gpt(t, m, 1.0, err))
         return -1;
     for (int i = 0; i < t->nlayers; i++)
         time_layer(g, m, flash, &t->layers[i], i);
     wp_strlcpy(t->gpu, g->name, sizeof t->gpu);
     t->flash_attention = flash;
+    t->precision = m->precision;
     snprintf(t->source, sizeof t->source,
-             "modelled GPT: L=%d C=%d heads=%d T=%d V=%d b=%d, %g bytes/activation, %g bytes/parameter; times from "
-             "the per-operation model of the %s (spec sheet and microbenchmarks, not measured here), attention %s",
-             m->layers, m->channels, m->heads, m->seq_len, m->vocab, m->micro_batch, m->act_bytes > 0 ? m->act_bytes : 4.0,
-             m->param_bytes > 0 ? m->param_bytes : 4.0, g->name, flash ? "one FlashAttention kernel" : "unfused");
+             "modelled GPT: L=%d C=%d heads=%d T=%d V=%d b=%d, %s: %d bytes/activation, %d bytes/parameter; times "
+             "from the per-operation model of the %s (spec sheet and microbenchmarks, not measured here), matmuls at "
+             "%.4g TFLOP/s peak, attention %s",
+             m->layers, m->channels, m->heads, m->seq_len, m->vocab, m->micro_batch, wp_precision_name(m->precision),
+             wp_precision_bytes(m->precision).activation, wp_precision_bytes(m->precision).parameter, g->name,
+             1e-12 * wp_gpu_matmul_peak(g, m->precision), flash ? "one FlashAttention kernel" : "unfused");
     return 0;
 }

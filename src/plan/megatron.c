@@ -40,7 +40,7 @@ int wp_megatron_table(struct wp_layer_table *t, const struct wp_megatron_run *r,
                       struct wp_err *err)
 {
     struct wp_gpt_shape g = {r->layers, r->hidden, r->heads, WP_MEGATRON_SEQ_LEN, WP_MEGATRON_VOCAB,
-                             r->micro_batch, 2, 2};
+                             r->micro_batch, WP_PRECISION_BF16};
     if (gpu ? wp_layer_table_gpt_gpu(t, &g, gpu, r->flash, err) : wp_layer_table_gpt(t, &g, flops_per_s, err))
         return -1;
     t->layers[0].vocab_parallel = t->layers[t->nlayers - 1].vocab_parallel = 1; /* embedding, head */

@@ -174,7 +174,7 @@ static void block_on_gpu(const struct wp_plan_model *m, const struct wp_layer_bl
 {
     int g = pt->tensor.p1 * pt->tensor.p2, pb = m->layers->profile_batch;
     struct wp_gpu_block blk = {(double)pt->slice * b->seq_len, b->seq_len, b->channels, b->heads, g,
-                               pt->sequence_parallel && g > 1, m->layers->flash_attention, b->element_bytes};
+                               pt->sequence_parallel && g > 1, m->layers->flash_attention, m->layers->precision};
     struct wp_gpu_layer_times x;
     if (wp_gpu_block_times(m->gpu, &blk, &x))
         return; /* no flash kernel: refused when the table was read */

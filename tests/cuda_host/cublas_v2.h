@@ -1,5 +1,5 @@
-/* The host emulation's cuBLAS header (tests only): the handle, status and
- * SGEMM calls the kernels/cuda .cu files make, with cuBLAS's argument checks and
+/* The host emulation's cuBLAS header (tests only): the handle, status,
+ * SGEMM and bf16 GemmEx calls the kernels/cuda .cu files make, with cuBLAS's argument checks and
  * column-major semantics, computed by CBLAS (cublas.cc). */
 #ifndef WP_CUDA_HOST_CUBLAS_V2_H
 #define WP_CUDA_HOST_CUBLAS_V2_H
@@ -25,6 +25,11 @@ typedef enum {
 
 typedef enum { MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL } libraryPropertyType;
 
+/* library_types.h's and cublas_api.h's values, for the members used here */
+typedef enum { CUDA_R_32F = 0, CUDA_R_16BF = 14 } cudaDataType_t;
+typedef enum { CUBLAS_COMPUTE_32F = 68 } cublasComputeType_t;
+typedef enum { CUBLAS_GEMM_DEFAULT = -1 } cublasGemmAlgo_t;
+
 typedef struct wp_host_cublas *cublasHandle_t;
 
 #ifdef __cplusplus
@@ -44,6 +49,16 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          int m, int n, int k, const float *alpha, const float *A, int lda,
                                          long long strideA, const float *B, int ldb, long long strideB,
                                          const float *beta, float *C, int ldc, long long strideC, int batchCount);
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                            int k, const void *alpha, const void *A, cudaDataType_t Atype, int lda, const void *B,
+                            cudaDataType_t Btype, int ldb, const void *beta, void *C, cudaDataType_t Ctype, int ldc,
+                            cublasComputeType_t computeType, cublasGemmAlgo_t algo);
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                          int m, int n, int k, const void *alpha, const void *A, cudaDataType_t Atype,
+                                          int lda, long long strideA, const void *B, cudaDataType_t Btype, int ldb,
+                                          long long strideB, const void *beta, void *C, cudaDataType_t Ctype, int ldc,
+                                          long long strideC, int batchCount, cublasComputeType_t computeType,
+                                          cublasGemmAlgo_t algo);
 
 #ifdef __cplusplus
 }

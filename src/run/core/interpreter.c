@@ -226,7 +226,7 @@ int wp_interp_init(struct wp_interp *in, const struct wp_schedule *s, int rank, 
     in->dloss = dloss;
     in->mb_sequences = global_batch / s->nmicro;
     in->progress = (struct wp_progress){poll_requests, in};
-    in->dilation = in->byte_scale = 1;
+    in->dilation = in->byte_scale = in->message_scale = 1;
     in->local_of_stage = malloc((size_t)s->nstages * sizeof *in->local_of_stage);
     in->held = calloc((size_t)s->nstages, sizeof *in->held);
     if (!in->local_of_stage || !in->held)
@@ -406,7 +406,7 @@ static int post_recv(struct wp_interp *in, int i, struct wp_err *err)
     int boundary = a->op == WP_OP_RECV_ACT ? a->stage - 1 : a->stage + 1;
     if (in->measure) {
         in->msg_posted_s[i] = wp_clock_now(in->clock);
-        in->msg_bytes[i] = (double)bytes * in->byte_scale;
+        in->msg_bytes[i] = (double)bytes * in->byte_scale * in->message_scale;
     }
     if (in->cops->irecv(in->comm, buf, bytes, a->peer, tag_of(a->op == WP_OP_RECV_GRAD, boundary), &in->reqs[i]))
         return wp_errorf(err, "rank %d: posting a receive from rank %d failed", in->rank, a->peer);
@@ -524,6 +524,11 @@ void wp_interp_set_scaling(struct wp_interp *in, double dilation, double byte_sc
     in->byte_scale = byte_scale >= 1 ? byte_scale : 1;
 }
 
+void wp_interp_set_message_scale(struct wp_interp *in, double scale)
+{
+    in->message_scale = scale > 0 ? scale : 1;
+}
+
 void wp_interp_set_grad_overlap(struct wp_interp *in, int overlap, double bucket_bytes)
 {
     for (int h = 0; h < in->nheld; h++)
@@ -596,7 +601,7 @@ int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_
             if (in->cops->isend(in->comm, buf, bytes, a->peer, tag_of(grad, a->stage), r))
                 rc = wp_errorf(err, "rank %d: send to rank %d failed", in->rank, a->peer);
             in->bytes.sends++;
-            in->bytes.send_bytes += (double)bytes * in->byte_scale;
+            in->bytes.send_bytes += (double)bytes * in->byte_scale * in->message_scale;
             break;
         }
         case WP_OP_F:

@@ -68,6 +68,7 @@ struct wp_interp {
     double *msg_posted_s, *msg_done_s, *msg_bytes;
     /* time dilation and byte scaling of an emulated run (wp_interp_set_scaling) */
     double dilation, byte_scale;
+    double message_scale; /* bytes on the wire per byte of a message's buffer (wp_interp_set_message_scale) */
 };
 
 /* make builds each held stage's executor (stage_gpt2.h, stage_emulated.h);
@@ -95,6 +96,11 @@ void wp_interp_set_grad_overlap(struct wp_interp *in, int overlap, double bucket
  * count it keeps (messages, sums) multiplied by S, so that what it
  * reports is the undilated run's with the model's bytes. Default 1, 1. */
 void wp_interp_set_scaling(struct wp_interp *in, double dilation, double byte_scale);
+
+/* Messages cross the wire in `scale` bytes per byte of their buffers from
+ * now on (0.5: a bf16 run's floats sent as bfloat16, comm_bf16.h): the
+ * interpreter counts and times them at that size. Default 1. */
+void wp_interp_set_message_scale(struct wp_interp *in, double scale);
 
 /* One training step; *loss_sum gets this rank's summed token losses. */
 int wp_interp_step(struct wp_interp *in, long step, double *loss_sum, struct wp_err *err);

@@ -28,6 +28,7 @@ static const struct wp_cfg_key train_keys[] = {
     WP_KEY_RANGE("weight_decay", WP_CFG_FLOAT, 0, 0, 10),
     WP_KEY("data", WP_CFG_STRING, 0),
     WP_KEY("synthetic_data", WP_CFG_BOOL, 0),
+    WP_KEY("precision", WP_CFG_STRING, 0),
     WP_KEY_END};
 
 static const struct wp_cfg_key file_keys[] = {
@@ -85,8 +86,14 @@ int wp_run_config_read(const char *path, struct wp_run_config *c, struct wp_err 
             const char *data = wp_cfg_string(t, "data", NULL);
             if (data)
                 wp_strlcpy(tr->data, data, sizeof tr->data);
+            const config_setting_t *pr = config_setting_get_member(t, "precision");
+            int p = pr ? wp_precision_parse(config_setting_get_string(pr)) : (int)tr->precision;
+            if (p < 0)
+                rc = wp_cfg_errorf(err, pr, "precision \"%s\": expected one of %s", config_setting_get_string(pr),
+                                   wp_precision_names());
+            tr->precision = (enum wp_precision)(p < 0 ? 0 : p);
         }
-        if (wp_run_config_check(c, err))
+        if (rc == 0 && wp_run_config_check(c, err))
             rc = wp_err_prefix(err, "%s: ", path);
     }
     config_destroy(&cfg);

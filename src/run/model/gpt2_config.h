@@ -4,6 +4,7 @@
 #ifndef WP_RUN_GPT2_CONFIG_H
 #define WP_RUN_GPT2_CONFIG_H
 
+#include "kernels/precision.h"
 #include "util/error.h"
 
 struct wp_gpt2_config {
@@ -23,6 +24,7 @@ struct wp_train_config {
     float learning_rate, beta1, beta2, eps, weight_decay;
     char data[4096];     /* text corpus, byte-level tokens; empty: the shipped default */
     int synthetic_data;  /* random tokens instead of a corpus */
+    enum wp_precision precision; /* the kernels' (kernels/kernels.h): fp32 (default), tf32 or bf16 */
 };
 
 struct wp_run_config {

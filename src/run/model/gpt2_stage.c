@@ -304,7 +304,8 @@ int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, 
     st->grads = k->alloc(st->grad_floats * sizeof(float));
     st->m = k->alloc(P);
     st->v = k->alloc(P);
-    if (!st->params || !st->grads || !st->m || !st->v) {
+    st->weights = k->get_precision() == WP_PRECISION_BF16 ? k->alloc(P) : st->params;
+    if (!st->params || !st->grads || !st->m || !st->v || !st->weights) {
         wp_gpt2_stage_destroy(st);
         return wp_errorf(err, "cannot allocate the stage's parameters (%.1f MiB)", 4.0 * P / 1048576);
     }
@@ -323,14 +324,21 @@ int wp_gpt2_stage_init(struct wp_gpt2_stage *st, const struct wp_kernel_ops *k, 
     }
     k->to_device(st->params, host, P);
     free(host);
+    wp_gpt2_stage_weights_refresh(st);
     return 0;
+}
+
+void wp_gpt2_stage_weights_refresh(struct wp_gpt2_stage *st)
+{
+    if (st->weights != st->params)
+        st->k->round_copy(st->weights, st->params, st->layout.total);
 }
 
 void wp_gpt2_stage_destroy(struct wp_gpt2_stage *st)
 {
     const struct wp_kernel_ops *k = st->k;
     free_activations(st);
-    float *bufs[] = {st->params, st->grads, st->m, st->v};
+    float *bufs[] = {st->params, st->grads, st->m, st->v, st->weights != st->params ? st->weights : NULL};
     for (size_t i = 0; k && i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             k->release(bufs[i]);
@@ -378,6 +386,7 @@ void wp_gpt2_stage_set_blocks_state(struct wp_gpt2_stage *st, int lo, int hi, co
     st->k->to_device(st->params + first, in, n * sizeof(float));
     st->k->to_device(st->m + first, in + n, n * sizeof(float));
     st->k->to_device(st->v + first, in + 2 * n, n * sizeof(float));
+    wp_gpt2_stage_weights_refresh(st);
 }
 
 int wp_gpt2_stage_adopt(struct wp_gpt2_stage *st, const struct wp_gpt2_stage *old)
@@ -401,6 +410,7 @@ int wp_gpt2_stage_adopt(struct wp_gpt2_stage *st, const struct wp_gpt2_stage *ol
         }
     }
     free(host);
+    wp_gpt2_stage_weights_refresh(st);
     return 0;
 }
 
@@ -456,8 +466,10 @@ static void take_columns(const struct wp_gpt2_stage *st, const struct tp_dims *d
 /* A partial sum over axis 2 of (N, cols) in whole, this rank's rows summed into part. */
 static void sum_rows(struct wp_gpt2_stage *st, const float *whole, float *part, size_t cols)
 {
-    if (whole != part)
-        wp_tg_reduce_scatter_rows(st->tg, whole, part, dims_of(st).N, cols);
+    if (whole == part)
+        return;
+    wp_tg_reduce_scatter_rows(st->tg, whole, part, dims_of(st).N, cols);
+    st->k->round_copy(part, part, dims_of(st).Nl * cols); /* stored as the precision stores activations */
 }
 
 /* This rank's rows of (N, cols) in part gathered into whole. */
@@ -475,6 +487,7 @@ static void sum_and_gather_columns(struct wp_gpt2_stage *st, float *part, float 
     if (part == whole)
         return;
     wp_tg_all_reduce(st->tg, part, d.N * d.C2);
+    st->k->round_copy(part, part, d.N * d.C2);
     wp_tg_all_gather_cols(st->tg, part, whole, d.N, d.C2);
 }
 
@@ -490,15 +503,15 @@ static void forward_from_input(struct wp_gpt2_stage *st, struct wp_stage_slot *s
         struct wp_block_acts *a = &s->blocks[b];
         const float *x = block_input(s, b);
         /* a bias is added by one rank of the axis its matmul's partial sum runs over */
-        const float *qkv_bias = d.j2 == 0 ? param(st, st->params, lb, WP_T_QKVB) : NULL;
-        const float *fc_bias = d.j2 == 0 ? param(st, st->params, lb, WP_T_FCB) : NULL;
-        const float *proj_bias = d.j1 == 0 ? param(st, st->params, lb, WP_T_ATTPROJB) : NULL;
-        const float *fcproj_bias = d.j1 == 0 ? param(st, st->params, lb, WP_T_FCPROJB) : NULL;
-        k->layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, param(st, st->params, lb, WP_T_LN1W),
-                             param(st, st->params, lb, WP_T_LN1B), N, C);
+        const float *qkv_bias = d.j2 == 0 ? param(st, st->weights, lb, WP_T_QKVB) : NULL;
+        const float *fc_bias = d.j2 == 0 ? param(st, st->weights, lb, WP_T_FCB) : NULL;
+        const float *proj_bias = d.j1 == 0 ? param(st, st->weights, lb, WP_T_ATTPROJB) : NULL;
+        const float *fcproj_bias = d.j1 == 0 ? param(st, st->weights, lb, WP_T_FCPROJB) : NULL;
+        k->layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, param(st, st->weights, lb, WP_T_LN1W),
+                             param(st, st->weights, lb, WP_T_LN1B), N, C);
         take_columns(st, &d, a->ln1c, a->ln1);
         float *qkv = rows_split ? st->tp_wide : a->qkv;
-        k->matmul_forward(qkv, a->ln1c, param(st, st->params, lb, WP_T_QKVW), qkv_bias, N, C2, 3 * C1,
+        k->matmul_forward(qkv, a->ln1c, param(st, st->weights, lb, WP_T_QKVW), qkv_bias, N, C2, 3 * C1,
                           WP_WEIGHT_IN_OUT);
         sum_rows(st, qkv, a->qkv, 3 * d.C1);
         float *atty = rows_split ? st->tp_local : a->atty;
@@ -506,30 +519,30 @@ static void forward_from_input(struct wp_gpt2_stage *st, struct wp_stage_slot *s
         gather_rows(st, atty, a->atty, d.C1);
         /* the projection's output goes through residual2's buffer */
         float *proj = tp ? st->tp_narrow : a->residual2;
-        k->matmul_forward(proj, a->atty, param(st, st->params, lb, WP_T_ATTPROJW), proj_bias, N, C1, C2,
+        k->matmul_forward(proj, a->atty, param(st, st->weights, lb, WP_T_ATTPROJW), proj_bias, N, C1, C2,
                           WP_WEIGHT_IN_OUT);
         sum_and_gather_columns(st, proj, a->residual2);
         k->residual_forward(a->residual2, x, a->residual2, (size_t)N * C);
-        k->layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->residual2, param(st, st->params, lb, WP_T_LN2W),
-                             param(st, st->params, lb, WP_T_LN2B), N, C);
+        k->layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->residual2, param(st, st->weights, lb, WP_T_LN2W),
+                             param(st, st->weights, lb, WP_T_LN2B), N, C);
         take_columns(st, &d, a->ln2c, a->ln2);
         float *fch = rows_split ? st->tp_wide : a->fch;
-        k->matmul_forward(fch, a->ln2c, param(st, st->params, lb, WP_T_FCW), fc_bias, N, C2, 4 * C1,
+        k->matmul_forward(fch, a->ln2c, param(st, st->weights, lb, WP_T_FCW), fc_bias, N, C2, 4 * C1,
                           WP_WEIGHT_IN_OUT);
         sum_rows(st, fch, a->fch, 4 * d.C1);
         float *gelu = rows_split ? st->tp_local : a->fch_gelu;
         k->gelu_forward(gelu, a->fch, d.Nl * 4 * d.C1);
         gather_rows(st, gelu, a->fch_gelu, 4 * d.C1);
         float *fcproj = tp ? st->tp_narrow : a->residual3;
-        k->matmul_forward(fcproj, a->fch_gelu, param(st, st->params, lb, WP_T_FCPROJW), fcproj_bias, N, 4 * C1, C2,
+        k->matmul_forward(fcproj, a->fch_gelu, param(st, st->weights, lb, WP_T_FCPROJW), fcproj_bias, N, 4 * C1, C2,
                           WP_WEIGHT_IN_OUT);
         sum_and_gather_columns(st, fcproj, a->residual3);
         k->residual_forward(a->residual3, a->residual2, a->residual3, (size_t)N * C);
     }
     if (st->layout.has_head) {
-        k->layernorm_forward(s->lnf, s->lnf_mean, s->lnf_rstd, s->output, param(st, st->params, -1, WP_T_LNFW),
-                             param(st, st->params, -1, WP_T_LNFB), N, C);
-        k->matmul_forward(st->logits, s->lnf, param(st, st->params, -1, WP_T_WTE), NULL, N, C, V, WP_WEIGHT_OUT_IN);
+        k->layernorm_forward(s->lnf, s->lnf_mean, s->lnf_rstd, s->output, param(st, st->weights, -1, WP_T_LNFW),
+                             param(st, st->weights, -1, WP_T_LNFB), N, C);
+        k->matmul_forward(st->logits, s->lnf, param(st, st->weights, -1, WP_T_WTE), NULL, N, C, V, WP_WEIGHT_OUT_IN);
         k->crossentropy_forward(s->losses, s->probs, st->logits, s->targets, N, V);
     }
 }
@@ -540,8 +553,8 @@ void wp_gpt2_stage_forward(struct wp_gpt2_stage *st, int slot)
     struct wp_stage_slot *s = &st->slots[slot], *a = acts_of(st, slot);
     size_t B = (size_t)st->B, T = (size_t)st->g.sequence_length, C = (size_t)st->g.channels;
     if (st->layout.has_embedding)
-        k->encoder_forward(s->input, s->tokens, param(st, st->params, -1, WP_T_WTE),
-                           param(st, st->params, -1, WP_T_WPE), (int)B, (int)T, (int)C);
+        k->encoder_forward(s->input, s->tokens, param(st, st->weights, -1, WP_T_WTE),
+                           param(st, st->weights, -1, WP_T_WPE), (int)B, (int)T, (int)C);
     forward_from_input(st, a);
     if (a == s)
         return;
@@ -592,18 +605,18 @@ static void block_weights(struct wp_gpt2_stage *st, const struct wp_stage_slot *
     int lb = st->layout.first_block + b, N = st->B * st->g.sequence_length, C = st->g.channels;
     int C1 = (int)d.C1, C2 = (int)d.C2;
     k->matmul_backward(NULL, param(st, st->grads, lb, WP_T_FCPROJW), param(st, st->grads, lb, WP_T_FCPROJB),
-                       g->dfcproj, a->fch_gelu, param(st, st->params, lb, WP_T_FCPROJW), N, 4 * C1, C2,
+                       g->dfcproj, a->fch_gelu, param(st, st->weights, lb, WP_T_FCPROJW), N, 4 * C1, C2,
                        WP_WEIGHT_IN_OUT);
     k->matmul_backward(NULL, param(st, st->grads, lb, WP_T_FCW), param(st, st->grads, lb, WP_T_FCB), g->dfch, a->ln2c,
-                       param(st, st->params, lb, WP_T_FCW), N, C2, 4 * C1, WP_WEIGHT_IN_OUT);
+                       param(st, st->weights, lb, WP_T_FCW), N, C2, 4 * C1, WP_WEIGHT_IN_OUT);
     k->layernorm_backward(NULL, param(st, st->grads, lb, WP_T_LN2W), param(st, st->grads, lb, WP_T_LN2B), g->dln2,
-                          a->residual2, param(st, st->params, lb, WP_T_LN2W), a->ln2_mean, a->ln2_rstd, N, C);
+                          a->residual2, param(st, st->weights, lb, WP_T_LN2W), a->ln2_mean, a->ln2_rstd, N, C);
     k->matmul_backward(NULL, param(st, st->grads, lb, WP_T_ATTPROJW), param(st, st->grads, lb, WP_T_ATTPROJB),
-                       g->dattproj, a->atty, param(st, st->params, lb, WP_T_ATTPROJW), N, C1, C2, WP_WEIGHT_IN_OUT);
+                       g->dattproj, a->atty, param(st, st->weights, lb, WP_T_ATTPROJW), N, C1, C2, WP_WEIGHT_IN_OUT);
     k->matmul_backward(NULL, param(st, st->grads, lb, WP_T_QKVW), param(st, st->grads, lb, WP_T_QKVB), g->dqkv,
-                       a->ln1c, param(st, st->params, lb, WP_T_QKVW), N, C2, 3 * C1, WP_WEIGHT_IN_OUT);
+                       a->ln1c, param(st, st->weights, lb, WP_T_QKVW), N, C2, 3 * C1, WP_WEIGHT_IN_OUT);
     k->layernorm_backward(NULL, param(st, st->grads, lb, WP_T_LN1W), param(st, st->grads, lb, WP_T_LN1B), g->dln1,
-                          block_input(s, b), param(st, st->params, lb, WP_T_LN1W), a->ln1_mean, a->ln1_rstd, N, C);
+                          block_input(s, b), param(st, st->weights, lb, WP_T_LN1W), a->ln1_mean, a->ln1_rstd, N, C);
     size_t first, count;
     blocks_span(st, lb, lb + 1, &first, &count);
     grads_done(st, st->grads + first, count);
@@ -636,7 +649,7 @@ static void block_backward(struct wp_gpt2_stage *st, const struct wp_stage_slot 
      * axis 2 of the gathered GELU output's; GELU's on this rank's rows */
     columns_of_gradient(st, &d, g->dfcproj, dres3);
     k->zero(st->dscratch_4c, wide * sizeof(float));
-    k->matmul_backward(st->dscratch_4c, NULL, NULL, g->dfcproj, a->fch_gelu, param(st, st->params, lb, WP_T_FCPROJW),
+    k->matmul_backward(st->dscratch_4c, NULL, NULL, g->dfcproj, a->fch_gelu, param(st, st->weights, lb, WP_T_FCPROJW),
                        N, 4 * C1, C2, WP_WEIGHT_IN_OUT);
     float *dgelu = rows_split ? st->tp_local : st->dscratch_4c;
     sum_rows(st, st->dscratch_4c, dgelu, 4 * d.C1);
@@ -646,17 +659,17 @@ static void block_backward(struct wp_gpt2_stage *st, const struct wp_stage_slot 
     gather_rows(st, dfch, g->dfch, 4 * d.C1);
     float *dln2 = tp ? st->tp_narrow : g->dln2;
     k->zero(dln2, d.N * d.C2 * sizeof(float));
-    k->matmul_backward(dln2, NULL, NULL, g->dfch, a->ln2c, param(st, st->params, lb, WP_T_FCW), N, C2, 4 * C1,
+    k->matmul_backward(dln2, NULL, NULL, g->dfch, a->ln2c, param(st, st->weights, lb, WP_T_FCW), N, C2, 4 * C1,
                        WP_WEIGHT_IN_OUT);
     sum_and_gather_columns(st, dln2, g->dln2);
     copy(k, dres2, dres3, NC);
-    k->layernorm_backward(dres2, NULL, NULL, g->dln2, a->residual2, param(st, st->params, lb, WP_T_LN2W),
+    k->layernorm_backward(dres2, NULL, NULL, g->dln2, a->residual2, param(st, st->weights, lb, WP_T_LN2W),
                           a->ln2_mean, a->ln2_rstd, N, C);
     /* attention: the same, with the heads' rows */
     columns_of_gradient(st, &d, g->dattproj, dres2);
     float *datty = st->dscratch_c;
     k->zero(datty, d.N * d.C1 * sizeof(float));
-    k->matmul_backward(datty, NULL, NULL, g->dattproj, a->atty, param(st, st->params, lb, WP_T_ATTPROJW), N, C1, C2,
+    k->matmul_backward(datty, NULL, NULL, g->dattproj, a->atty, param(st, st->weights, lb, WP_T_ATTPROJW), N, C1, C2,
                        WP_WEIGHT_IN_OUT);
     float *datty_rows = rows_split ? st->tp_local : datty;
     sum_rows(st, datty, datty_rows, d.C1);
@@ -666,11 +679,11 @@ static void block_backward(struct wp_gpt2_stage *st, const struct wp_stage_slot 
     gather_rows(st, dqkv, g->dqkv, 3 * d.C1);
     float *dln1 = tp ? st->tp_narrow : g->dln1;
     k->zero(dln1, d.N * d.C2 * sizeof(float));
-    k->matmul_backward(dln1, NULL, NULL, g->dqkv, a->ln1c, param(st, st->params, lb, WP_T_QKVW), N, C2, 3 * C1,
+    k->matmul_backward(dln1, NULL, NULL, g->dqkv, a->ln1c, param(st, st->weights, lb, WP_T_QKVW), N, C2, 3 * C1,
                        WP_WEIGHT_IN_OUT);
     sum_and_gather_columns(st, dln1, g->dln1);
     copy(k, dx, dres2, NC);
-    k->layernorm_backward(dx, NULL, NULL, g->dln1, block_input(s, b), param(st, st->params, lb, WP_T_LN1W),
+    k->layernorm_backward(dx, NULL, NULL, g->dln1, block_input(s, b), param(st, st->weights, lb, WP_T_LN1W),
                           a->ln1_mean, a->ln1_rstd, N, C);
 }
 
@@ -695,9 +708,9 @@ static void head_weights(struct wp_gpt2_stage *st, struct wp_stage_slot *s)
     float *dlogits, *dlnf;
     head_grads(st, s, &dlogits, &dlnf);
     k->matmul_backward(NULL, param(st, st->grads, -1, WP_T_WTE), NULL, dlogits, s->lnf,
-                       param(st, st->params, -1, WP_T_WTE), N, C, V, WP_WEIGHT_OUT_IN);
+                       param(st, st->weights, -1, WP_T_WTE), N, C, V, WP_WEIGHT_OUT_IN);
     k->layernorm_backward(NULL, param(st, st->grads, -1, WP_T_LNFW), param(st, st->grads, -1, WP_T_LNFB), dlnf,
-                          s->output, param(st, st->params, -1, WP_T_LNFW), s->lnf_mean, s->lnf_rstd, N, C);
+                          s->output, param(st, st->weights, -1, WP_T_LNFW), s->lnf_mean, s->lnf_rstd, N, C);
     grads_done(st, st->wte_grad_head, (size_t)V * C);
     tensor_grads_done(st, WP_T_LNFW);
     tensor_grads_done(st, WP_T_LNFB);
@@ -717,10 +730,10 @@ static void run_backward(struct wp_gpt2_stage *st, struct wp_stage_slot *s, floa
         k->zero(dlogits, (size_t)N * V * sizeof(float));
         k->crossentropy_backward(dlogits, s->probs, s->targets, dloss, N, V);
         k->zero(dlnf, NC * sizeof(float));
-        k->matmul_backward(dlnf, NULL, NULL, dlogits, s->lnf, param(st, st->params, -1, WP_T_WTE), N, C, V,
+        k->matmul_backward(dlnf, NULL, NULL, dlogits, s->lnf, param(st, st->weights, -1, WP_T_WTE), N, C, V,
                            WP_WEIGHT_OUT_IN);
         k->zero(cur, NC * sizeof(float));
-        k->layernorm_backward(cur, NULL, NULL, dlnf, s->output, param(st, st->params, -1, WP_T_LNFW), s->lnf_mean,
+        k->layernorm_backward(cur, NULL, NULL, dlnf, s->output, param(st, st->weights, -1, WP_T_LNFW), s->lnf_mean,
                               s->lnf_rstd, N, C);
         if (weights_now)
             head_weights(st, s);
@@ -809,4 +822,5 @@ void wp_gpt2_stage_adamw(struct wp_gpt2_stage *st, const struct wp_train_config 
 {
     st->k->adamw_update(st->params, st->grads, st->m, st->v, st->layout.total, t->learning_rate, t->beta1, t->beta2,
                         t->eps, t->weight_decay, step);
+    wp_gpt2_stage_weights_refresh(st);
 }

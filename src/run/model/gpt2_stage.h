@@ -9,7 +9,10 @@
  * one work slot of activations for all: the backward of a slot runs its
  * forward again there from the slot's input first (the same kernels on the
  * same inputs: the same bits), so memory per micro-batch in flight drops to
- * the boundaries for one more forward per backward. Its backward is whole. */
+ * the boundaries for one more forward per backward. Its backward is whole.
+ * The stage trains in its kernels' precision (kernels.h): float32 master
+ * weights, gradients and AdamW moments always; in bf16 the kernels read a
+ * bfloat16 copy of the weights and store activations as bfloat16. */
 #ifndef WP_RUN_GPT2_STAGE_H
 #define WP_RUN_GPT2_STAGE_H
 
@@ -40,7 +43,10 @@ struct wp_gpt2_stage {
     int B;                 /* sequences per micro-batch slice on this rank */
     int split_backward;
     int recompute;         /* 1: slots are thin, activations in `work`, made again before each backward */
-    float *params, *grads, *m, *v; /* backend memory, layout.total floats each (grads: grad_floats) */
+    float *params, *grads, *m, *v; /* backend memory, layout.total floats each (grads: grad_floats); params
+                                    * are the master weights, float32 in every precision */
+    float *weights;        /* what the kernels read: params itself, or in bf16 their bfloat16 rounding
+                            * (Megatron-LM's 16-bit copy of the fp32 master weights) */
     size_t grad_floats;    /* layout.total, plus V*C when the stage has both ends of the tied wte */
     float *wte_grad_embedding; /* the encoder's part of wte's gradient (first stage) */
     float *wte_grad_head;      /* the LM head's part (last stage) */
@@ -105,6 +111,10 @@ void wp_gpt2_stage_backward_weights(struct wp_gpt2_stage *st, int slot);
 double wp_gpt2_stage_loss_sum(const struct wp_gpt2_stage *st, int slot);
 
 void wp_gpt2_stage_zero_grads(struct wp_gpt2_stage *st);
+/* The weights the kernels read made again from the master weights (after
+ * anything writes params: the optimizer step, a checkpoint, moved blocks;
+ * those of this file do it themselves). */
+void wp_gpt2_stage_weights_refresh(struct wp_gpt2_stage *st);
 /* The tied wte: its gradient is E + H, the embedding's part plus the head's,
  * summed in that order whatever the partition. For a stage that holds both
  * ends this forms the sum locally; across stages the runtime does it. */

@@ -221,9 +221,8 @@ static int profile_size(const struct wp_profile_gpt2_options *o, const struct wp
 {
     struct wp_layer_table t;
     wp_layer_table_init(&t);
-    struct wp_gpt_shape shape = {g->layers, g->channels, g->heads, g->sequence_length, g->vocabulary, B, 4, 4};
-    if (o->gpu)
-        shape.act_bytes = shape.param_bytes = 2; /* mixed precision, as a GPU trains */
+    struct wp_gpt_shape shape = {g->layers,     g->channels, g->heads, g->sequence_length,
+                                 g->vocabulary, B,           o->analytic ? o->precision : WP_PRECISION_FP32};
     int rc = o->gpu ? wp_layer_table_gpt_gpu(&t, &shape, o->gpu, o->flash, err)
                     : wp_layer_table_gpt(&t, &shape, o->analytic ? o->flops_per_s : 1.0, err);
     if (rc == 0) {

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "kernels/precision.h"
 #include "util/error.h"
 
 #define WP_PROFILE_MAX_SIZES 16 /* micro-batch sizes at most */
@@ -18,9 +19,10 @@ struct wp_profile_gpt2_options {
     int nsizes;
     int analytic;           /* FLOP counts at flops_per_s, or modelled for gpu, instead of measuring */
     double flops_per_s;
-    const char *gpu;        /* analytic: the GPU whose per-operation model times the layers (plan/gpu_model.h),
-                             * 16-bit activations and parameters; NULL: flops_per_s, float32 */
+    const char *gpu;        /* analytic: the GPU whose per-operation model times the layers (plan/gpu_model.h);
+                             * NULL: flops_per_s */
     int flash;              /* with gpu: the attention core as one FlashAttention kernel */
+    enum wp_precision precision; /* analytic: the elements' bytes and, with gpu, the matmuls' rate */
     int repeat;             /* measured: timed repetitions per pass, after a warm-up */
     int cuda;               /* measured: the CUDA kernels (CUDA build with a GPU), else the CPU's */
     const char *output;     /* write each table (wavepipe-layers; OUT.bB.cfg per size with several); NULL: none */

@@ -319,6 +319,8 @@ int wp_checkpoint_load(struct wp_interp *in, const char *dir, long *steps_done, 
         free(piece);
         free(buf);
     }
+    for (int h = 0; h < in->nheld; h++) /* the weights the kernels read, from the master weights loaded */
+        wp_gpt2_stage_weights_refresh(gpt2_of(in, h));
     wp_safetensors_free(&model);
     wp_safetensors_free(&opt);
     *steps_done = steps;

@@ -25,7 +25,8 @@
 /* every row ends with what adapted and what the iteration measured, so that
  * adaptive and static runs compare from the rows alone (issue 12) */
 #define RESULTS_HEADER_ADAPT ",adapt,partition,pause_s,stage_compute_s,link_bandwidth_Bps"
-#define RESULTS_HEADER RESULTS_HEADER_BASE RESULTS_HEADER_ADAPT
+/* real rows add the kernels' precision (fp32, tf32, bf16) */
+#define RESULTS_HEADER RESULTS_HEADER_BASE ",precision" RESULTS_HEADER_ADAPT
 /* emulated rows add how compute was done, the layer table, the run's time
  * dilation and byte scaling (its times are undilated, its bytes the
  * model's) and how busy the host's processors were in the iteration */
@@ -97,8 +98,7 @@ int wp_report_results_row(const struct wp_report_row *r, char *row, size_t cap)
                            stamp, wp_sched_kind_name(p->kind), r->world_ranks, r->nodes, ran->nstages, r->replicas,
                            p->kind == WP_SCHED_HANAYO ? p->waves : 1, k,
                            p->kind == WP_SCHED_INTERLEAVED ? p->chunks : 1, ran->nmicro, G / ran->nmicro, G, r->step,
-                           iter, G / iter, tokens, r->bubble, r->peak_bytes, r->loss, r->emulated ? "," : "",
-                           r->compute_cols);
+                           iter, G / iter, tokens, r->bubble, r->peak_bytes, r->loss, ",", r->compute_cols);
     if (row_len < 0 || (size_t)row_len >= cap)
         return -1;
     if (r->emulated) { /* host_busy: empty where /proc/stat gave nothing */
@@ -214,8 +214,8 @@ void wp_report_summary(const struct wp_interp *in, const struct wp_schedule *s, 
                 snprintf(what, sizeof what, "compute=emulated from %s, simulated with the table's costs",
                          rs->table_name);
             else
-                snprintf(what, sizeof what, "compute=real, simulated with the measured work per stage%s",
-                         rs->shared_cores ? " on the node's shared cores" : "");
+                snprintf(what, sizeof what, "compute=real in %s, simulated with the measured work per stage%s",
+                         rs->precision, rs->shared_cores ? " on the node's shared cores" : "");
             char ranks[160], copies[64] = "";
             int t = rs->mesh[0] * rs->mesh[1] * rs->mesh[2], D = s->params.data_parallel;
             if (D > 1)
@@ -252,8 +252,9 @@ void wp_report_summary(const struct wp_interp *in, const struct wp_schedule *s, 
  * collectives (a recomputing stage's forward ones again per backward).
  * Rank 0 prints its own and whether every rank's agree exactly. */
 void wp_report_bytes(const struct wp_interp *in, const struct wp_tensor_group *tg, const struct wp_schedule *s,
-                     const struct wp_gpt2_config *g, int rank)
+                     const struct wp_gpt2_config *g, enum wp_precision precision, int rank)
 {
+    const double message_element_bytes = wp_precision_bytes(precision).activation;
     int p0 = tg ? tg->p0 : 1, p1 = tg ? tg->shard.p1 : 1, p2 = tg ? tg->shard.p2 : 1;
     double C = g->channels, T = g->sequence_length, V = g->vocabulary;
     struct wp_tp_block_volume model, v;
@@ -269,7 +270,8 @@ void wp_report_bytes(const struct wp_interp *in, const struct wp_tensor_group *t
         int r = s->place[a->stage].nreplicas > s->place[other].nreplicas ? s->place[a->stage].nreplicas
                                                                            : s->place[other].nreplicas;
         sends++;
-        send_model += (double)in->mb_sequences / r / p0 / (p1 * p2) * T * C * 4; /* a lane's column block */
+        /* a lane's column block, in the precision's bytes (bf16 crosses the wire as bfloat16) */
+        send_model += (double)in->mb_sequences / r / p0 / (p1 * p2) * T * C * message_element_bytes;
     }
     int tied_here = 0;
     for (int h = 0; h < in->nheld; h++) {

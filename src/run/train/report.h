@@ -30,7 +30,7 @@ struct wp_report_row {
     double iter_s, bubble, peak_bytes, loss;
     int global_batch, sequence_length;
     int emulated;
-    const char *compute_cols;         /* emulated: "emulated,TABLE,DILATION,BYTE_SCALE" */
+    const char *compute_cols;         /* emulated: "emulated,TABLE,DILATION,BYTE_SCALE"; real: the precision */
     double host_busy;                 /* emulated: the host's busy share of the iteration (-1: unknown) */
     const struct wp_adapt_options *adapt;
     const char *partition;            /* units per stage the iteration ran, "n0:n1:..." */
@@ -56,13 +56,14 @@ struct wp_report_summary {
     const char *table_name;
     double dilation, byte_scale; /* emulated: the run's (train_options.h) */
     double host_busy;            /* the host's busy share over the steps after the first (-1: unknown) */
+    const char *precision;       /* real compute: the kernels' precision */
 };
 void wp_report_summary(const struct wp_interp *in, const struct wp_schedule *s, const struct wp_report_summary *rs);
 
 /* The last step's bytes by kind against the cost model's volumes
  * (collective; rank 0 prints the `bytes:` line). */
 void wp_report_bytes(const struct wp_interp *in, const struct wp_tensor_group *tg, const struct wp_schedule *s,
-                     const struct wp_gpt2_config *g, int rank);
+                     const struct wp_gpt2_config *g, enum wp_precision precision, int rank);
 
 /* With --adapt, the trace's place in the run (rank 0's). */
 struct wp_report_timeline {

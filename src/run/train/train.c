@@ -141,7 +141,9 @@ static void start_interpreter(struct wp_train *t, struct wp_err *err)
 {
     struct wp_train_setup *ts = &t->setup;
     const struct wp_train_options *o = &t->o;
-    int status = wp_train_backend_init(&t->backend, o->device, o->kernel_times != NULL, ts->mesh, t->rank, err);
+    enum wp_precision precision = o->emulated ? WP_PRECISION_FP32 : ts->cfg.train.precision;
+    int status =
+        wp_train_backend_init(&t->backend, o->device, precision, o->kernel_times != NULL, ts->mesh, t->rank, err);
     wp_slowdown_init(&t->slowdown, o->slowdown_path, t->rank);
     int slowed = o->slowdown_path || wp_changes_slow(&ts->changes);
     t->gpt2_ctx = (struct wp_stage_gpt2_ctx){t->backend.kernels, &ts->cfg, &ts->corpus, ts->first, ts->end,
@@ -160,6 +162,7 @@ static void start_interpreter(struct wp_train *t, struct wp_err *err)
     t->in.cfg = o->emulated ? NULL : cfg;
     if (status == 0) { /* buckets of the model's bytes: 1/S of them where messages are */
         wp_interp_set_scaling(&t->in, o->dilation, o->byte_scale);
+        wp_interp_set_message_scale(&t->in, t->backend.message_scale);
         wp_comm_set_wait_dilation(o->dilation);
         wp_interp_set_grad_overlap(&t->in, o->grad_overlap, o->grad_bucket_bytes / o->byte_scale);
     }
@@ -238,7 +241,7 @@ static int start_tuner(struct wp_train *t, struct wp_err *err)
                         t->rank, t->in.nheld, wp_sched_kind_name(s->params.kind));
     if (bad == 0 && o->adapt.partition && !o->emulated) {
         const struct wp_gpt2_config *g = &ts->cfg.model;
-        struct wp_gpt_shape shape = {g->layers, g->channels, g->heads, g->sequence_length, g->vocabulary, 1, 4, 4};
+        struct wp_gpt_shape shape = {g->layers, g->channels, g->heads, g->sequence_length, g->vocabulary, 1, WP_PRECISION_FP32};
         bad = wp_layer_table_gpt(&t->ref_table, &shape, 1e9, err);
     }
     struct wp_adapt_units units = {o->emulated ? &ts->table : &t->ref_table, o->emulated ? 0 : 1,
@@ -314,8 +317,10 @@ static void describe_run(struct wp_train *t, struct wp_err *err)
     else if (t->rank == 0 && replicated)
         printf("gradients: replicated stages sum theirs at the ALLREDUCE, all at once (--grad-overlap off)\n");
     t->peak_bytes = activation_peak_bytes(&t->in);
-    if (!o->emulated)
+    if (!o->emulated) {
+        snprintf(t->compute_cols, sizeof t->compute_cols, "%s", wp_precision_name(t->setup.cfg.train.precision));
         return;
+    }
     char name[512];
     wp_strlcpy(name, o->layers_path, sizeof name);
     wp_csv_field(name, '_');
@@ -577,10 +582,12 @@ int wp_train_finish(struct wp_train *t, int status, struct wp_err *err)
         struct wp_report_summary rs = {ts->ranks,    rank,          t->shared_cores, ts->lane == 0,
                                        ts->mesh,     t->peak_bytes, median,          o->emulated ? &t->table_costs : NULL,
                                        o->layers_path, o->dilation, o->byte_scale,
-                                       wp_host_busy_fraction(t->host_at_measured, t->host_at_end)};
+                                       wp_host_busy_fraction(t->host_at_measured, t->host_at_end),
+                                       wp_precision_name(ts->cfg.train.precision)};
         wp_report_summary(&t->in, t->run_s, &rs);
         if (!o->emulated)
-            wp_report_bytes(&t->in, ts->tensor > 1 ? &t->backend.tgroup : NULL, t->run_s, &ts->cfg.model, rank);
+            wp_report_bytes(&t->in, ts->tensor > 1 ? &t->backend.tgroup : NULL, t->run_s, &ts->cfg.model,
+                            ts->cfg.train.precision, rank);
         if (rank == 0 && t->measure_s && n > 0 && median > 0)
             wp_report_measuring(t->measure_s, n, median, o->adapt.k);
     }

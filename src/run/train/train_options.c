@@ -16,6 +16,7 @@ void wp_train_options_default(struct wp_train_options *o)
     o->mesh[0] = o->mesh[1] = o->mesh[2] = 1;
     o->global_batch = o->steps = -1;
     o->seed = -1;
+    o->precision = -1;
     o->progress_us = 200;
     o->dilation = o->byte_scale = 1;
     o->watchdog_s = 6;
@@ -45,6 +46,9 @@ static const char *rule_broken(const struct wp_train_options *o)
     if (o->emulated && (o->save || o->resume || o->data || o->synthetic || o->device))
         return "--compute emulated computes no model: --save, --resume, --data, --synthetic-data and --device do "
                "not apply";
+    if (o->emulated && o->precision >= 0)
+        return "--precision is the kernels': an emulated run's passes and message bytes are its layer table's "
+               "(wavepipe profile --analytic --precision P makes a table for P)";
     if (!o->config && !o->emulated)
         return "--config FILE is required (e.g. jobs/models/gpt-tiny.cfg)";
     if (o->changes_hook && !o->changes_path)

@@ -26,6 +26,7 @@ struct wp_train_options {
     const char *config;           /* the model and training settings (libconfig) */
     const char *data;             /* corpus; NULL: the config's, or the shipped one */
     int synthetic;                /* random tokens */
+    int precision;                /* enum wp_precision, or -1: the config's (fp32 by default) */
     int global_batch, steps;      /* -1: the config's */
     long long seed;               /* -1: the config's */
     int recompute;                /* every stage recomputes its forward before its backward */

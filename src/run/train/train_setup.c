@@ -92,6 +92,8 @@ static int read_settings(struct wp_train_setup *ts, const struct wp_train_option
         wp_strlcpy(t->data, o->data, sizeof t->data);
     if (o->synthetic)
         t->synthetic_data = 1;
+    if (o->precision >= 0)
+        t->precision = (enum wp_precision)o->precision;
     int micro_given = o->micro_given;
     if (o->plan_path) {
         if (apply_plan(ts, o, P, plan_units, err))
