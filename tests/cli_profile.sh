@@ -97,8 +97,14 @@ expect_contains "$out/an-bf16.cfg" "activation_bytes = 16384.0;" "2-byte boundar
 "$WAVEPIPE" profile --model "$model" --analytic --gpu A100-SXM4-80GB --precision fp16 > /dev/null 2> "$out/fp16.err"
 expect_status 2 $? "an unknown precision refused"
 expect_contains "$out/fp16.err" "expected one of fp32, tf32, bf16" "naming the precisions"
-"$WAVEPIPE" profile --model "$model" --precision bf16 > /dev/null 2> "$out/prec-measured.err"
-expect_status 2 $? "--precision without --analytic refused"
+"$WAVEPIPE" profile --convert "$WP_SRCDIR/profiles/dapple-v100/bert-48-pbs-2.txt" --precision bf16 \
+    > /dev/null 2> "$out/prec-convert.err"
+expect_status 2 $? "--precision with --convert refused"
+# measured in bf16: the kernels timed as a bf16 run runs them, 2-byte boundaries
+"$WAVEPIPE" profile --model "$model" --repeat 1 --precision bf16 -o "$out/tiny-bf16.cfg" > "$out/tiny-bf16.txt" 2>&1
+expect_status 0 $? "profile --model --precision bf16 measures"
+expect_contains "$out/tiny-bf16.txt" "measured with wavepipe's cpu kernels in bf16" "the source says bf16"
+expect_contains "$out/tiny-bf16.cfg" "activation_bytes = 16384.0;" "2-byte boundaries: 2 x 64 x 64 x 2 bytes"
 "$WAVEPIPE" profile --model "$model" --analytic --gpu A100-SXM4-80GB --precision fp32 --attention flash \
     > /dev/null 2> "$out/fp32-flash.err"
 expect_status 1 $? "FlashAttention in fp32 refused"

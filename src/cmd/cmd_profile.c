@@ -24,7 +24,8 @@
 
 static void usage(void)
 {
-    printf("Usage: wavepipe profile --model MODEL.cfg [--micro-batch B,...] [--repeat N] [--device cpu|cuda] [-o OUT.cfg]\n"
+    printf("Usage: wavepipe profile --model MODEL.cfg [--micro-batch B,...] [--repeat N] [--device cpu|cuda]\n"
+           "                        [--precision P] [-o OUT.cfg]\n"
            "       wavepipe profile --model MODEL.cfg --analytic --flops-per-s X [--precision P] [--micro-batch B]\n"
            "                        [-o OUT.cfg]\n"
            "       wavepipe profile --model MODEL.cfg --analytic --gpu GPU [--precision P] [--attention unfused|flash]\n"
@@ -69,9 +70,9 @@ static void usage(void)
            "  --gpu GPU            for --analytic: V100-SXM2-32GB, A100-SXM4-40GB,\n"
            "                       A100-SXM4-80GB, H100-SXM5-80GB, H200-SXM-141GB, or a name\n"
            "                       as nvidia-smi gives it (\"NVIDIA H100 80GB HBM3\")\n"
-           "  --precision P        for --analytic: fp32, tf32 or bf16, the bytes each element\n"
-           "                       keeps and, with --gpu, the matmuls' rate (default: bf16\n"
-           "                       with --gpu, fp32 with --flops-per-s)\n"
+           "  --precision P        fp32, tf32 or bf16: the bytes each element keeps; measured,\n"
+           "                       the kernels timed in it (wavepipe run --precision); with\n"
+           "                       --gpu, the matmuls' rate (default: bf16 with --gpu, else fp32)\n"
            "  --attention KIND     with --gpu: unfused (default; Megatron-LM before\n"
            "                       FlashAttention) or flash (not on the V100)\n"
            "  --convert FILE       read a profile text file instead\n"
@@ -200,8 +201,8 @@ static int parse(int argc, char **argv, struct profile_options *o)
         return wp_usage_error(CMD, "%s is for --analytic", o->gpu ? "--gpu" : "--flops-per-s");
     if (attention && !o->gpu)
         return wp_usage_error(CMD, "--attention is for --gpu");
-    if (o->precision >= 0 && !o->analytic)
-        return wp_usage_error(CMD, "--precision is for --analytic (a measured table times the runtime's kernels)");
+    if (o->precision >= 0 && o->convert)
+        return wp_usage_error(CMD, "--precision is for --model (a converted profile keeps its own bytes)");
     if (o->precision < 0)
         o->precision = o->gpu ? WP_PRECISION_BF16 : WP_PRECISION_FP32;
     if (o->convert && (o->analytic || o->nsizes))

@@ -175,10 +175,10 @@ static int measure(struct wp_layer_table *t, const struct wp_kernel_ops *k, cons
     }
     t->weights_known = 1;
     snprintf(t->source, sizeof t->source,
-             "measured with wavepipe's %s kernels: GPT-2 L=%d C=%d NH=%d T=%d V=%d, micro-batch %d, median of %d; "
-             "every block timed as one",
-             k->name, model->layers, model->channels, model->heads, model->sequence_length, model->vocabulary, B,
-             repeat);
+             "measured with wavepipe's %s kernels in %s: GPT-2 L=%d C=%d NH=%d T=%d V=%d, micro-batch %d, median of "
+             "%d; every block timed as one",
+             k->name, wp_precision_name(k->get_precision()), model->layers, model->channels, model->heads,
+             model->sequence_length, model->vocabulary, B, repeat);
     return 0;
 }
 
@@ -221,8 +221,7 @@ static int profile_size(const struct wp_profile_gpt2_options *o, const struct wp
 {
     struct wp_layer_table t;
     wp_layer_table_init(&t);
-    struct wp_gpt_shape shape = {g->layers,     g->channels, g->heads, g->sequence_length,
-                                 g->vocabulary, B,           o->analytic ? o->precision : WP_PRECISION_FP32};
+    struct wp_gpt_shape shape = {g->layers, g->channels, g->heads, g->sequence_length, g->vocabulary, B, o->precision};
     int rc = o->gpu ? wp_layer_table_gpt_gpu(&t, &shape, o->gpu, o->flash, err)
                     : wp_layer_table_gpt(&t, &shape, o->analytic ? o->flops_per_s : 1.0, err);
     if (rc == 0) {
@@ -263,6 +262,8 @@ int wp_profile_gpt2(const struct wp_profile_gpt2_options *o, FILE *out, struct w
     const struct wp_kernel_ops *k = &wp_kernels_cpu;
     if (!o->analytic && kernels_for(o->cuda, &k, err))
         return -1;
+    if (!o->analytic)
+        k->set_precision(o->precision); /* the kernels timed as a run in that precision runs them */
     double block_s[WP_PROFILE_MAX_SIZES] = {0};
     for (int i = 0; i < nsizes; i++)
         if (profile_size(o, &cfg.model, k, sizes[i], nsizes > 1, &block_s[i], out, err))

@@ -22,7 +22,8 @@ struct wp_profile_gpt2_options {
     const char *gpu;        /* analytic: the GPU whose per-operation model times the layers (plan/gpu_model.h);
                              * NULL: flops_per_s */
     int flash;              /* with gpu: the attention core as one FlashAttention kernel */
-    enum wp_precision precision; /* analytic: the elements' bytes and, with gpu, the matmuls' rate */
+    enum wp_precision precision; /* the elements' bytes; measured: the kernels' (kernels.h); with gpu: the
+                                  * matmuls' rate */
     int repeat;             /* measured: timed repetitions per pass, after a warm-up */
     int cuda;               /* measured: the CUDA kernels (CUDA build with a GPU), else the CPU's */
     const char *output;     /* write each table (wavepipe-layers; OUT.bB.cfg per size with several); NULL: none */
