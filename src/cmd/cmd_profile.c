@@ -26,10 +26,10 @@ static void usage(void)
 {
     printf("Usage: wavepipe profile --model MODEL.cfg [--micro-batch B,...] [--repeat N] [--device cpu|cuda]\n"
            "                        [--precision P] [-o OUT.cfg]\n"
-           "       wavepipe profile --model MODEL.cfg --analytic --flops-per-s X [--precision P] [--micro-batch B]\n"
-           "                        [-o OUT.cfg]\n"
-           "       wavepipe profile --model MODEL.cfg --analytic --gpu GPU [--precision P] [--attention unfused|flash]\n"
+           "       wavepipe profile --model MODEL.cfg --analytic --flops-per-s X [--precision P]\n"
            "                        [--micro-batch B] [-o OUT.cfg]\n"
+           "       wavepipe profile --model MODEL.cfg --analytic --gpu GPU [--precision P]\n"
+           "                        [--attention unfused|flash] [--micro-batch B] [-o OUT.cfg]\n"
            "       wavepipe profile --convert PROFILE.txt [--contract auto|lines|cuts|frontier] [--batch B] [-o OUT.cfg]\n\n"
            "Makes the planner's layer table: per layer, the forward and backward time of\n"
            "one micro-batch, the activation bytes at its output, its parameter bytes and\n"

@@ -3,10 +3,10 @@
  * Where each number comes from:
  *  - SMs, peaks, HBM bandwidth and capacity: NVIDIA's spec sheets and
  *    architecture whitepapers (V100: 80 SMs, 125 TFLOP/s FP16 tensor,
- *    15.7 FP32, 900 GB/s; A100 SXM4: 108 SMs, 312 FP16/BF16, 156 TF32,
- *    1,555 GB/s at 40 GB and 2,039 GB/s at 80 GB; H100 SXM5: 132 SMs, 989
- *    dense BF16, 495 TF32, 3.35 TB/s; H200 SXM: the H100's die, 4.8 TB/s,
- *    141 GB).
+ *    15.7 FP32 (no TF32), 900 GB/s; A100 SXM4: 108 SMs, 312 FP16/BF16, 156
+ *    TF32, 19.5 FP32, 1,555 GB/s at 40 GB and 2,039 GB/s at 80 GB; H100
+ *    SXM5: 132 SMs, 989 dense BF16, 495 TF32, 67 FP32, 3.35 TB/s; H200 SXM:
+ *    the H100's die, 4.8 TB/s, 141 GB).
  *  - MAMF, the measured matmul rate: S. Bekman, "Machine Learning
  *    Engineering", compute/accelerator, "Maximum Achievable Matmul FLOPS
  *    comparison table" (mamf-finder.py, BF16, the mean of 100 runs after
@@ -51,14 +51,16 @@
 #define H200_SUSTAINED (698.6 / 823.9)
 
 const struct wp_gpu_spec wp_gpu_specs[] = {
-    {"V100-SXM2-32GB", {"V100 SXM2", NULL}, 80, 125e12, 15.7e12, 15.7e12, 900e9, 32 * GIB, 0.74 * 125e12, 8192, 8192, 8192, 1,
-     750.0 / 900.0, 0.80, 0, 0, "V100 SXM2 spec sheet; cuBLAS share measured by Markidis et al. 2018 on a V100 PCIe"},
-    {"A100-SXM4-40GB", {"A100 SXM4 40GB", "A100 SXM 40GB"}, 108, 312e12, 156e12, 19.5e12, 1555e9, 40 * GIB, 271.2e12, 1024,
-     10240, 5120, 1, 0.90, 0.80, 0.73, 0.63, "A100 spec sheet; MAMF measured on A100 SXM (Bekman)"},
-    {"A100-SXM4-80GB", {"A100 SXM4 80GB", "A100 SXM 80GB"}, 108, 312e12, 156e12, 19.5e12, 2039e9, 80 * GIB, 271.2e12, 1024,
-     10240, 5120, 1, 0.90, 0.80, 0.73, 0.63, "A100 80GB spec sheet; MAMF measured on A100 SXM (Bekman)"},
-    {"H100-SXM5-80GB", {"H100 HBM3", "H100 SXM"}, 132, 989e12, 494.5e12, 67e12, 3.35e12, 80 * GIB, 794.5e12, 2048, 2048,
-     13312, H200_SUSTAINED, 0.90, 0.80, 0.75, 0.50, "H100 SXM5 spec sheet; MAMF measured on H100 SXM (Bekman)"},
+    {"V100-SXM2-32GB", {"V100 SXM2", NULL}, 80, 125e12, 15.7e12, 15.7e12, 900e9, 32 * GIB, 0.74 * 125e12, 8192,
+     8192, 8192, 1, 750.0 / 900.0, 0.80, 0, 0,
+     "V100 SXM2 spec sheet; cuBLAS share measured by Markidis et al. 2018 on a V100 PCIe"},
+    {"A100-SXM4-40GB", {"A100 SXM4 40GB", "A100 SXM 40GB"}, 108, 312e12, 156e12, 19.5e12, 1555e9, 40 * GIB,
+     271.2e12, 1024, 10240, 5120, 1, 0.90, 0.80, 0.73, 0.63, "A100 spec sheet; MAMF measured on A100 SXM (Bekman)"},
+    {"A100-SXM4-80GB", {"A100 SXM4 80GB", "A100 SXM 80GB"}, 108, 312e12, 156e12, 19.5e12, 2039e9, 80 * GIB,
+     271.2e12, 1024, 10240, 5120, 1, 0.90, 0.80, 0.73, 0.63,
+     "A100 80GB spec sheet; MAMF measured on A100 SXM (Bekman)"},
+    {"H100-SXM5-80GB", {"H100 HBM3", "H100 SXM"}, 132, 989e12, 494.5e12, 67e12, 3.35e12, 80 * GIB, 794.5e12, 2048,
+     2048, 13312, H200_SUSTAINED, 0.90, 0.80, 0.75, 0.50, "H100 SXM5 spec sheet; MAMF measured on H100 SXM (Bekman)"},
     {"H200-SXM-141GB", {"H200", NULL}, 132, 989e12, 494.5e12, 67e12, 4.8e12, 141 * GIB, 794.5e12, 2048, 2048, 13312,
      H200_SUSTAINED, 0.90, 0.80, 0.75, 0.50, "H200 spec sheet; the H100 SXM's MAMF (same die and power)"},
 };

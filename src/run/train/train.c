@@ -241,7 +241,8 @@ static int start_tuner(struct wp_train *t, struct wp_err *err)
                         t->rank, t->in.nheld, wp_sched_kind_name(s->params.kind));
     if (bad == 0 && o->adapt.partition && !o->emulated) {
         const struct wp_gpt2_config *g = &ts->cfg.model;
-        struct wp_gpt_shape shape = {g->layers, g->channels, g->heads, g->sequence_length, g->vocabulary, 1, WP_PRECISION_FP32};
+        struct wp_gpt_shape shape = {g->layers,     g->channels, g->heads, g->sequence_length,
+                                     g->vocabulary, 1,           WP_PRECISION_FP32};
         bad = wp_layer_table_gpt(&t->ref_table, &shape, 1e9, err);
     }
     struct wp_adapt_units units = {o->emulated ? &ts->table : &t->ref_table, o->emulated ? 0 : 1,
