@@ -23,13 +23,16 @@
 # default 8), GPU_BENCH_PRECISIONS (default "fp32 tf32 bf16"), GPU_BENCH_TORCH
 # (0: no PyTorch), TORCH_VENV and TORCH_SPEC (bench/torch_venv.sh),
 # GPU_BENCH_DRY=1: no GPU needed, every part of the script run end to end on
-# the CPU on a 2-block model (its figures say nothing of a GPU).
+# a 2-block model: wavepipe's CUDA path on the host emulation
+# (BUILDDIR/tests/wavepipe_cuda_host, made by make check), PyTorch on the CPU;
+# its figures say nothing of a GPU.
 set -u
 [ $# -eq 2 ] || { echo "usage: gpu_bench.sh BUILDDIR SRCDIR" >&2; exit 2; }
 build=$1 src=$2
-wavepipe=$build/src/wavepipe
-[ -x "$wavepipe" ] || { echo "gpu_bench: no executable $wavepipe" >&2; exit 2; }
 dry=${GPU_BENCH_DRY:-0}
+wavepipe=$build/src/wavepipe
+[ "$dry" = 1 ] && wavepipe=$build/tests/wavepipe_cuda_host
+[ -x "$wavepipe" ] || { echo "gpu_bench: no executable $wavepipe${dry:+ (make check builds it)}" >&2; exit 2; }
 steps=${GPU_BENCH_STEPS:-20} warmup=${GPU_BENCH_WARMUP:-3} batch=${GPU_BENCH_BATCH:-8}
 precisions=${GPU_BENCH_PRECISIONS:-fp32 tf32 bf16}
 case "$steps$warmup$batch" in *[!0-9]*) echo "gpu_bench: GPU_BENCH_STEPS, _WARMUP and _BATCH are whole numbers" >&2; exit 2 ;; esac
@@ -39,9 +42,9 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 # the model: GPT-2 small, or a 2-block one for the dry run
-L=12 C=768 H=12 T=1024 V=50257 device=cuda
+L=12 C=768 H=12 T=1024 V=50257 device=cuda torch_device=cuda
 if [ "$dry" = 1 ]; then
-    L=2 C=64 H=4 T=64 device=cpu steps=$((warmup + 2))
+    L=2 C=32 H=4 T=16 V=256 batch=2 torch_device=cpu steps=$((warmup + 2))
 fi
 cat > "$out/model.cfg" << EOF
 model = { layers = $L; channels = $C; heads = $H; sequence_length = $T; max_positions = $T; vocabulary = $V; };
@@ -52,7 +55,7 @@ params=$((V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C))
 flops_per_token=$((6 * params + 12 * L * C * T))
 
 if [ "$dry" = 1 ]; then
-    gpu="none (GPU_BENCH_DRY: the CPU build's kernels)"
+    gpu="none (GPU_BENCH_DRY: the CUDA kernels on the host emulation, PyTorch on the CPU)"
     peak_tflops=1
 else
     command -v nvidia-smi > /dev/null || { echo "gpu_bench: no nvidia-smi: no GPU here (GPU_BENCH_DRY=1 runs without)" >&2; exit 1; }
@@ -81,9 +84,7 @@ mfu() { awk -v t="$1" -v f="$flops_per_token" -v p="$peak_tflops" 'BEGIN { print
 
 # --- wavepipe ---------------------------------------------------------------------------
 for p in $precisions; do
-    dev=(--device "$device")
-    [ "$dry" = 1 ] && dev=()
-    ("$wavepipe" run --config "$out/model.cfg" --data "$data" "${dev[@]}" --precision "$p" \
+    ("$wavepipe" run --config "$out/model.cfg" --data "$data" --device "$device" --precision "$p" \
         --results "$out/wp-$p.csv" > "$out/wp-$p.log" 2>&1 & echo $! > "$out/pid"; wait $!; echo $? > "$out/rc") &
     runner=$!
     sleep 0.2
@@ -108,7 +109,7 @@ if [ "${GPU_BENCH_TORCH:-1}" != 0 ]; then
             for p in $precisions; do
                 line=$("$py" "$src/bench/gpu_bench_torch.py" --data "$data" --layers "$L" --channels "$C" --heads "$H" \
                        --seq "$T" --vocab "$V" --batch "$batch" --steps "$steps" --warmup "$warmup" --precision "$p" \
-                       --mode "$mode" --device "$device" 2>&1 | grep '^torch ' | tail -n 1)
+                       --mode "$mode" --device "$torch_device" 2>&1 | grep '^torch ' | tail -n 1)
                 if [ -z "$line" ] || [ "${line#*failed}" != "$line" ]; then
                     row "PyTorch $mode $p" failed - - "${line:-no output}"
                     continue
