@@ -32,7 +32,7 @@ build=$1 src=$2
 dry=${GPU_BENCH_DRY:-0}
 wavepipe=$build/src/wavepipe
 [ "$dry" = 1 ] && wavepipe=$build/tests/wavepipe_cuda_host
-[ -x "$wavepipe" ] || { echo "gpu_bench: no executable $wavepipe${dry:+ (make check builds it)}" >&2; exit 2; }
+[ -x "$wavepipe" ] || { echo "gpu_bench: no executable $wavepipe (make builds src/wavepipe, make check tests/wavepipe_cuda_host)" >&2; exit 2; }
 steps=${GPU_BENCH_STEPS:-20} warmup=${GPU_BENCH_WARMUP:-3} batch=${GPU_BENCH_BATCH:-8}
 precisions=${GPU_BENCH_PRECISIONS:-fp32 tf32 bf16}
 case "$steps$warmup$batch" in *[!0-9]*) echo "gpu_bench: GPU_BENCH_STEPS, _WARMUP and _BATCH are whole numbers" >&2; exit 2 ;; esac
