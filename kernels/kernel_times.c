@@ -85,14 +85,14 @@ static void matmul_backward(float *dinp, float *dweight, float *dbias, const flo
     KOP(layout == WP_WEIGHT_OUT_IN ? K_HEAD_B : K_MM_B,
         in->matmul_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC, layout));
 }
-static void attention_forward(float *out, float *preatt, float *att, const float *inp, int B, int T, int C, int NH)
+static void attention_forward(float *out, float *lse, const float *inp, int B, int T, int C, int NH)
 {
-    KOP(K_ATT_F, in->attention_forward(out, preatt, att, inp, B, T, C, NH));
+    KOP(K_ATT_F, in->attention_forward(out, lse, inp, B, T, C, NH));
 }
-static void attention_backward(float *dinp, float *dpreatt, float *datt, const float *dout, const float *inp,
-                               const float *att, int B, int T, int C, int NH)
+static void attention_backward(float *dinp, const float *dout, const float *inp, const float *lse, int B, int T, int C,
+                               int NH)
 {
-    KOP(K_ATT_B, in->attention_backward(dinp, dpreatt, datt, dout, inp, att, B, T, C, NH));
+    KOP(K_ATT_B, in->attention_backward(dinp, dout, inp, lse, B, T, C, NH));
 }
 static void gelu_forward(float *out, const float *inp, size_t n)
 {

@@ -14,12 +14,12 @@
  * writes (outputs, dinp, da/db, dlogits) is rounded to bfloat16 (to the
  * nearest, ties to even) as it is stored, after any +=: the buffers hold
  * bfloat16 values. Weight
- * gradients, LayerNorm's mean and rstd, attention's saved softmax (the
- * kernel's own state, as a fused attention keeps its statistics), the
- * cross-entropy's probabilities and losses, and AdamW's master weights and
+ * gradients, LayerNorm's mean and rstd, attention's saved log-sum-exps,
+ * the cross-entropy's probabilities and losses, and AdamW's master weights and
  * moments stay float32. Every matrix product reads its operands rounded to
- * bfloat16 (activations already are; attention's float softmax and its
- * gradient are rounded as a product reads them, as FlashAttention does),
+ * bfloat16 (activations already are; attention's float probabilities and
+ * their gradients are rounded as a product reads them, as FlashAttention
+ * does),
  * as a bf16 GEMM with float32 accumulation. The weights the kernels read
  * are the caller's to round (round_copy of the master weights). In tf32
  * every matrix product reads its operands with 10 mantissa bits (the TF32
@@ -42,9 +42,10 @@ enum wp_weight_layout {
     WP_WEIGHT_OUT_IN  /* (OC, C): tied LM head on wte, out = inp @ W^T */
 };
 
-/* Causal attention's products go by blocks of this many query rows, each
- * against the keys up to its last row only (both backends): about half the
- * T x T work of full products, the entries past the diagonal never computed. */
+/* Causal attention goes by blocks of this many query rows, each against
+ * the keys up to its last row only (both backends): about half the T x T
+ * work of full products, the entries past the diagonal never computed, and
+ * one block's scores in memory at a time. */
 #define WP_ATTENTION_ROW_BLOCK 64
 
 struct wp_kernel_ops {
@@ -91,13 +92,16 @@ struct wp_kernel_ops {
     void (*matmul_backward)(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                             const float *weight, int N, int C, int OC, enum wp_weight_layout layout);
 
-    /* causal multi-head self-attention: inp (B,T,3C) is q,k,v; out (B,T,C);
-     * preatt, att (B,NH,T,T) saved (scores before and after softmax) */
-    void (*attention_forward)(float *out, float *preatt, float *att, const float *inp, int B, int T, int C,
-                              int NH);
-    /* dinp (B,T,3C) +=; dpreatt, datt (B,NH,T,T) are scratch, zeroed by the kernel */
-    void (*attention_backward)(float *dinp, float *dpreatt, float *datt, const float *dout, const float *inp,
-                               const float *att, int B, int T, int C, int NH);
+    /* causal multi-head self-attention by blocks of WP_ATTENTION_ROW_BLOCK
+     * query rows (FlashAttention's algorithm): inp (B,T,3C) is q,k,v; out
+     * (B,T,C); lse (B,NH,T) saved, each row's log-sum-exp of its scaled
+     * scores. The scores and probabilities of one block of rows live in the
+     * kernel's own scratch; no T x T matrix is kept */
+    void (*attention_forward)(float *out, float *lse, const float *inp, int B, int T, int C, int NH);
+    /* dinp (B,T,3C) +=, from dout (B,T,C) and the forward's inp and lse (the
+     * block's probabilities made again) */
+    void (*attention_backward)(float *dinp, const float *dout, const float *inp, const float *lse, int B, int T,
+                               int C, int NH);
 
     /* GELU, tanh approximation, elementwise over n */
     void (*gelu_forward)(float *out, const float *inp, size_t n);

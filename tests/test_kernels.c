@@ -543,13 +543,13 @@ static void test_matmul(struct rng *r, enum wp_weight_layout layout, int with_bi
 
 struct att_ctx {
     int B, T, C, NH;
-    float *inp, *out, *preatt, *att, *dout;
+    float *inp, *out, *lse, *dout;
 };
 
 static double att_loss(void *p)
 {
     struct att_ctx *c = p;
-    K->attention_forward(c->out, c->preatt, c->att, c->inp, c->B, c->T, c->C, c->NH);
+    K->attention_forward(c->out, c->lse, c->inp, c->B, c->T, c->C, c->NH);
     return dot_d(c->out, c->dout, (size_t)c->B * c->T * c->C);
 }
 
@@ -560,17 +560,15 @@ static double att_loss(void *p)
 static void attention_case(struct rng *r, int T)
 {
     enum { B = 2, C = 8, NH = 2, HS = C / NH };
-    const size_t nin = (size_t)B * T * 3 * C, nout = (size_t)B * T * C, natt = (size_t)B * NH * T * T;
-    float *inp = falloc(nin), *out = falloc(nout), *dout = falloc(nout), *preatt = falloc(natt),
-          *att = falloc(natt);
-    float *dinp = falloc(nin), *dinp2 = falloc(nin), *dpreatt = falloc(natt), *datt = falloc(natt);
+    const size_t nin = (size_t)B * T * 3 * C, nout = (size_t)B * T * C, nlse = (size_t)B * NH * T;
+    float *inp = falloc(nin), *out = falloc(nout), *dout = falloc(nout), *lse = falloc(nlse);
+    float *dinp = falloc(nin), *dinp2 = falloc(nin);
     fill(r, inp, nin, 0, 1);
     fill(r, dout, nout, 0, 1);
 
     if (T == 5) {
-    /* T = 1: the only weight is 1, the output is v */
-    fill(r, att, natt, 0, 100);
-    K->attention_forward(out, preatt, att, inp, B * T, 1, C, NH); /* B*T sequences of one token */
+    /* T = 1: the only weight is 1, the output is v, the log-sum-exp the one score */
+    K->attention_forward(out, lse, inp, B * T, 1, C, NH); /* B*T sequences of one token */
     int is_v = 1;
     for (int n = 0; n < B * T; n++)
         for (int i = 0; i < C; i++)
@@ -578,11 +576,11 @@ static void attention_case(struct rng *r, int T)
     ok(is_v, "attention with T = 1 returns v");
     }
 
-    /* against a double reference; att rows sum to 1, the future is 0 */
-    fill(r, att, natt, 0, 100);
+    /* against a double reference: the output, and each row's log-sum-exp */
     fill(r, out, nout, 0, 100);
-    K->attention_forward(out, preatt, att, inp, B, T, C, NH);
-    double *want = malloc(nout * sizeof *want), *want_att = malloc(natt * sizeof *want_att);
+    fill(r, lse, nlse, 0, 100);
+    K->attention_forward(out, lse, inp, B, T, C, NH);
+    double *want = malloc(nout * sizeof *want), *want_lse = malloc(nlse * sizeof *want_lse);
     double *score = malloc((size_t)T * sizeof *score);
     const double scale = 1.0 / sqrt((double)HS);
     for (int b = 0; b < B; b++)
@@ -597,43 +595,26 @@ static void attention_case(struct rng *r, int T)
                 }
                 for (int t2 = 0; t2 <= t; t2++)
                     sum += exp(score[t2] - m);
-                for (int t2 = 0; t2 < T; t2++)
-                    want_att[((b * NH + h) * T + t) * T + t2] = t2 <= t ? exp(score[t2] - m) / sum : 0.0;
+                want_lse[(b * NH + h) * T + t] = m + log(sum);
                 for (int i = 0; i < HS; i++) {
                     double o = 0.0;
                     for (int t2 = 0; t2 <= t; t2++)
-                        o += want_att[((b * NH + h) * T + t) * T + t2] *
-                             inp[(size_t)(b * T + t2) * 3 * C + 2 * C + h * HS + i];
+                        o += exp(score[t2] - m) / sum * inp[(size_t)(b * T + t2) * 3 * C + 2 * C + h * HS + i];
                     want[(b * T + t) * C + h * HS + i] = o;
                 }
             }
     char what[128];
     snprintf(what, sizeof what, "attention forward, T = %d = double reference (causal, scale 1/sqrt(hs))", T);
     near_all(out, want, nout, 1e-6, 1e-5, what);
-    snprintf(what, sizeof what, "attention weights, T = %d = causal softmax, 0 above the diagonal", T);
-    near_all(att, want_att, natt, 1e-7, 1e-5, what);
+    snprintf(what, sizeof what, "attention's saved log-sum-exp per row, T = %d = double reference", T);
+    near_all(lse, want_lse, nlse, 1e-6, 1e-5, what);
     free(want);
-    free(want_att);
+    free(want_lse);
     free(score);
-    double worst_sum = 0.0;
-    int future_zero = 1;
-    for (int row = 0; row < B * NH * T; row++) {
-        const int t = row % T;
-        double s = 0.0;
-        for (int t2 = 0; t2 < T; t2++) {
-            s += att[row * T + t2];
-            if (t2 > t)
-                future_zero &= att[row * T + t2] == 0.0f;
-        }
-        worst_sum = fmax(worst_sum, fabs(s - 1.0));
-    }
-    ok(worst_sum < 1e-6 && future_zero, "attention rows sum to 1 (worst %.2g) with att[t2 > t] = 0", worst_sum);
 
-    /* gradients; the scratch starts as garbage: the kernel zeroes it itself */
-    fill(r, dpreatt, natt, 1e30f, 0);
-    fill(r, datt, natt, -1e30f, 0);
-    K->attention_backward(dinp, dpreatt, datt, dout, inp, att, B, T, C, NH);
-    struct att_ctx ctx = {B, T, C, NH, inp, out, preatt, att, dout};
+    /* gradients, from the forward's lse alone */
+    K->attention_backward(dinp, dout, inp, lse, B, T, C, NH);
+    struct att_ctx ctx = {B, T, C, NH, inp, out, lse, dout};
     if (T <= WP_ATTENTION_ROW_BLOCK) {
         grad_check("attention", "inp (q, k, v)", att_loss, &ctx, inp, dinp, nin);
     } else {
@@ -644,13 +625,12 @@ static void attention_case(struct rng *r, int T)
                    inp + last, dinp + last, (size_t)2 * 3 * C);
     }
 
-    fill(r, dpreatt, natt, 1e30f, 0);
-    K->attention_backward(dinp2, dpreatt, datt, dout, inp, att, B, T, C, NH);
-    fill(r, datt, natt, 1e30f, 0);
-    K->attention_backward(dinp2, dpreatt, datt, dout, inp, att, B, T, C, NH);
+    K->attention_forward(out, lse, inp, B, T, C, NH); /* grad_check moved inp and back: lse as before */
+    K->attention_backward(dinp2, dout, inp, lse, B, T, C, NH);
+    K->attention_backward(dinp2, dout, inp, lse, B, T, C, NH);
     doubles(dinp, dinp2, nin, "attention dinp");
 
-    float *bufs[] = {inp, out, dout, preatt, att, dinp, dinp2, dpreatt, datt};
+    float *bufs[] = {inp, out, dout, lse, dinp, dinp2};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         K->release(bufs[i]);
 }
@@ -956,16 +936,15 @@ static void test_vector(struct rng *r)
 /* ---- determinism over thread counts ------------------------------------------ */
 
 struct det_run {
-    float *dwte, *dwpe, *ln_out, *dln_inp, *dln_w, *dln_b, *att_out, *att, *datt_inp;
+    float *dwte, *dwpe, *ln_out, *dln_inp, *dln_w, *dln_b, *att_out, *lse, *datt_inp;
     double ss;
 };
 
 static void det_once(struct det_run *o, const int *tok, const float *x, const float *qkv, const float *dout,
                      const float *w, const float *big, int B, int T, int C, int NH, int V)
 {
-    const size_t N = (size_t)B * T, natt = (size_t)B * NH * T * T;
-    float *mean = falloc(N), *rstd = falloc(N), *preatt = falloc(natt), *dpreatt = falloc(natt),
-          *datt = falloc(natt);
+    const size_t N = (size_t)B * T;
+    float *mean = falloc(N), *rstd = falloc(N);
     o->dwte = falloc((size_t)V * C);
     o->dwpe = falloc((size_t)T * C);
     o->ln_out = falloc(N * C);
@@ -973,24 +952,21 @@ static void det_once(struct det_run *o, const int *tok, const float *x, const fl
     o->dln_w = falloc(C);
     o->dln_b = falloc(C);
     o->att_out = falloc(N * C);
-    o->att = falloc(natt);
+    o->lse = falloc((size_t)B * NH * T);
     o->datt_inp = falloc(N * 3 * C);
     K->encoder_backward(o->dwte, o->dwpe, dout, tok, B, T, C);
     K->layernorm_forward(o->ln_out, mean, rstd, x, w, w + C, (int)N, C);
     K->layernorm_backward(o->dln_inp, o->dln_w, o->dln_b, dout, x, w, mean, rstd, (int)N, C);
-    K->attention_forward(o->att_out, preatt, o->att, qkv, B, T, C, NH);
-    K->attention_backward(o->datt_inp, dpreatt, datt, dout, qkv, o->att, B, T, C, NH);
+    K->attention_forward(o->att_out, o->lse, qkv, B, T, C, NH);
+    K->attention_backward(o->datt_inp, dout, qkv, o->lse, B, T, C, NH);
     K->sum_squares(&o->ss, big, 300001);
     K->release(mean);
     K->release(rstd);
-    K->release(preatt);
-    K->release(dpreatt);
-    K->release(datt);
 }
 
 static void det_free(struct det_run *o)
 {
-    float *bufs[] = {o->dwte, o->dwpe, o->ln_out, o->dln_inp, o->dln_w, o->dln_b, o->att_out, o->att, o->datt_inp};
+    float *bufs[] = {o->dwte, o->dwpe, o->ln_out, o->dln_inp, o->dln_w, o->dln_b, o->att_out, o->lse, o->datt_inp};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         K->release(bufs[i]);
 }
@@ -1029,7 +1005,7 @@ static void test_determinism(struct rng *r)
            memcmp(one.dln_b, two.dln_b, C * sizeof(float)) == 0,
        "layernorm backward (dinp, dweight, dbias): same bits, 1 vs 2 threads");
     ok(memcmp(one.att_out, two.att_out, N * C * sizeof(float)) == 0 &&
-           memcmp(one.att, two.att, (size_t)B * NH * T * T * sizeof(float)) == 0,
+           memcmp(one.lse, two.lse, (size_t)B * NH * T * sizeof(float)) == 0,
        "attention forward: same bits, 1 vs 2 threads");
     ok(memcmp(one.datt_inp, two.datt_inp, N * 3 * C * sizeof(float)) == 0,
        "attention backward: same bits, 1 vs 2 threads");

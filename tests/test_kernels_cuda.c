@@ -343,23 +343,20 @@ static void test_matmul(uint64_t *s)
 
 static void test_attention_case(uint64_t *s, int B, int T, int C, int NH)
 {
-    const size_t BT = (size_t)B * T, BNTT = (size_t)B * NH * T * T;
+    const size_t BT = (size_t)B * T;
     struct twin inp = twin_rand(s, BT * 3 * C, -1, 1);
-    struct twin out = twin_rand(s, BT * C, -9, 9);
-    struct twin preatt = twin_rand(s, BNTT, -9, 9), att = twin_rand(s, BNTT, -9, 9);
-    CPU->attention_forward(F(out), F(preatt), F(att), F(inp), B, T, C, NH);
-    GPU->attention_forward(G(out), G(preatt), G(att), G(inp), B, T, C, NH);
+    struct twin out = twin_rand(s, BT * C, -9, 9), lse = twin_rand(s, (size_t)B * NH * T, -9, 9);
+    CPU->attention_forward(F(out), F(lse), F(inp), B, T, C, NH);
+    GPU->attention_forward(G(out), G(lse), G(inp), B, T, C, NH);
     checkf(&out, "attention_forward B=%d T=%d C=%d NH=%d out", B, T, C, NH);
-    checkf(&preatt, "attention_forward B=%d T=%d C=%d NH=%d preatt", B, T, C, NH);
-    checkf(&att, "attention_forward B=%d T=%d C=%d NH=%d att", B, T, C, NH);
+    checkf(&lse, "attention_forward B=%d T=%d C=%d NH=%d lse", B, T, C, NH);
 
-    /* dpreatt, datt are scratch: garbage in, contents not compared */
+    /* from each side's own lse (compared above) */
     struct twin dout = twin_rand(s, BT * C, -1, 1), dinp = twin_rand(s, BT * 3 * C, -1, 1);
-    struct twin dpreatt = twin_rand(s, BNTT, -9, 9), datt = twin_rand(s, BNTT, -9, 9);
-    CPU->attention_backward(F(dinp), F(dpreatt), F(datt), F(dout), F(inp), F(att), B, T, C, NH);
-    GPU->attention_backward(G(dinp), G(dpreatt), G(datt), G(dout), G(inp), G(att), B, T, C, NH);
+    CPU->attention_backward(F(dinp), F(dout), F(inp), F(lse), B, T, C, NH);
+    GPU->attention_backward(G(dinp), G(dout), G(inp), G(lse), B, T, C, NH);
     checkf(&dinp, "attention_backward B=%d T=%d C=%d NH=%d dinp", B, T, C, NH);
-    struct twin *all[] = {&inp, &out, &preatt, &att, &dout, &dinp, &dpreatt, &datt};
+    struct twin *all[] = {&inp, &out, &lse, &dout, &dinp};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         twin_free(all[i]);
 }

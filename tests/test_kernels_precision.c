@@ -3,7 +3,7 @@
  * activation gradient a kernel stores is the bfloat16 rounding of what fp32
  * computes (bit for bit: the mode adds a rounding as the value is stored
  * and nothing else), and everything else (weight gradients, LayerNorm's
- * statistics, the saved softmax, the cross-entropy's probabilities and
+ * statistics, attention's log-sum-exps, the cross-entropy's probabilities and
  * losses, AdamW) is fp32's bit for bit; a product reads its operands
  * rounded to bfloat16 (attention's float softmax included, so its output
  * is only near fp32's); in tf32 a product equals fp32's product of the
@@ -200,25 +200,22 @@ static void test_layernorm_gelu_residual(void)
 static void test_encoder_attention_crossentropy(void)
 {
     const int B = 2, T = 70, C = 32, NH = 4, V = 50;
-    const size_t bt = (size_t)B * T, tt = (size_t)B * NH * T * T;
+    const size_t bt = (size_t)B * T, nl = (size_t)B * NH * T;
     int *tok = malloc(bt * sizeof *tok);
     for (size_t i = 0; i < bt; i++)
         tok[i] = (int)((unit() + 1) * 0.5f * (V - 1));
     float *wte = rnd((size_t)V * C, 0, 0.5f), *wpe = rnd((size_t)T * C, 0, 0.5f), *qkv = rnd_bf16(bt * 3 * C, 0, 1);
     float *datt_out = rnd_bf16(bt * C, 0, 1), *dq0 = rnd_bf16(bt * 3 * C, 0, 0.5f), *logits = rnd(bt * V, 0, 3);
-    float *enc[2], *out[2], *pre[2], *att[2], *dqkv[2], *dpre[2], *datt[2], *loss[2], *probs[2], *dlog[2];
+    float *enc[2], *out[2], *lse[2], *dqkv[2], *loss[2], *probs[2], *dlog[2];
     for (int m = 0; m < 2; m++) {
         K->set_precision(m ? WP_PRECISION_BF16 : WP_PRECISION_FP32);
         enc[m] = calloc(bt * C, sizeof(float));
         K->encoder_forward(enc[m], tok, wte, wpe, B, T, C);
         out[m] = calloc(bt * C, sizeof(float));
-        pre[m] = calloc(tt, sizeof(float));
-        att[m] = calloc(tt, sizeof(float));
-        K->attention_forward(out[m], pre[m], att[m], qkv, B, T, C, NH);
+        lse[m] = calloc(nl, sizeof(float));
+        K->attention_forward(out[m], lse[m], qkv, B, T, C, NH);
         dqkv[m] = dup(dq0, bt * 3 * C);
-        dpre[m] = calloc(tt, sizeof(float));
-        datt[m] = calloc(tt, sizeof(float));
-        K->attention_backward(dqkv[m], dpre[m], datt[m], datt_out, qkv, att[0], B, T, C, NH);
+        K->attention_backward(dqkv[m], datt_out, qkv, lse[0], B, T, C, NH);
         loss[m] = calloc(bt, sizeof(float));
         probs[m] = calloc(bt * V, sizeof(float));
         dlog[m] = calloc(bt * V, sizeof(float));
@@ -230,7 +227,7 @@ static void test_encoder_attention_crossentropy(void)
      * its gradient rounded to bfloat16: out and dinp are bfloat16 values
      * within a few bfloat16 steps of fp32's */
     bf16_near(out[0], out[1], bt * C, "attention_forward out");
-    same(att[0], att[1], tt, "attention_forward att (the saved softmax)");
+    same(lse[0], lse[1], nl, "attention_forward lse (the saved log-sum-exps)");
     bf16_near(dqkv[0], dqkv[1], bt * 3 * C, "attention_backward dinp");
     same(loss[0], loss[1], bt, "crossentropy_forward losses");
     same(probs[0], probs[1], bt * V, "crossentropy_forward probs");
@@ -241,7 +238,7 @@ static void test_encoder_attention_crossentropy(void)
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         free(all[i]);
     for (int m = 0; m < 2; m++) {
-        float *each[] = {enc[m], out[m], pre[m], att[m], dqkv[m], dpre[m], datt[m], loss[m], probs[m], dlog[m]};
+        float *each[] = {enc[m], out[m], lse[m], dqkv[m], loss[m], probs[m], dlog[m]};
         for (size_t i = 0; i < sizeof each / sizeof *each; i++)
             free(each[i]);
     }

@@ -57,10 +57,9 @@ void wp_cuda_matmul_backward(float *dinp, float *dweight, float *dbias, const fl
                              const float *weight, int N, int C, int OC, enum wp_weight_layout layout);
 
 /* attention.cu */
-void wp_cuda_attention_forward(float *out, float *preatt, float *att, const float *inp, int B, int T, int C,
-                               int NH);
-void wp_cuda_attention_backward(float *dinp, float *dpreatt, float *datt, const float *dout, const float *inp,
-                                const float *att, int B, int T, int C, int NH);
+void wp_cuda_attention_forward(float *out, float *lse, const float *inp, int B, int T, int C, int NH);
+void wp_cuda_attention_backward(float *dinp, const float *dout, const float *inp, const float *lse, int B, int T,
+                                int C, int NH);
 
 /* gelu.cu */
 void wp_cuda_gelu_forward(float *out, const float *inp, size_t n);

@@ -23,7 +23,7 @@ struct wp_block_acts {
     float *ln1c;                      /* (N,C2) the matmul's columns of ln1 (ln1 itself when p2 = 1) */
     float *qkv;                       /* (Nl,3C1) */
     float *atty;                      /* (N,C1) attention output before its projection */
-    float *att;                       /* (B/p2,NH/p1,T,T) */
+    float *lse;                       /* (B/p2,NH/p1,T) attention's log-sum-exp per row */
     float *residual2;                 /* (N,C) x + attproj */
     float *ln2, *ln2_mean, *ln2_rstd; /* (N,C) (N) (N) */
     float *ln2c;                      /* (N,C2) */
@@ -137,7 +137,7 @@ static void carve_slot(const struct wp_gpt2_stage *st, struct carve *c, struct w
         a->ln1_rstd = take(c, N);
         a->qkv = take(c, d.Nl * 3 * d.C1);
         a->atty = take(c, N * d.C1);
-        a->att = take(c, d.Bl * d.NH1 * T * T);
+        a->lse = take(c, d.Bl * d.NH1 * T);
         a->residual2 = take(c, N * C);
         a->ln2 = take(c, N * C);
         a->ln2_mean = take(c, N);
@@ -229,10 +229,7 @@ static int alloc_activations(struct wp_gpt2_stage *st, struct wp_err *err)
 {
     const struct wp_kernel_ops *k = st->k;
     size_t T = (size_t)st->g.sequence_length, C = (size_t)st->g.channels, N = (size_t)st->B * T;
-    size_t NH = (size_t)st->g.heads, V = (size_t)st->g.vocabulary;
-    st->preatt = k->alloc((size_t)st->B * NH * T * T * sizeof(float));
-    st->dpreatt = k->alloc((size_t)st->B * NH * T * T * sizeof(float));
-    st->datt = k->alloc((size_t)st->B * NH * T * T * sizeof(float));
+    size_t V = (size_t)st->g.vocabulary;
     st->dres = k->alloc(3 * N * C * sizeof(float));
     st->dscratch_c = k->alloc(2 * N * C * sizeof(float));
     st->dscratch_4c = k->alloc(N * 4 * C * sizeof(float));
@@ -246,8 +243,8 @@ static int alloc_activations(struct wp_gpt2_stage *st, struct wp_err *err)
         st->tp_local = k->alloc(d.Nl * 4 * d.C1 * sizeof(float));
         st->tp_narrow = k->alloc(N * d.C2 * sizeof(float));
     }
-    if (!st->preatt || !st->dpreatt || !st->datt || !st->dres || !st->dscratch_c || !st->dscratch_4c ||
-        !st->dscratch_4c2 || !st->logits || !st->slots || (tp && (!st->tp_wide || !st->tp_local || !st->tp_narrow)))
+    if (!st->dres || !st->dscratch_c || !st->dscratch_4c || !st->dscratch_4c2 || !st->logits || !st->slots ||
+        (tp && (!st->tp_wide || !st->tp_local || !st->tp_narrow)))
         return wp_errorf(err, "cannot allocate the stage's scratch for micro-batch slices of %d", st->B);
     for (int i = 0; i < st->nslots; i++)
         if (init_slot(st, &st->slots[i], kept_kind(st), err))
@@ -263,8 +260,8 @@ static void free_activations(struct wp_gpt2_stage *st)
     free(st->slots);
     st->slots = NULL;
     free_slot(st, &st->work);
-    float **bufs[] = {&st->preatt, &st->dpreatt, &st->datt, &st->dres, &st->dscratch_c, &st->dscratch_4c,
-                      &st->dscratch_4c2, &st->logits, &st->tp_wide, &st->tp_local, &st->tp_narrow};
+    float **bufs[] = {&st->dres,   &st->dscratch_c, &st->dscratch_4c, &st->dscratch_4c2,
+                      &st->logits, &st->tp_wide,    &st->tp_local,    &st->tp_narrow};
     for (size_t i = 0; k && i < sizeof bufs / sizeof bufs[0]; i++) {
         if (*bufs[i])
             k->release(*bufs[i]);
@@ -515,7 +512,7 @@ static void forward_from_input(struct wp_gpt2_stage *st, struct wp_stage_slot *s
                           WP_WEIGHT_IN_OUT);
         sum_rows(st, qkv, a->qkv, 3 * d.C1);
         float *atty = rows_split ? st->tp_local : a->atty;
-        k->attention_forward(atty, st->preatt, a->att, a->qkv, (int)d.Bl, T, C1, (int)d.NH1);
+        k->attention_forward(atty, a->lse, a->qkv, (int)d.Bl, T, C1, (int)d.NH1);
         gather_rows(st, atty, a->atty, d.C1);
         /* the projection's output goes through residual2's buffer */
         float *proj = tp ? st->tp_narrow : a->residual2;
@@ -675,7 +672,7 @@ static void block_backward(struct wp_gpt2_stage *st, const struct wp_stage_slot 
     sum_rows(st, datty, datty_rows, d.C1);
     float *dqkv = rows_split ? st->tp_wide : g->dqkv;
     k->zero(dqkv, d.Nl * 3 * d.C1 * sizeof(float));
-    k->attention_backward(dqkv, st->dpreatt, st->datt, datty_rows, a->qkv, a->att, (int)d.Bl, T, C1, (int)d.NH1);
+    k->attention_backward(dqkv, datty_rows, a->qkv, a->lse, (int)d.Bl, T, C1, (int)d.NH1);
     gather_rows(st, dqkv, g->dqkv, 3 * d.C1);
     float *dln1 = tp ? st->tp_narrow : g->dln1;
     k->zero(dln1, d.N * d.C2 * sizeof(float));

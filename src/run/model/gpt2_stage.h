@@ -55,7 +55,7 @@ struct wp_gpt2_stage {
     struct wp_stage_slot work; /* recomputing: the activations of the slot a pass runs (its boundaries bound) */
     struct wp_tensor_group *tg; /* the blocks' tensor group, or NULL (whole tensors) */
     /* scratch shared by all slots (one pass runs at a time) */
-    float *preatt, *dpreatt, *datt, *dres, *dscratch_c, *dscratch_4c, *dscratch_4c2, *logits;
+    float *dres, *dscratch_c, *dscratch_4c, *dscratch_4c2, *logits;
     float *tp_wide, *tp_local, *tp_narrow; /* with a tensor group: (N,4C1) (N/p2,4C1) (N,C2) */
     /* told, when armed, of each block's, the head's and the embedding's
      * weight gradients as a pass finishes them (set after init; may be NULL) */
