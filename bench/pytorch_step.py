@@ -101,6 +101,8 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=0.0)
     ap.add_argument("--denormals", choices=["flush", "keep"], default="flush")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                    help="bf16: torch.autocast to bfloat16 over the float32 weights (PyTorch's mixed precision)")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
@@ -124,7 +126,8 @@ def main():
             prof.__enter__()
         w0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
-        loss = model(x, y)
+        with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+            loss = model(x, y)
         loss.backward()
         opt.step()
         w1, c1 = time.perf_counter(), time.process_time()

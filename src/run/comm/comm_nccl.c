@@ -54,6 +54,10 @@ static int nccl_init(struct wp_comm **out, struct wp_err *err)
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
     c->peers = calloc((size_t)c->size, sizeof *c->peers);
     ncclUniqueId id;
+#ifdef WP_CUDA_HOST_EMULATION /* tests/wavepipe_cuda_host: the emulated NCCL runs over its own MPI communicator */
+    if (wp_host_nccl_bootstrap(MPI_COMM_WORLD) != ncclSuccess)
+        return wp_errorf(err, "the host emulation's NCCL bootstrap failed");
+#endif
     if (c->rank == 0)
         ncclGetUniqueId(&id);
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
