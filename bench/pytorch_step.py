@@ -24,6 +24,7 @@ per step `step I loss L wall_s W cpu_s P` (P: the process's CPU time of the step
 threads), and with --profile one more step (step S's batch) under torch.profiler:
 `profiled step ...` and the profiler's table of its ops by self CPU time."""
 import argparse
+import copy
 import json
 import os
 import sys
@@ -67,7 +68,7 @@ class GPT2(torch.nn.Module):
             h = F.gelu(self.linear(ln(x, p + "ln_2"), p + "mlp.c_fc"), approximate="tanh")
             x = x + self.linear(h, p + "mlp.c_proj")
         logits = F.linear(ln(x, "transformer.ln_f"), wte)
-        return F.cross_entropy(logits, targets.view(-1))
+        return F.cross_entropy(logits.float(), targets.view(-1))  # in float32 from 16-bit logits too
 
 
 def adamw(params, a):
@@ -101,8 +102,10 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=0.0)
     ap.add_argument("--denormals", choices=["flush", "keep"], default="flush")
     ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
-                    help="bf16: torch.autocast to bfloat16 over the float32 weights (PyTorch's mixed precision)")
+    ap.add_argument("--precision", choices=["fp32", "bf16", "bf16-pure"], default="fp32",
+                    help="bf16: torch.autocast to bfloat16 over the float32 weights (PyTorch's mixed precision); "
+                         "bf16-pure: the model in bfloat16, activations and gradients too, over float32 master "
+                         "weights and AdamW (Megatron-LM's --bf16)")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
@@ -114,6 +117,7 @@ def main():
     W, _ = read_safetensors(os.path.join(a.ckdir, "model.safetensors"))
     model = GPT2(W, cfg)
     opt, how = adamw(model.parameters(), a)
+    model16 = copy.deepcopy(model).to(torch.bfloat16) if a.precision == "bf16-pure" else None
     with open(a.data, "rb") as f:
         corpus = f.read()
     print(f"torch {torch.__version__} threads {torch.get_num_threads()} denormals {a.denormals} "
@@ -126,9 +130,19 @@ def main():
             prof.__enter__()
         w0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
-        with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
-            loss = model(x, y)
-        loss.backward()
+        if a.precision == "bf16-pure":  # Megatron-LM's --bf16: a bfloat16 model over float32 masters
+            with torch.no_grad():
+                for p16, p in zip(model16.parameters(), model.parameters()):
+                    p16.copy_(p)
+            loss = model16(x, y)
+            loss.backward()
+            for p16, p in zip(model16.parameters(), model.parameters()):
+                p.grad = p16.grad.float()
+                p16.grad = None
+        else:
+            with torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+                loss = model(x, y)
+            loss.backward()
         opt.step()
         w1, c1 = time.perf_counter(), time.process_time()
         if prof:
