@@ -21,6 +21,12 @@ vcj_args() {
     VC=$SRCDIR/tests/cluster/vcluster.sh
 }
 
+# vcj_campaign_string CAMPAIGN KEY: the value of the top-level string
+# setting `KEY = "...";` of a campaign file (empty when it has none)
+vcj_campaign_string() {
+    sed -n 's/^'"$2"' = "\(.*\)";$/\1/p' "$1"
+}
+
 # vcj_up CLDIR NODES CPUS_PER_NODE: waits for the machine's cluster lock
 # (one virtual cluster a machine, its names are fixed), brings NODES nodes
 # up on MPICH 5 and tears them down when the caller exits; sets MPI_LINE

@@ -146,7 +146,8 @@ rp_publish "$W/throughput.csv" throughput.csv
 MEASURED=$RP_OUT/measured
 # the measured campaigns' layer table (TABLE_NAME, relative to the source
 # tree), and its LM head's passes in blocks' passes
-TABLE_NAME=$(sed -n 's/^layer_table = "\(.*\)";$/\1/p' "$RP_SRC/jobs/campaigns/hanayo-weak-vcluster.cfg")
+. "$RP_SRC/bench/vcluster_jobs.sh" # vcj_campaign_string
+TABLE_NAME=$(vcj_campaign_string "$RP_SRC/jobs/campaigns/hanayo-weak-vcluster.cfg" layer_table)
 TABLE=$RP_SRC/$TABLE_NAME
 [ -f "$TABLE" ] || rp_die "jobs/campaigns/hanayo-weak-vcluster.cfg names no layer_table that exists ($TABLE)"
 head_blocks=$(awk '/name = "/ { n = $3 } /^ *(forward|backward)_s =/ { v = $3 + 0; if (n == "\"head\";") h += v; if (n == "\"block0\";") b += v }

@@ -45,7 +45,7 @@ echo $(($(date +%s) - t0)) > "$wait_file"
 vcj_shape "$RATE" "$F" "$S"
 cal=$(vcj_calibrate "$RATE" "$F" "$S") || exit 1
 # the layer table the campaigns train on (both name the same), for the predictions
-TABLE=$2/$(sed -n 's/^layer_table = "\(.*\)";$/\1/p' "$2/jobs/campaigns/hanayo-weak-vcluster.cfg")
+TABLE=$2/$(vcj_campaign_string "$2/jobs/campaigns/hanayo-weak-vcluster.cfg" layer_table)
 [ -f "$TABLE" ] || die "jobs/campaigns/hanayo-weak-vcluster.cfg names no layer_table that exists ($TABLE)"
 cp "$cal" "$final/cluster.cfg.tmp" && mv -f "$final/cluster.cfg.tmp" "$final/cluster.cfg"
 # network_predictions HARVEST CLUSTER: per harvested point, its iteration
