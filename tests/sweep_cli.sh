@@ -492,4 +492,24 @@ expect_status 1 $? "data_parallel 3 on 4 ranks is an error"
 expect_contains "$out/dp_bad.txt" "--data-parallel 3 does not divide the 4 ranks into pipeline copies" "and says why"
 [ ! -e "$out/dpbad" ] && pass "nothing written for the refused campaign" || fail "the refused campaign wrote $out/dpbad"
 
+# the precision axis (run --precision): each point's job runs in its own
+sed 's/^  nodes = \[1, 2, 3\];/  nodes = [1, 2, 3];\n  precision = ["fp32", "bf16"];/' "$camp" > "$out/prec.cfg"
+"$WAVEPIPE" sweep "$out/prec.cfg" --dry-run --results "$out/prec" --templates "$tpl" > "$out/prec.txt" 2>&1
+expect_status 0 $? "sweep --dry-run with a precision axis"
+expect_status 18 "$(find "$out/prec/cpu-weak-test" -mindepth 1 -maxdepth 1 -type d | wc -l)" "9 points x 2 precisions"
+pb=$(find "$out/prec/cpu-weak-test" -mindepth 1 -maxdepth 1 -type d -name '*bf16*' | head -n 1)
+expect_contains "$pb/job.sbatch" "--precision 'bf16'" "a bf16 point's run says --precision bf16"
+sed 's/"fp32", "bf16"/"fp32", "fp16"/' "$out/prec.cfg" > "$out/prec-bad.cfg"
+"$WAVEPIPE" sweep "$out/prec-bad.cfg" --dry-run --results "$out/prec-bad" --templates "$tpl" > "$out/prec-bad.txt" 2>&1
+expect_status 1 $? "a precision axis value fp16 refused"
+expect_contains "$out/prec-bad.txt" "prec-bad.cfg:$(grep -n 'precision' "$out/prec-bad.cfg" | cut -d: -f1): precision \"fp16\"" \
+    "with file:line"
+
+emu="$WP_SRCDIR/jobs/campaigns/adaptive-ci.cfg"
+if grep -q '^axes = {' "$emu"; then
+    sed 's/^axes = {/axes = {\n  precision = ["bf16"];/' "$emu" > "$out/emu-prec.cfg"
+    "$WAVEPIPE" sweep "$out/emu-prec.cfg" --dry-run --results "$out/emu-prec" --templates "$tpl" > "$out/emu-prec.txt" 2>&1
+    expect_status 1 $? "a precision axis on an emulated campaign refused"
+    expect_contains "$out/emu-prec.txt" "emulated compute takes the layer table's bytes" "and why"
+fi
 finish

@@ -18,7 +18,7 @@
 
 const char *const wp_campaign_axis_names[] = {
     "schedule", "k", "waves", "chunks", "data_parallel", "micro_batches", "nodes", "ranks_per_node", "policy", "model",
-    "adapt", "scenario", NULL};
+    "adapt", "scenario", "precision", NULL};
 
 static const char *const adapt_modes[] = {"none", "k", "partition", "both", NULL}; /* run --adapt */
 static const char *const scalings[] = {"weak", "strong", NULL};
@@ -52,6 +52,7 @@ static const struct wp_cfg_key axes_keys[] = {
     WP_KEY("model", WP_CFG_STRING_ARRAY, 0),
     WP_KEY("adapt", WP_CFG_STRING_ARRAY, 0),
     WP_KEY("scenario", WP_CFG_STRING_ARRAY, 0),
+    WP_KEY("precision", WP_CFG_STRING_ARRAY, 0),
     WP_KEY_END};
 
 /* exclude groups name axes with a value or a list of values, and scenarios
@@ -243,6 +244,8 @@ static int read_axes(const config_setting_t *axes, struct wp_campaign *c, struct
                     return wp_cfg_errorf(err, a, "policy \"%s\" must be \"A\" or \"B\"", v);
                 if (strcmp(name, "scenario") == 0 && strcmp(v, "none") != 0 && !wp_scenarios_find(&c->scenarios, v))
                     return wp_cfg_errorf(err, a, "scenario \"%s\" is not in 'scenarios' (nor \"none\", no change)", v);
+                if (strcmp(name, "precision") == 0 && wp_precision_parse(v) < 0)
+                    return wp_cfg_errorf(err, a, "precision \"%s\": expected one of %s", v, wp_precision_names());
                 if (strcmp(name, "adapt") == 0) {
                     int found = 0;
                     for (const char *const *m = adapt_modes; *m; m++)
@@ -440,6 +443,11 @@ static int emulated_compute(const config_setting_t *root, const char *path, stru
     const config_setting_t *m = config_setting_get_member(root, "layer_table");
     c->dilation = wp_cfg_float(root, "dilation", 1);
     c->byte_scale = wp_cfg_float(root, "byte_scale", 1);
+    const config_setting_t *axes = config_setting_get_member(root, "axes");
+    const config_setting_t *precision = axes ? config_setting_get_member(axes, "precision") : NULL;
+    if (precision && strcmp(c->compute, "emulated") == 0)
+        return wp_cfg_errorf(err, precision, "precision is the kernels' (run --precision): emulated compute takes the "
+                                             "layer table's bytes (wavepipe profile --analytic --precision P)");
     if (strcmp(c->compute, "emulated") != 0) {
         const char *scaled = config_setting_get_member(root, "dilation") ? "dilation" : "byte_scale";
         if (m)
@@ -737,6 +745,7 @@ static int build_point(const struct wp_campaign *c, const int *choice, int index
     wp_strlcpy(p->policy, "A", sizeof p->policy);
     wp_strlcpy(p->adapt, "none", sizeof p->adapt);
     wp_strlcpy(p->scenario, "none", sizeof p->scenario);
+    wp_strlcpy(p->precision, "fp32", sizeof p->precision);
     p->k = p->waves = p->chunks = p->data_parallel = p->nodes = p->ranks_per_node = 1;
     p->micro_batches = c->default_micro_batches;
     const char *named = c->model_path[0] ? c->model_path : c->layer_table_path; /* emulated: the table's name */
@@ -757,6 +766,7 @@ static int build_point(const struct wp_campaign *c, const int *choice, int index
         else if (strcmp(ax->name, "policy") == 0) wp_strlcpy(p->policy, v, sizeof p->policy);
         else if (strcmp(ax->name, "adapt") == 0) wp_strlcpy(p->adapt, v, sizeof p->adapt);
         else if (strcmp(ax->name, "scenario") == 0) wp_strlcpy(p->scenario, v, sizeof p->scenario);
+        else if (strcmp(ax->name, "precision") == 0) wp_strlcpy(p->precision, v, sizeof p->precision);
         else if (strcmp(ax->name, "k") == 0) p->k = iv;
         else if (strcmp(ax->name, "waves") == 0) p->waves = iv;
         else if (strcmp(ax->name, "chunks") == 0) p->chunks = iv;

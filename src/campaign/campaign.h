@@ -119,6 +119,7 @@ struct wp_campaign_point {
     char schedule[WP_POINT_NAME_MAX];
     char policy[8];
     char adapt[16]; /* none, k, partition or both: run --adapt */
+    char precision[8]; /* fp32, tf32 or bf16: run --precision (fp32 unless the point sweeps it) */
     char scenario[WP_POINT_NAME_MAX]; /* a name in the campaign's scenarios, or "none" */
     char model_name[WP_POINT_NAME_MAX];
     int k, waves, chunks, micro_batches, nodes, ranks_per_node, global_batch, layers;

@@ -140,6 +140,8 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
         put_opt_int(b, "--data-parallel", p->data_parallel);
     if (wp_point_axis(&p->point, "policy"))
         put_opt(b, "--policy", p->policy);
+    if (wp_point_axis(&p->point, "precision"))
+        put_opt(b, "--precision", p->precision);
     if (strcmp(p->adapt, "none") != 0) {
         put_opt(b, "--adapt", p->adapt);
         put_opt_int(b, "--adapt-every", c->adapt_every);
