@@ -16,22 +16,6 @@
 
 #include <float.h>
 
-/* A device buffer of at least n floats (`which` 0 or 1), kept and grown: the
- * backend's scratch for one block of rows of every head (cudaFree waits
- * for the device, so a product still reading the old one finishes first). */
-static float *scratch(int which, size_t n)
-{
-    static float *buf[2];
-    static size_t cap[2];
-    if (n > cap[which]) {
-        if (buf[which])
-            WP_CUDA_CHECK(cudaFree(buf[which]));
-        WP_CUDA_CHECK(cudaMalloc((void **)&buf[which], n * sizeof(float)));
-        cap[which] = n;
-    }
-    return buf[which];
-}
-
 /* row r of a block's rows of every head (head r / n, row t = t0 + r % n; its
  * scores at p + head stride + (r % n) T): the causal softmax in place, zero
  * past t up to t1, its log-sum-exp into lse_b (NH,T) */
@@ -101,7 +85,7 @@ extern "C" void wp_cuda_attention_forward(float *out, float *lse, const float *i
     const int C3 = C * 3, hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     const size_t stride = (size_t)WP_ATTENTION_ROW_BLOCK * T; /* one head's block of rows in the scratch */
-    float *p = scratch(0, stride * NH);
+    float *p = (float *)wp_cuda_scratch(2, stride * NH * sizeof(float));
     for (int b = 0; b < B; b++) {
         const float *q = inp + (size_t)b * T * C3, *k = q + C, *v = q + 2 * C;
         for (int t0 = 0; t0 < T; t0 += WP_ATTENTION_ROW_BLOCK) {
@@ -128,7 +112,8 @@ extern "C" void wp_cuda_attention_backward(float *dinp, const float *dout, const
     const int C3 = C * 3, hs = C / NH;
     const float scale = 1.0f / sqrtf((float)hs);
     const size_t stride = (size_t)WP_ATTENTION_ROW_BLOCK * T;
-    float *p = scratch(0, stride * NH), *dp = scratch(1, stride * NH);
+    float *p = (float *)wp_cuda_scratch(2, stride * NH * sizeof(float));
+    float *dp = (float *)wp_cuda_scratch(3, stride * NH * sizeof(float));
     for (int b = 0; b < B; b++) {
         const float *q = inp + (size_t)b * T * C3, *k = q + C, *v = q + 2 * C;
         float *dq = dinp + (size_t)b * T * C3, *dk = dq + C, *dv = dq + 2 * C;

@@ -106,6 +106,23 @@ cublasHandle_t wp_cuda_cublas(void)
     return handle;
 }
 
+/* Scratch slot `slot` (below WP_CUDA_SCRATCH_SLOTS) of at least `bytes`,
+ * kept and grown: with the cuBLAS handle, this backend's global state.
+ * cudaFree waits for the device, so work still reading an old buffer
+ * finishes first. */
+void *wp_cuda_scratch(int slot, size_t bytes)
+{
+    static void *buf[WP_CUDA_SCRATCH_SLOTS];
+    static size_t cap[WP_CUDA_SCRATCH_SLOTS];
+    if (bytes > cap[slot]) {
+        if (buf[slot])
+            WP_CUDA_CHECK(cudaFree(buf[slot]));
+        WP_CUDA_CHECK(cudaMalloc(&buf[slot], bytes));
+        cap[slot] = bytes;
+    }
+    return buf[slot];
+}
+
 extern "C" const struct wp_kernel_ops wp_kernels_cuda = {
     .name = "cuda",
     .alloc = wp_cuda_alloc,

@@ -118,6 +118,12 @@ static inline void wp_cuda_check_(cublasStatus_t rc, const char *what, const cha
 /* backend.cu: the process's cuBLAS handle, created on first use (see there) */
 cublasHandle_t wp_cuda_cublas(void);
 
+/* backend.cu: a device buffer of at least `bytes` per slot, kept and grown
+ * (gemm.cu's bf16 operands in slots 0 and 1, attention.cu's block of scores
+ * and its gradient in 2 and 3) */
+#define WP_CUDA_SCRATCH_SLOTS 4
+void *wp_cuda_scratch(int slot, size_t bytes);
+
 /* gemm.cu: C = alpha op(A) op(B) + beta C, `batches` times at the strides
  * (1: one product), column-major: every product of this backend, in its
  * precision (SGEMM in fp32 and tf32, bf16 operands through cublasGemmEx in

@@ -17,23 +17,6 @@ static size_t span(int rows, int cols, int ld, long long stride, int batches)
     return (size_t)(cols - 1) * (size_t)ld + (size_t)rows + (size_t)stride * (size_t)(batches - 1);
 }
 
-/* A device buffer of at least n bfloat16s for operand `which` (0: A, 1:
- * B), kept and grown: with the cuBLAS handle, this backend's only other
- * global state. cudaFree waits for the device, so a product still reading
- * the old buffer finishes first. */
-static uint16_t *scratch(int which, size_t n)
-{
-    static uint16_t *buf[2];
-    static size_t cap[2];
-    if (n > cap[which]) {
-        if (buf[which])
-            WP_CUDA_CHECK(cudaFree(buf[which]));
-        WP_CUDA_CHECK(cudaMalloc((void **)&buf[which], n * sizeof(uint16_t)));
-        cap[which] = n;
-    }
-    return buf[which];
-}
-
 void wp_cuda_gemm(cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, float alpha,
                                const float *A, int lda, long long strideA, const float *B, int ldb,
                                long long strideB, float beta, float *C, int ldc, long long strideC, int batches)
@@ -50,7 +33,8 @@ void wp_cuda_gemm(cublasOperation_t transa, cublasOperation_t transb, int m, int
     /* as op(A) is m x k: A is stored m x k (N) or k x m (T); B likewise k x n or n x k */
     const size_t a_n = span(transa == CUBLAS_OP_N ? m : k, transa == CUBLAS_OP_N ? k : m, lda, strideA, batches);
     const size_t b_n = span(transb == CUBLAS_OP_N ? k : n, transb == CUBLAS_OP_N ? n : k, ldb, strideB, batches);
-    uint16_t *a16 = scratch(0, a_n ? a_n : 1), *b16 = scratch(1, b_n ? b_n : 1);
+    uint16_t *a16 = (uint16_t *)wp_cuda_scratch(0, (a_n ? a_n : 1) * sizeof(uint16_t));
+    uint16_t *b16 = (uint16_t *)wp_cuda_scratch(1, (b_n ? b_n : 1) * sizeof(uint16_t));
     wp_cuda_to_bf16(a16, A, a_n);
     wp_cuda_to_bf16(b16, B, b_n);
     if (batches == 1)

@@ -92,7 +92,10 @@ static struct wrapped *wrap(struct wp_comm_request *r)
     return w;
 }
 
-static int bf16_isend(struct wp_comm *c, const void *buf, size_t bytes, int peer, int tag, struct wp_comm_request *r)
+/* A message of bytes / 4 floats through a staging buffer: a send's floats
+ * packed into it first, a receive's unpacked from it when it completes. */
+static int staged(struct wp_comm *c, float *recv_into, const float *send_from, size_t bytes, int peer, int tag,
+                  struct wp_comm_request *r)
 {
     size_t n = bytes / sizeof(float);
     struct staging *s = stage_take(c, n);
@@ -103,31 +106,26 @@ static int bf16_isend(struct wp_comm *c, const void *buf, size_t bytes, int peer
         return -1;
     }
     uint16_t *p = s->p;
-    c->k->to_bf16(p, buf, n);
-    c->k->synchronize(); /* packed before the inner table reads it (NCCL's own stream) */
-    *w = (struct wrapped){{NULL, peer, NULL}, p, NULL, n};
-    int rc = c->ops->isend(c->inner, p, n * sizeof *p, peer, tag, &w->inner);
+    if (send_from) {
+        c->k->to_bf16(p, send_from, n);
+        c->k->synchronize(); /* packed before the inner table reads it (NCCL's own stream) */
+    }
+    *w = (struct wrapped){{NULL, peer, NULL}, p, recv_into, n};
+    int rc = send_from ? c->ops->isend(c->inner, p, n * sizeof *p, peer, tag, &w->inner)
+                       : c->ops->irecv(c->inner, p, n * sizeof *p, peer, tag, &w->inner);
     r->peer = w->inner.peer;
     r->what = w->inner.what;
     return rc;
 }
 
+static int bf16_isend(struct wp_comm *c, const void *buf, size_t bytes, int peer, int tag, struct wp_comm_request *r)
+{
+    return staged(c, NULL, buf, bytes, peer, tag, r);
+}
+
 static int bf16_irecv(struct wp_comm *c, void *buf, size_t bytes, int peer, int tag, struct wp_comm_request *r)
 {
-    size_t n = bytes / sizeof(float);
-    struct staging *s = stage_take(c, n);
-    struct wrapped *w = s ? wrap(r) : NULL;
-    if (!w) {
-        if (s)
-            s->busy = 0;
-        return -1;
-    }
-    uint16_t *p = s->p;
-    *w = (struct wrapped){{NULL, peer, NULL}, p, buf, n};
-    int rc = c->ops->irecv(c->inner, p, n * sizeof *p, peer, tag, &w->inner);
-    r->peer = w->inner.peer;
-    r->what = w->inner.what;
-    return rc;
+    return staged(c, buf, NULL, bytes, peer, tag, r);
 }
 
 static int bf16_test(struct wp_comm *c, struct wp_comm_request *r)
