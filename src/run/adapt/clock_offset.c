@@ -72,5 +72,19 @@ int wp_clock_estimate(struct wp_clock *c, MPI_Comm comm, int rounds)
         rc = MPI_Bcast(&origin, 1, MPI_DOUBLE, 0, comm);
     c->origin_s = origin;
     c->dilation = 1;
+    /* the two largest round trips over the nodes (each node's first rank
+     * gives its own) bound a difference of times */
+    double rtts[size > 0 ? size : 1], mine = leader >= 0 ? c->rtt_s : 0;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allgather(&mine, 1, MPI_DOUBLE, rtts, 1, MPI_DOUBLE, comm);
+    double most = 0, next = 0;
+    for (int r = 0; rc == MPI_SUCCESS && r < size; r++)
+        if (rtts[r] > most) {
+            next = most;
+            most = rtts[r];
+        } else if (rtts[r] > next) {
+            next = rtts[r];
+        }
+    c->error_s = (most + next) / 2;
     return rc == MPI_SUCCESS ? 0 : -1;
 }

@@ -175,9 +175,13 @@ static void start_interpreter(struct wp_train *t, struct wp_err *err)
     }
     t->in.record_events = 1; /* the last step's timeline feeds the summary's simulation */
     /* every iteration measures (measure.h): one timeline for message times */
-    if (wp_clock_estimate(&t->clock, MPI_COMM_WORLD, 8) || wp_measure_init(&t->measure, ts->s.nstages, err))
+    if (wp_clock_estimate(&t->clock, MPI_COMM_WORLD, 32) || wp_measure_init(&t->measure, ts->s.nstages, err))
         die(t, err->msg[0] ? err : &(struct wp_err){"estimating the ranks' clock offsets failed"});
     t->clock.dilation = o->dilation; /* the timeline the run reports is undilated */
+    if (t->rank == 0 && o->measure)
+        printf("measure: message times on one timeline, two nodes' clocks within %.3f ms of each other "
+               "(half their shortest round trips to rank 0)\n",
+               1e3 * t->clock.error_s / o->dilation);
     /* a tensor group's lane 0 measures for its schedule rank: its lanes 0 exchange the messages' times */
     if (ts->tensor > 1) {
         MPI_Comm_split(MPI_COMM_WORLD, ts->lane == 0 ? 0 : MPI_UNDEFINED, t->rank, &t->lanes0);
