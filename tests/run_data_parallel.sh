@@ -6,7 +6,7 @@
 # of every micro-batch and the copies' gradients are summed at the
 # allreduce: the order of float32 sums differs, so weights agree within 2e-4
 # absolute and losses within 1e-6 relative). The kinds whose ranks hold
-# several stages (interleaved, hanayo, zb-v, dualpipev: activations handed
+# several stages (interleaved, bfs, hanayo, zb-v, dualpipev: activations handed
 # over in memory at the turns) and chimera (two weight copies, now summed
 # over 2 D holders) on 4 ranks in 2 copies, zb-h1 through --stages, zb-v in
 # 4 copies and Hanayo and Chimera in 2 copies of 4 ranks on 8, and DAPPLE's
@@ -23,6 +23,7 @@ pass "single-rank reference run ($(tr '\n' ' ' < "$out/reference.loss"))"
 
 check "interleaved V=2, 2 copies of 2 ranks" 4 tolerance --schedule interleaved --chunks 2 --data-parallel 2 \
     --micro-batches 2
+check "bfs V=2, 2 copies of 2 ranks" 4 tolerance --schedule bfs --chunks 2 --data-parallel 2 --micro-batches 2
 check "chimera, 2 copies of 2 ranks" 4 tolerance --schedule chimera --data-parallel 2 --micro-batches 4
 check "hanayo W=2, 2 copies of 2 ranks" 4 tolerance --schedule hanayo --waves 2 --data-parallel 2 --micro-batches 4
 check "zb-v, 2 copies of 2 ranks" 4 tolerance --schedule zb-v --data-parallel 2 --micro-batches 4

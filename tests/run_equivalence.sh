@@ -27,6 +27,7 @@ for P in ${EQUIV_RANKS:-1 2 4 8}; do
     check "1f1b-B.$P" "$P" exact --schedule 1f1b --policy B
     check "kfkb-2.$P" "$P" exact --schedule kfkb --k 2
     check "interleaved-2.$P" "$P" exact --schedule interleaved --chunks 2
+    check "bfs-2.$P" "$P" exact --schedule bfs --chunks 2
     check "zb-h1.$P" "$P" exact --schedule zb-h1
     check "zb-v.$P" "$P" exact --schedule zb-v
     [ "$P" -le 4 ] && check "dualpipev.$P" "$P" exact --schedule dualpipev

@@ -22,6 +22,7 @@ check "gpipe.$P" "$P" exact --schedule gpipe
 check "1f1b.$P" "$P" exact --schedule 1f1b
 check "kfkb-2.$P" "$P" exact --schedule kfkb --k 2
 check "interleaved-2.$P" "$P" exact --schedule interleaved --chunks 2
+check "bfs-2.$P" "$P" exact --schedule bfs --chunks 2
 check "zb-h1.$P" "$P" exact --schedule zb-h1
 check "zb-v.$P" "$P" exact --schedule zb-v
 check "dualpipev.$P" "$P" exact --schedule dualpipev

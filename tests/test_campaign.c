@@ -224,6 +224,22 @@ int main(void)
         free(text);
     }
     free(p);
+
+    /* the breadth-first kind on the schedule axis takes the chunks axis,
+     * as interleaved does, and any micro-batch count */
+    err.msg[0] = '\0';
+    n = expand("bfs", "scaling = \"strong\"; global_batch = 12;\n"
+               "axes = { schedule = [\"bfs\", \"interleaved\"]; chunks = [2]; ranks_per_node = [2]; "
+               "micro_batches = [4]; };\n", &c, &p, &err);
+    is_int(n, 2, "bfs and interleaved with chunks 2: 2 points (%s)", err.msg);
+    if (n == 2) {
+        struct wp_render_input in = {&c, &p[0], "/r/t/p000", "/w", "run"};
+        char *text = NULL;
+        if (wp_render_text("@RUN_ARGS@\n", "bfs.sbatch", &in, &text, &err) == 0)
+            has_substr(text, "--schedule 'bfs' --chunks '2'", "bfs gets --chunks");
+        free(text);
+    }
+    free(p);
     static const char *const dp_refused[][3] = {
         {"zb-v\"]; data_parallel = [3]; ranks_per_node = [4]", "12",
          "point p000-n1-r0: --data-parallel 3 does not divide the 4 ranks"},

@@ -1,6 +1,6 @@
 /* Schedules against closed forms and the papers: makespan and bubble ratio
  * of gpipe, 1f1b and kfkb ((M+P-1)(tf+tb), (P-1)/(M+P-1)), interleaved
- * ((P-1)/(VM+P-1)), zb-h1's idle time ((P-1)(tf+tb-tw) against 1F1B's
+ * ((P-1)/(VM+P-1)), bfs ((V max(M,P) + min(M,P) - 1)(tf+tb)/V), zb-h1's idle time ((P-1)(tf+tb-tw) against 1F1B's
  * (P-1)(tf+tb+tw)), peak activations (gpipe M, 1f1b min(P-r, M), policy B
  * min(2(P-r)-1, M), kfkb between, hanayo within P), Hanayo's bubble falling
  * with waves (and its closed form at M = P), Ada-Grouper's communication
@@ -121,6 +121,58 @@ static void test_interleaved(void)
     struct wp_err err = {""};
     ok(wp_schedule_generate(&p, &s, &err) == -1, "interleaved rejects M not a multiple of P");
     has_substr(err.msg, "multiple of the ranks", "and says why");
+}
+
+/* Breadth-first over V looped chunks: a rank never waits within a phase
+ * once M >= P (its chunk's micro-batches are back before it needs them),
+ * so the makespan is (V max(M, P) + min(M, P) - 1)(tf + tb) / V (GPipe's
+ * (M + P - 1)(tf + tb) at V = 1); every rank holds all M micro-batches;
+ * any M, not only multiples of P. */
+static void test_bfs(void)
+{
+    static const int shapes[][3] = {{4, 8, 2}, {4, 4, 3}, {2, 6, 4}, {8, 16, 2}, {4, 13, 2}, {3, 5, 1}, {8, 3, 2}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int P = shapes[i][0], M = shapes[i][1], V = shapes[i][2];
+        struct wp_sched_params p = params(WP_SCHED_BFS, P, M);
+        p.chunks = V;
+        struct wp_sim_result res;
+        struct wp_validation v;
+        if (run(&p, &res, &v))
+            continue;
+        int most = M > P ? M : P, least = M < P ? M : P;
+        is_near(res.makespan, (V * most + least - 1) * (p.tf + p.tb) / V, 1e-9,
+                "bfs P=%d M=%d V=%d: makespan (V max(M,P) + min(M,P) - 1)(tf+tb)/V", P, M, V);
+        int all_m = 1;
+        for (int r = 0; r < P; r++)
+            all_m &= fabs(v.peak_activations[r] - M) < 1e-9;
+        ok(all_m, "bfs P=%d M=%d V=%d: every rank holds all %d micro-batches", P, M, V, M);
+        wp_validation_destroy(&v);
+        wp_sim_result_destroy(&res);
+    }
+    /* the compute order of rank 1 of P = 2, M = 2, V = 2: chunk 0 (stage 1)
+     * then chunk 1 (stage 3) forward, then back last chunk first, each
+     * chunk's micro-batches in their forwards' order */
+    struct wp_sched_params p = params(WP_SCHED_BFS, 2, 2);
+    p.chunks = 2;
+    struct wp_schedule s;
+    struct wp_err err = {""};
+    if (wp_schedule_generate(&p, &s, &err) == 0) {
+        static const int want[][3] = {{WP_OP_F, 1, 0}, {WP_OP_F, 1, 1}, {WP_OP_F, 3, 0}, {WP_OP_F, 3, 1},
+                                      {WP_OP_B, 3, 0}, {WP_OP_B, 3, 1}, {WP_OP_B, 1, 0}, {WP_OP_B, 1, 1}};
+        int n = 0, same = 1;
+        const struct wp_action_list *l = &s.lists[1];
+        for (int i = 0; i < l->count; i++) {
+            const struct wp_action *a = &l->actions[i];
+            if (a->op != WP_OP_F && a->op != WP_OP_B)
+                continue;
+            same &= n < 8 && a->op == want[n][0] && a->stage == want[n][1] && a->microbatch == want[n][2];
+            n++;
+        }
+        ok(same && n == 8, "bfs: rank 1's passes F1.0 F1.1 F3.0 F3.1 B3.0 B3.1 B1.0 B1.1");
+        wp_schedule_destroy(&s);
+    } else {
+        ok(0, "bfs P=2 M=2 V=2 generates (%s)", err.msg);
+    }
 }
 
 static double idle_per_rank(const struct wp_sim_result *res, int r)
@@ -562,7 +614,7 @@ static void test_grid(void)
                         p.k = x == 4 ? M : x <= M ? x : M;
                     else if (kind == WP_SCHED_HANAYO)
                         p.waves = x;
-                    else if (kind == WP_SCHED_INTERLEAVED)
+                    else if (wp_sched_kind_has_chunks((enum wp_sched_kind)kind))
                         p.chunks = x;
                     else if (kind == WP_SCHED_1F1B)
                         p.policy = x % 2 ? 'A' : 'B';
@@ -960,6 +1012,7 @@ int main(void)
     test_closed_forms();
     test_kfkb_limits();
     test_interleaved();
+    test_bfs();
     test_zero_bubble();
     test_zero_bubble_v();
     test_hanayo_beats_1f1b();

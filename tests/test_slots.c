@@ -38,7 +38,7 @@ static void check_kind(enum wp_sched_kind kind, int P, int M, int x)
     p.tw = 1;
     if (kind == WP_SCHED_HANAYO)
         p.waves = x;
-    if (kind == WP_SCHED_INTERLEAVED)
+    if (wp_sched_kind_has_chunks(kind))
         p.chunks = x;
     struct wp_schedule s;
     struct wp_validation v;
@@ -99,7 +99,7 @@ int main(void)
             continue;
         for (int P = 2; P <= 4; P *= 2)
             for (int f = 2; f <= 4; f *= 2)
-                check_kind((enum wp_sched_kind)kind, P, f * P, kind == WP_SCHED_HANAYO || kind == WP_SCHED_INTERLEAVED ? 2 : 1);
+                check_kind((enum wp_sched_kind)kind, P, f * P, kind == WP_SCHED_HANAYO || wp_sched_kind_has_chunks((enum wp_sched_kind)kind) ? 2 : 1);
     }
     return tap_done();
 }

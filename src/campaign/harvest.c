@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "sched/schedule.h"
 #include "util/atomic_file.h"
 #include "util/strutil.h"
 #include "util/read_file.h"
@@ -778,7 +779,7 @@ int wp_harvest_twins(const struct wp_harvest *h, const struct wp_harvest_run *a,
 }
 
 /* Whether an axis means anything to a point of this schedule: k to kfkb,
- * waves to hanayo, chunks to interleaved (the run is given each only for
+ * waves to hanayo, chunks to interleaved and bfs (the run is given each only for
  * its kind; a campaign without a schedule axis runs 1f1b). */
 static int axis_applies(const char *schedule, const char *axis)
 {
@@ -788,7 +789,7 @@ static int axis_applies(const char *schedule, const char *axis)
     if (strcmp(axis, "waves") == 0)
         return strcmp(s, "hanayo") == 0;
     if (strcmp(axis, "chunks") == 0)
-        return strcmp(s, "interleaved") == 0;
+        return wp_sched_kind_from_name(s) >= 0 && wp_sched_kind_has_chunks(wp_sched_kind_from_name(s));
     return 1;
 }
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/schedule.h"
+
 /* A growing string. */
 struct buf {
     char *s;
@@ -134,7 +136,7 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
         put_opt_int(b, "--k", p->k);
     if (strcmp(p->schedule, "hanayo") == 0)
         put_opt_int(b, "--waves", p->waves);
-    if (strcmp(p->schedule, "interleaved") == 0)
+    if (wp_sched_kind_from_name(p->schedule) >= 0 && wp_sched_kind_has_chunks(wp_sched_kind_from_name(p->schedule)))
         put_opt_int(b, "--chunks", p->chunks);
     if (p->data_parallel > 1)
         put_opt_int(b, "--data-parallel", p->data_parallel);

@@ -104,7 +104,7 @@ int wp_sim_report(FILE *out, const struct wp_schedule *s, const struct wp_cost_m
     const struct wp_sched_params *p = &s->params;
     int k = p->kind == WP_SCHED_KFKB ? p->k : p->kind == WP_SCHED_GPIPE ? s->nmicro : 1;
     int waves = p->kind == WP_SCHED_HANAYO ? p->waves : 1;
-    int chunks = p->kind == WP_SCHED_INTERLEAVED ? p->chunks : 1;
+    int chunks = wp_sched_kind_has_chunks(p->kind) ? p->chunks : 1;
     if (csv) {
         fprintf(out, "%s,%d,%d,%d,%d,%d,%.9g,%.9g,%.9g\n", wp_sched_kind_name(p->kind), s->nranks, s->nmicro, k,
                 waves, chunks, res.makespan, res.bubble_ratio, res.peak_max);

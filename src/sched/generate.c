@@ -43,6 +43,11 @@ static int check_pipeline(const struct wp_sched_params *p, int P, const char *ra
                              M, P);
         *nstages = P * p->chunks;
         break;
+    case WP_SCHED_BFS:
+        if (p->chunks < 1)
+            return wp_errorf(err, "bfs needs at least 1 chunk per rank");
+        *nstages = P * p->chunks;
+        break;
     case WP_SCHED_HANAYO:
         if (p->waves < 1)
             return wp_errorf(err, "hanayo needs at least 1 wave");

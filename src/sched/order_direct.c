@@ -3,7 +3,8 @@
  * forwards, then alternates one group of backwards and one of forwards,
  * then drains (Ada-Grouper's kFkB; k = 1 is DAPPLE's 1F1B with warm-up
  * K_i = min(S-i, D) under policy A or min(2(S-i)-1, D) under policy B, and
- * k = M is GPipe). Interleaved is Megatron-LM's 1F1B over V chunks. */
+ * k = M is GPipe). Interleaved is Megatron-LM's 1F1B over V chunks, bfs
+ * its breadth-first counterpart (order_direct.h). */
 #include "sched/order_direct.h"
 
 #include <stdlib.h>
@@ -100,4 +101,20 @@ int wp_sched_order_interleaved(struct wp_schedule *s, struct wp_err *err)
     free(unit_chunk);
     free(unit_mb);
     return rc;
+}
+
+int wp_sched_order_bfs(struct wp_schedule *s, struct wp_err *err)
+{
+    int P = s->nranks, M = s->nmicro, V = s->nstages / P;
+    for (int r = 0; r < P; r++) {
+        for (int c = 0; c < V; c++) /* chunk c of rank r is stage cP + r (place.c) */
+            for (int m = 0; m < M; m++)
+                if (wp_sched_emit(s, r, WP_OP_F, c * P + r, m, err))
+                    return -1;
+        for (int c = V - 1; c >= 0; c--)
+            for (int m = 0; m < M; m++)
+                if (wp_sched_emit(s, r, WP_OP_B, c * P + r, m, err))
+                    return -1;
+    }
+    return 0;
 }

@@ -1,6 +1,6 @@
 /* Stage placement of every schedule kind: straight pipelines (with DAPPLE's
- * replicated stages), Megatron's interleaved chunks (stage c*P + r on rank
- * r), Hanayo's waves (down the ranks, back up, W times; one wave is the V of
+ * replicated stages), Megatron's interleaved chunks and breadth-first's
+ * looped ones (stage c*P + r on rank r), Hanayo's waves (down the ranks, back up, W times; one wave is the V of
  * zb-v and dualpipev: stages r and 2P-1-r on rank r), and Chimera's two
  * pipelines in opposite directions (stage s on ranks s and P-1-s); and the
  * stage weights that follow from a placement (schedule files, whose
@@ -24,6 +24,7 @@ static int place(struct wp_schedule *s, struct wp_err *err)
     int P = s->nranks;
     switch (p->kind) {
     case WP_SCHED_INTERLEAVED:
+    case WP_SCHED_BFS:
         for (int st = 0; st < s->nstages; st++) {
             if (wp_sched_set_place(s, st, 1, 1, err))
                 return -1;

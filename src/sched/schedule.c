@@ -11,6 +11,7 @@ static const char *const kind_names[WP_SCHED_KIND_COUNT] = {
     [WP_SCHED_INTERLEAVED] = "interleaved", [WP_SCHED_CHIMERA] = "chimera",
     [WP_SCHED_HANAYO] = "hanayo", [WP_SCHED_ZBH1] = "zb-h1",
     [WP_SCHED_ZBV] = "zb-v",      [WP_SCHED_DUALPIPEV] = "dualpipev",
+    [WP_SCHED_BFS] = "bfs",
     [WP_SCHED_FILE] = "file",
 };
 

@@ -16,12 +16,13 @@ enum wp_sched_kind {
     WP_SCHED_ZBH1,
     WP_SCHED_ZBV,
     WP_SCHED_DUALPIPEV,
+    WP_SCHED_BFS, /* breadth-first over looped chunks (Lamy-Poirier 2023; PyTorch's ScheduleLoopedBFS) */
     WP_SCHED_FILE, /* read from a schedule file (schedule_file.h), never generated */
     WP_SCHED_KIND_COUNT
 };
 
 /* The kinds' names in enum order, for help texts and messages. */
-#define WP_SCHED_KIND_LIST "gpipe, 1f1b, kfkb, interleaved, chimera, hanayo, zb-h1, zb-v, dualpipev"
+#define WP_SCHED_KIND_LIST "gpipe, 1f1b, kfkb, interleaved, chimera, hanayo, zb-h1, zb-v, dualpipev, bfs"
 
 const char *wp_sched_kind_name(enum wp_sched_kind kind);
 int wp_sched_kind_from_name(const char *name); /* -1 when unknown */
@@ -29,6 +30,13 @@ int wp_sched_kind_from_name(const char *name); /* -1 when unknown */
 static inline int wp_sched_kind_generated(enum wp_sched_kind kind)
 {
     return (unsigned)kind < WP_SCHED_KIND_COUNT && kind != WP_SCHED_FILE;
+}
+
+/* Whether the kind puts V chunks of the model on each rank, stage cP + r on
+ * rank r (--chunks V): interleaved and bfs. */
+static inline int wp_sched_kind_has_chunks(enum wp_sched_kind kind)
+{
+    return kind == WP_SCHED_INTERLEAVED || kind == WP_SCHED_BFS;
 }
 
 /* Where one stage lives. A stage has ncopies independent copies of its
@@ -53,7 +61,7 @@ struct wp_sched_params {
     int microbatches;   /* M */
     int k;              /* kfkb group size */
     int waves;          /* hanayo W */
-    int chunks;         /* interleaved V */
+    int chunks;         /* interleaved and bfs: V chunks per rank */
     char policy;        /* 'A' or 'B' (1f1b warm-up) */
     int max_inflight;   /* D: micro-batches that fit in memory; 0 = no limit */
     int nreplicas;      /* entries in replicas (0: one rank per stage); of one pipeline copy */

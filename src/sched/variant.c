@@ -27,6 +27,10 @@ static void set_bounds(struct wp_schedule *s)
             s->activation_bound[r] = chunks / p->chunks;
         }
         return;
+    case WP_SCHED_BFS: /* every micro-batch of every chunk, as GPipe's */
+        for (int st = 0; st < S; st++)
+            s->activation_bound[s->place[st].ranks[0]] += M * wp_stage_weight(s, st);
+        return;
     case WP_SCHED_HANAYO:
     case WP_SCHED_CHIMERA:
     case WP_SCHED_ZBH1:
@@ -76,6 +80,9 @@ int wp_sched_generate_variant(const struct wp_sched_params *p, int nstages, cons
             break;
         case WP_SCHED_INTERLEAVED:
             rc = wp_sched_order_interleaved(s, err);
+            break;
+        case WP_SCHED_BFS:
+            rc = wp_sched_order_bfs(s, err);
             break;
         case WP_SCHED_ZBH1:
             rc = wp_sched_order_zbh1(s, err);

@@ -97,7 +97,7 @@ int wp_report_results_row(const struct wp_report_row *r, char *row, size_t cap)
     int row_len = snprintf(row, cap, "%s,%s,%d,%d,%d,%s,%d,%d,%d,%d,%d,%d,%ld,%.6f,%.3f,%.1f,%.4f,%.0f,%.9g%s%s",
                            stamp, wp_sched_kind_name(p->kind), r->world_ranks, r->nodes, ran->nstages, r->replicas,
                            p->kind == WP_SCHED_HANAYO ? p->waves : 1, k,
-                           p->kind == WP_SCHED_INTERLEAVED ? p->chunks : 1, ran->nmicro, G / ran->nmicro, G, r->step,
+                           wp_sched_kind_has_chunks(p->kind) ? p->chunks : 1, ran->nmicro, G / ran->nmicro, G, r->step,
                            iter, G / iter, tokens, r->bubble, r->peak_bytes, r->loss, ",", r->compute_cols);
     if (row_len < 0 || (size_t)row_len >= cap)
         return -1;
