@@ -175,6 +175,83 @@ static void test_bfs(void)
     }
 }
 
+/* The lower bound with a hop time (makespan_bound.h): never above the
+ * simulation for any kind, P, M, costs and tc; met by gpipe at every tc
+ * (bfs at M = P waits tc for a micro-batch's lap back to rank 0), by bfs at
+ * tc = 0, and at tc = 0 with tf = tb = tw by zb-h1 with V chunks at every
+ * M a multiple of P (M (tf+tb+tw) + (P-1) tf / V: PyTorch's interleaved
+ * zero bubble at M = P, 13.5 at P = 4 and 27.5 at P = 8 with two chunks,
+ * and one chunk's ZB-H1 alike). */
+static void test_hop_bound(void)
+{
+    static const double costs[][3] = {{1, 2, 0}, {1, 1, 1}};
+    static const double tcs[] = {0, 0.25, 1};
+    int checked = 0, above = 0, met_ok = 1;
+    char first[256] = "";
+    for (int P = 2; P <= 8; P *= 2)
+        for (int f = 1; f <= 4; f *= 2)
+            for (int kind = 0; kind < WP_SCHED_KIND_COUNT; kind++)
+                for (int V = 1; V <= 3 && wp_sched_kind_generated((enum wp_sched_kind)kind); V++)
+                    for (size_t ci = 0; ci < 2; ci++)
+                        for (size_t ti = 0; ti < 3; ti++) {
+                            int M = f * P;
+                            if ((V > 1 && !wp_sched_kind_has_chunks((enum wp_sched_kind)kind)) ||
+                                (kind == WP_SCHED_DUALPIPEV && M < 2 * P))
+                                continue;
+                            struct wp_sched_params p = params(kind, P, M);
+                            p.chunks = V;
+                            p.tf = costs[ci][0];
+                            p.tb = costs[ci][1];
+                            p.tw = costs[ci][2];
+                            p.tc = tcs[ti];
+                            struct wp_schedule s;
+                            struct wp_err err = {""};
+                            if (wp_schedule_generate(&p, &s, &err))
+                                continue;
+                            struct wp_cost_model c;
+                            wp_cost_model_default(&c);
+                            c.tf = p.tf;
+                            c.tb = p.tb;
+                            c.tw = p.tw;
+                            c.tc = p.tc;
+                            struct wp_sim_result res;
+                            struct wp_hop_bound b;
+                            wp_makespan_bound_hops(&s, &c, &b);
+                            if (wp_simulate(&s, &c, &res, &err) == 0) {
+                                checked++;
+                                if (b.makespan_s > res.makespan + 1e-9 && !above++)
+                                    snprintf(first, sizeof first, "%s P=%d M=%d V=%d tc=%g: bound %g > %g",
+                                             wp_sched_kind_name(kind), P, M, V, p.tc, b.makespan_s, res.makespan);
+                                int must_meet = kind == WP_SCHED_GPIPE || (kind == WP_SCHED_BFS && p.tc == 0) ||
+                                                (kind == WP_SCHED_ZBH1 && p.tc == 0 && ci == 1);
+                                if (must_meet && fabs(res.makespan - b.makespan_s) > 1e-9) {
+                                    if (met_ok)
+                                        snprintf(first, sizeof first, "%s P=%d M=%d V=%d tc=%g: %g, bound %g",
+                                                 wp_sched_kind_name(kind), P, M, V, p.tc, res.makespan,
+                                                 b.makespan_s);
+                                    met_ok = 0;
+                                }
+                                wp_sim_result_destroy(&res);
+                            }
+                            wp_schedule_destroy(&s);
+                        }
+    ok(checked > 300 && above == 0, "the hop bound is never above the simulation (%d schedules, tc 0, 0.25, 1)%s%s",
+       checked, above ? ": " : "", above ? first : "");
+    ok(met_ok, "gpipe meets it at every tc, bfs at tc = 0, zb-h1 with V chunks at tc = 0, tf = tb = tw%s%s",
+       met_ok ? "" : ": ", met_ok ? "" : first);
+    struct wp_sched_params p = params(WP_SCHED_ZBH1, 8, 8);
+    p.chunks = 2;
+    p.tb = 1;
+    p.tw = 1;
+    struct wp_sim_result res;
+    if (run(&p, &res, NULL) == 0) {
+        is_near(res.makespan, 27.5, 1e-9, "zb-h1 V=2 at P = M = 8, tf = tb = tw = 1: 27.5 (PyTorch's interleaved "
+                                          "zero bubble: 27.5; hanayo with four waves 27.75)");
+        ok(res.peak_max <= 8 + 1e-9, "within P = 8 micro-batches (%g)", res.peak_max);
+        wp_sim_result_destroy(&res);
+    }
+}
+
 static double idle_per_rank(const struct wp_sim_result *res, int r)
 {
     return res->makespan - res->busy[r];
@@ -620,7 +697,8 @@ static void test_grid(void)
                         p.policy = x % 2 ? 'A' : 'B';
                     else if (x > 1)
                         continue;
-                    if ((kind == WP_SCHED_INTERLEAVED && M % P) || (kind == WP_SCHED_CHIMERA && P % 2) ||
+                    int looped = kind == WP_SCHED_INTERLEAVED || (kind == WP_SCHED_ZBH1 && p.chunks > 1);
+                    if ((looped && M % P) || (kind == WP_SCHED_CHIMERA && P % 2) ||
                         (kind == WP_SCHED_DUALPIPEV && M < 2 * P))
                         continue;
                     struct wp_schedule s;
@@ -1013,6 +1091,7 @@ int main(void)
     test_kfkb_limits();
     test_interleaved();
     test_bfs();
+    test_hop_bound();
     test_zero_bubble();
     test_zero_bubble_v();
     test_hanayo_beats_1f1b();

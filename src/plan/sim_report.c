@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "plan/layer_stages.h"
+#include "sched/makespan_bound.h"
 #include "sched/trace.h"
 #include "sched/validate.h"
 #include "topo/cluster_io.h"
@@ -118,6 +119,14 @@ int wp_sim_report(FILE *out, const struct wp_schedule *s, const struct wp_cost_m
         for (int r = 0; r < s->nranks && r < 16; r++)
             fprintf(out, " %.3g", res.peak_activations[r]);
         fprintf(out, "%s\n", s->nranks > 16 ? " ..." : "");
+        struct wp_hop_bound bound;
+        wp_makespan_bound_hops(s, cost, &bound);
+        if (bound.makespan_s > 0)
+            fprintf(out,
+                    "             lower bound %.6g s at tc %g a hop (rank %d: %.4g s before its first pass, %.4g s "
+                    "of passes, %.4g s after its last): makespan %+.2f %%\n",
+                    bound.makespan_s, cost->tc, bound.rank, bound.head_s, bound.busy_s, bound.tail_s,
+                    100 * (res.makespan / bound.makespan_s - 1));
     }
     char title[256];
     snprintf(title, sizeof title, "%s, P=%d, M=%d, W=%d, V=%d, k=%d (simulated)", wp_sched_kind_name(p->kind),

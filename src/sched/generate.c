@@ -48,6 +48,19 @@ static int check_pipeline(const struct wp_sched_params *p, int P, const char *ra
             return wp_errorf(err, "bfs needs at least 1 chunk per rank");
         *nstages = P * p->chunks;
         break;
+    case WP_SCHED_ZBH1:
+        if (p->chunks < 1)
+            return wp_errorf(err, "zb-h1 needs at least 1 chunk per rank");
+        if (p->chunks > 1 && M % P != 0)
+            return wp_errorf(err, "zb-h1 with %d chunks needs the number of micro-batches to be a multiple of the "
+                                  "ranks (Megatron-LM's interleaved sequence): M = %d, P = %d",
+                             p->chunks, M, P);
+        if (p->chunks > 1 && p->max_inflight > 0 && p->max_inflight < P)
+            return wp_errorf(err, "zb-h1 with %d chunks needs --max-inflight of at least the ranks (%d): its "
+                                  "warm-up runs a micro-batch through every chunk before the first backward",
+                             p->chunks, P);
+        *nstages = P * p->chunks;
+        break;
     case WP_SCHED_HANAYO:
         if (p->waves < 1)
             return wp_errorf(err, "hanayo needs at least 1 wave");

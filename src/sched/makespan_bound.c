@@ -2,7 +2,10 @@
  * makespan_bound.h). */
 #include "sched/makespan_bound.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "sched/simulate.h"
 
 /* The index of op among the counted ones (F, B, W, ALLREDUCE), or -1. */
 static int counted(int op)
@@ -79,4 +82,58 @@ double wp_makespan_bound(const struct wp_schedule *s, const struct wp_rank_work 
             bound = rank_bound;
     }
     return bound;
+}
+
+/* The chain of op (F or B) below stage st for micro-batch mb: the passes of
+ * stages 0 .. st-1 and a hop for every boundary whose ranks differ. */
+static double chain_below(const struct wp_schedule *s, const double *pass_s, double tc, int st, int mb)
+{
+    double t = 0;
+    for (int q = 0; q < st; q++)
+        t += pass_s[q] + (wp_stage_rank(s, q, mb, 0) != wp_stage_rank(s, q + 1, mb, 0) ? tc : 0);
+    return t;
+}
+
+void wp_makespan_bound_hops(const struct wp_schedule *s, const struct wp_cost_model *c, struct wp_hop_bound *out)
+{
+    *out = (struct wp_hop_bound){0, -1, 0, 0, 0};
+    int S = s->nstages;
+    if (c->cluster || c->stage_f || c->boundary_s)
+        return;
+    for (int st = 0; st < S; st++)
+        if (s->place[st].nreplicas != 1)
+            return;
+    double *f = malloc((size_t)(2 * S) * sizeof *f), *b = f ? f + S : NULL;
+    if (!f)
+        return;
+    double whole_b = s->split_backward ? c->tb : c->tb + c->tw;
+    for (int st = 0; st < S; st++) {
+        f[st] = c->tf * wp_stage_weight(s, st);
+        b[st] = whole_b * wp_stage_weight(s, st);
+    }
+    for (int r = 0; r < s->nranks; r++) {
+        const struct wp_action_list *l = &s->lists[r];
+        double head = -1, tail = -1, busy = 0;
+        for (int i = 0; i < l->count; i++) {
+            const struct wp_action *a = &l->actions[i];
+            int st = (int)a->stage, mb = (int)a->microbatch;
+            if (a->op == WP_OP_F) {
+                busy += f[st];
+                double h = chain_below(s, f, c->tc, st, mb);
+                head = head < 0 || h < head ? h : head;
+            } else if (a->op == WP_OP_B) {
+                busy += b[st];
+                double t = s->split_backward ? 0 : chain_below(s, b, c->tc, st, mb);
+                tail = tail < 0 || t < tail ? t : tail;
+            } else if (a->op == WP_OP_W) {
+                busy += c->tw * wp_stage_weight(s, st);
+            }
+        }
+        if (head < 0)
+            continue; /* a rank without passes */
+        double rank_bound = head + busy + (tail > 0 ? tail : 0);
+        if (rank_bound > out->makespan_s)
+            *out = (struct wp_hop_bound){rank_bound, r, head, busy, tail > 0 ? tail : 0};
+    }
+    free(f);
 }

@@ -39,4 +39,29 @@ int wp_makespan_bound_prepare(const struct wp_schedule *s, struct wp_rank_work *
 double wp_makespan_bound(const struct wp_schedule *s, const struct wp_rank_work *work, int applies, const double *f,
                          const double *b, const double *w, const double *link, const double *allreduce);
 
+/* A lower bound with a message time per hop, for any placement of stages
+ * whose costs are the constant model's (tf, tb, tw through 1/P of the
+ * model, times the stage's weight; tc per message between two ranks; no
+ * cluster, no measured times, no replicated stages): for each rank r,
+ *   head = the earliest its first pass can start: over its forwards, the
+ *          least forward chain below the stage (the micro-batch's copy of
+ *          each stage below it, a hop where two stages' ranks differ);
+ *   busy = every pass of the rank, one after the other;
+ *   tail = when the backward is whole, the least backward chain below a
+ *          stage of the rank (its last pass is a B, and that micro-batch's
+ *          backward still runs down to stage 0); 0 where it is split (a W
+ *          may come last);
+ * and the makespan is at least head + busy + tail for every rank. At tc =
+ * 0 on equal stages it is the bound every 1F1B-like order meets: (M + P -
+ * 1)(tf + tb) for gpipe and 1f1b, M (tf+tb+tw) + (P-1) tf / V for zb-h1
+ * with V chunks at tf = tb = tw. Sent messages that a rank waits for are
+ * all it adds with tc; the simulator never finishes sooner. */
+struct wp_hop_bound {
+    double makespan_s;                  /* 0: does not apply */
+    int rank;                           /* the rank that sets it */
+    double head_s, busy_s, tail_s;      /* that rank's */
+};
+struct wp_cost_model;
+void wp_makespan_bound_hops(const struct wp_schedule *s, const struct wp_cost_model *c, struct wp_hop_bound *out);
+
 #endif

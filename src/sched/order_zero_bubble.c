@@ -5,6 +5,14 @@
  *    forwards, then runs F B pairs, and after its first r pairs follows
  *    each B with the oldest pending W; the W it kept back fill the drain.
  *    Each rank holds at most P micro-batches from F until W, 1F1B's peak.
+ *    With --chunks V (PyTorch's ScheduleInterleavedZeroBubble, the paper's
+ *    ZB1P with V stages a rank) the stages are looped (stage cP + r on rank
+ *    r) and the passes go in Megatron-LM's interleaved sequence: V P - 1 - r
+ *    forwards, then F B pairs, each B after the first r followed by the
+ *    oldest W; P micro-batches' worth still. At M = P it takes
+ *    M (tf+tb+tw) + (P-1) tf / V with tf = tb = tw (what no order on
+ *    either placement of two chunks can beat: rank P-1's first pass waits
+ *    for P-1 chunk forwards).
  *  - zb-v: the paper's ZB-V (section 6): two stages per rank in a V
  *    (stage r and 2P-1-r on rank r), warm-up of 2(P-r)-1 forwards of the
  *    first chunk, r pairs of forwards, P-r triples F B W on the second
@@ -32,7 +40,7 @@ struct rank_program {
     int rank;
     int nchunks;
     const int *stage_of_chunk;
-    int next[2][3];   /* [chunk][op]: next micro-batch */
+    int (*next)[3];   /* [chunk][op]: next micro-batch */
     int *w_queue;     /* chunks of B whose W is owed, oldest first */
     int w_head, w_tail;
     struct wp_err *err;
@@ -42,9 +50,14 @@ struct rank_program {
 static int program_init(struct rank_program *pr, struct wp_schedule *s, int rank, int nchunks,
                         const int *stage_of_chunk, struct wp_err *err)
 {
-    *pr = (struct rank_program){s, rank, nchunks, stage_of_chunk, {{0}}, NULL, 0, 0, err, 0};
-    pr->w_queue = malloc((size_t)(2 * s->nmicro + 1) * sizeof *pr->w_queue);
-    return pr->w_queue ? 0 : wp_errorf(err, "out of memory");
+    *pr = (struct rank_program){s, rank, nchunks, stage_of_chunk, NULL, NULL, 0, 0, err, 0};
+    pr->next = calloc((size_t)nchunks, sizeof *pr->next);
+    pr->w_queue = malloc((size_t)(nchunks * s->nmicro + 1) * sizeof *pr->w_queue);
+    if (pr->next && pr->w_queue)
+        return 0;
+    free(pr->next);
+    free(pr->w_queue);
+    return wp_errorf(err, "out of memory");
 }
 
 /* Appends the next micro-batch of pass op on chunk c; returns 0 when
@@ -90,37 +103,58 @@ static int program_end(struct rank_program *pr)
                                wp_sched_kind_name(pr->s->params.kind), pr->rank, pr->next[c][op], pr->s->nmicro,
                                pr->stage_of_chunk[c], wp_op_name(op));
     free(pr->w_queue);
+    free(pr->next);
     return rc;
+}
+
+/* The chunk of rank-local unit u in Megatron-LM's interleaved sequence
+ * (groups of P micro-batches, chunk by chunk; M a multiple of P). */
+static int unit_chunk(int u, int P, int V)
+{
+    return (u % (P * V)) / P;
 }
 
 int wp_sched_order_zbh1(struct wp_schedule *s, struct wp_err *err)
 {
-    int P = s->nranks, M = s->nmicro, D = s->params.max_inflight;
-    for (int r = 0; r < P; r++) {
-        int warmup = P - 1 - r, deferred = r;
+    int P = s->nranks, M = s->nmicro, D = s->params.max_inflight, V = s->nstages / P;
+    int *stage_of_chunk = malloc((size_t)V * sizeof *stage_of_chunk);
+    if (!stage_of_chunk)
+        return wp_errorf(err, "out of memory");
+    int rc = 0;
+    for (int r = 0; r < P && rc == 0; r++) {
+        for (int c = 0; c < V; c++) /* stage cP + r (place.c) */
+            stage_of_chunk[c] = c * P + r;
+        /* in units of a chunk: what rank r holds is its warm-up, the unit
+         * between a forward and its backward, and the W it keeps back: V P
+         * units, P micro-batches' worth, or V D with --max-inflight D */
+        int warmup = V * P - 1 - r, deferred = r;
         if (D > 0) {
-            if (warmup > D - 1)
-                warmup = D - 1;
-            if (deferred > D - 1 - warmup)
-                deferred = D - 1 - warmup;
+            if (warmup > V * D - 1)
+                warmup = V * D - 1;
+            if (deferred > V * D - 1 - warmup)
+                deferred = V * D - 1 - warmup;
         }
-        if (warmup > M)
-            warmup = M;
+        if (warmup > V * M)
+            warmup = V * M;
         struct rank_program pr;
-        if (program_init(&pr, s, r, 1, &r, err))
-            return -1;
-        for (int i = 0; i < warmup; i++)
-            emit(&pr, 0, WP_OP_F);
-        for (int i = 0; i < M; i++) {
-            emit(&pr, 0, WP_OP_F); /* past M in the drain: skipped */
-            emit(&pr, 0, WP_OP_B);
+        if (program_init(&pr, s, r, V, stage_of_chunk, err)) {
+            rc = -1;
+            break;
+        }
+        int f = 0;
+        for (; f < warmup; f++)
+            emit(&pr, unit_chunk(f, P, V), WP_OP_F);
+        for (int i = 0; i < V * M; i++) {
+            if (f < V * M) /* none left in the drain */
+                emit(&pr, unit_chunk(f++, P, V), WP_OP_F);
+            emit(&pr, V - 1 - unit_chunk(i, P, V), WP_OP_B);
             if (i >= deferred)
                 emit_owed_w(&pr);
         }
-        if (program_end(&pr))
-            return -1;
+        rc = program_end(&pr);
     }
-    return 0;
+    free(stage_of_chunk);
+    return rc;
 }
 
 /* Rank r's program on a V of 2P stages: chunk 0 is stage r, chunk 1 stage

@@ -25,6 +25,7 @@ static int place(struct wp_schedule *s, struct wp_err *err)
     switch (p->kind) {
     case WP_SCHED_INTERLEAVED:
     case WP_SCHED_BFS:
+    case WP_SCHED_ZBH1:
         for (int st = 0; st < s->nstages; st++) {
             if (wp_sched_set_place(s, st, 1, 1, err))
                 return -1;

@@ -33,10 +33,10 @@ static inline int wp_sched_kind_generated(enum wp_sched_kind kind)
 }
 
 /* Whether the kind puts V chunks of the model on each rank, stage cP + r on
- * rank r (--chunks V): interleaved and bfs. */
+ * rank r (--chunks V): interleaved, bfs and zb-h1 (one chunk unless asked). */
 static inline int wp_sched_kind_has_chunks(enum wp_sched_kind kind)
 {
-    return kind == WP_SCHED_INTERLEAVED || kind == WP_SCHED_BFS;
+    return kind == WP_SCHED_INTERLEAVED || kind == WP_SCHED_BFS || kind == WP_SCHED_ZBH1;
 }
 
 /* Where one stage lives. A stage has ncopies independent copies of its
