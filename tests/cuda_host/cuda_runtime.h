@@ -52,6 +52,7 @@ enum cudaError {
     cudaErrorInvalidPitchValue = 12,
     cudaErrorInvalidDevicePointer = 17,
     cudaErrorInvalidMemcpyDirection = 21,
+    cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
     cudaErrorNotReady = 600,
     cudaErrorLaunchFailure = 719
@@ -91,6 +92,7 @@ cudaError_t cudaGetLastError(void);
 cudaError_t cudaPeekAtLastError(void);
 const char *cudaGetErrorString(cudaError_t error);
 cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaSetDevice(int device);
 cudaError_t cudaDeviceSynchronize(void);
 
 cudaError_t cudaStreamCreate(cudaStream_t *stream);

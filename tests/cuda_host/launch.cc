@@ -405,6 +405,8 @@ const char *cudaGetErrorString(cudaError_t error)
         return "invalid device pointer";
     case cudaErrorInvalidMemcpyDirection:
         return "invalid copy direction for memcpy";
+    case cudaErrorInvalidDevice:
+        return "invalid device ordinal";
     case cudaErrorInvalidResourceHandle:
         return "invalid resource handle";
     case cudaErrorNotReady:
@@ -422,4 +424,10 @@ cudaError_t cudaGetDeviceCount(int *count)
         return cudaErrorInvalidValue;
     *count = 1;
     return cudaSuccess;
+}
+
+/* device 0, the one there is */
+cudaError_t cudaSetDevice(int device)
+{
+    return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
 }
