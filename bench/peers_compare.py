@@ -122,6 +122,9 @@ def wavepipe_candidates(P, M, peak):
             c.append((f"interleaved V={v}", f"--kind interleaved --chunks {v}"))
         c.append((f"bfs V={v}", f"--kind bfs --chunks {v}"))
     bounded = [("zb-h1", "--kind zb-h1"), ("zb-v", "--kind zb-v")]
+    for v in (2, 3, 4):
+        if M % P == 0:
+            bounded.append((f"zb-h1 V={v}", f"--kind zb-h1 --chunks {v}"))
     if P % 2 == 0:
         bounded.append(("chimera", "--kind chimera"))
     if M >= 2 * P:

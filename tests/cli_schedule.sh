@@ -35,7 +35,7 @@ fi
 expect_status 0 $? "simulate --kind all"
 expect_status "kind,ranks,micro_batches,k,waves,chunks,makespan,bubble_ratio,peak_activations_max" \
     "$(head -n 1 "$out/all.csv")" "simulate CSV header"
-expect_status 10 "$(wc -l < "$out/all.csv")" "one row per kind (9) after the header"
+expect_status 11 "$(wc -l < "$out/all.csv")" "one row per kind (10) after the header"
 expect_contains "$out/all.csv" "1f1b,4,8,1,1,1,33,0.272727273,4" "1f1b row: makespan (M+P-1)(tf+tb) = 33"
 
 printf 'time_s,src,dst,factor\n10,*,*,0.25\n' > "$out/bw.csv"
@@ -129,7 +129,7 @@ fi
     --format csv 2> /dev/null | cut -d, -f1,3- > "$out/one.csv"
 "$WAVEPIPE" simulate --kind all --ranks 12 --data-parallel 3 --micro-batches 8 --waves 2 --chunks 2 --tf 1 --tb 2 \
     --tw 1 --format csv 2> /dev/null | cut -d, -f1,3- > "$out/three.csv"
-if [ "$(wc -l < "$out/three.csv")" -eq 10 ] && cmp -s "$out/one.csv" "$out/three.csv"; then
+if [ "$(wc -l < "$out/three.csv")" -eq 11 ] && cmp -s "$out/one.csv" "$out/three.csv"; then
     pass "simulate --kind all: every kind in 3 copies on 12 ranks has one pipeline's makespan, bubble and peak on 4"
 else
     fail "simulate --kind all with --data-parallel 3 differs from one pipeline on 4 ranks"
