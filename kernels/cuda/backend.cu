@@ -76,9 +76,15 @@ extern "C" void wp_cuda_zero(void *p, size_t bytes)
         WP_CUDA_CHECK(cudaMemset(p, 0, bytes));
 }
 
+/* The kernels' stream only (the legacy default stream, which also waits
+ * for blocking streams): not cudaDeviceSynchronize, which waits for the
+ * communication backend's non-blocking streams too, where an ncclRecv
+ * posted ahead waits for a peer that is itself waiting here (two ranks of
+ * a pipeline deadlocked in their first iteration, found on the host
+ * emulation). */
 extern "C" void wp_cuda_synchronize(void)
 {
-    WP_CUDA_CHECK(cudaDeviceSynchronize());
+    WP_CUDA_CHECK(cudaStreamSynchronize(0));
 }
 
 static cublasHandle_t create_cublas_handle(void)
