@@ -10,6 +10,7 @@
 
 #include "campaign/campaign.h"
 #include "campaign/failure.h"
+#include "campaign/recovery.h"
 #include "campaign/render.h"
 #include "sched/schedule.h"
 #include "tap.h"
@@ -38,6 +39,114 @@ static const char *reason_of(const char *text)
     fclose(fp);
     wp_point_failure_reason(path, reason, sizeof reason);
     return reason;
+}
+
+/* The failure kind and host of a run.log holding text. */
+static struct wp_point_failure failure_of(const char *text)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/run.log", dir);
+    FILE *fp = fopen(path, "w");
+    fputs(text, fp);
+    fclose(fp);
+    struct wp_point_failure f;
+    wp_point_failure_read(path, &f);
+    return f;
+}
+
+/* Lost or the run's own, and which node (recovery resubmits only a loss). */
+static void failure_kinds(void)
+{
+    static const char map[] = "ranks on wpn1 (rank:pid): 0:100 1:101\nranks on wpn2 (rank:pid): 2:200 3:201\n";
+    char log[2048];
+    snprintf(log, sizeof log, "%ssrun: error: wpn2: task 2: Killed\n", map);
+    struct wp_point_failure f = failure_of(log);
+    ok(f.kind == WP_FAILURE_LOST && strcmp(f.host, "wpn2") == 0, "srun's Killed: lost, on wpn2 (%d, %s)", f.kind,
+       f.host);
+    snprintf(log, sizeof log, "%ssrun: error: wpn1: task 1: Segmentation fault (core dumped)\n", map);
+    f = failure_of(log);
+    ok(f.kind == WP_FAILURE_OWN && strcmp(f.host, "wpn1") == 0, "srun's Segmentation fault: the run's own (%d)",
+       f.kind);
+    snprintf(log, sizeof log, "%ssrun: error: wpn1: task 0: Aborted\n", map);
+    ok(failure_of(log).kind == WP_FAILURE_OWN, "srun's Aborted: the run's own");
+    snprintf(log, sizeof log,
+             "%swavepipe run: rank 1 on wpn1: no progress for 2.0 s waiting on an MPI collective or message "
+             "(watchdog limit 2.0 s); ending the job (a rank or its node lost?)\n",
+             map);
+    f = failure_of(log);
+    ok(f.kind == WP_FAILURE_LOST && strcmp(f.host, "wpn2") == 0, "a silent node (watchdog): lost, wpn2 (%s)", f.host);
+    snprintf(log, sizeof log,
+             "%swavepipe run: rank 0 on wpn1: MPI failed waiting on a receive from rank 3 (on wpn2): Other MPI "
+             "error; ending the job (a rank or its node lost?)\n",
+             map);
+    f = failure_of(log);
+    ok(f.kind == WP_FAILURE_LOST && strcmp(f.host, "wpn2") == 0, "an MPI call failed on rank 3: lost, wpn2 (%s)",
+       f.host);
+    snprintf(log, sizeof log, "%s=   PID 201 RUNNING AT wpn2\n=   EXIT CODE: 9\n", map);
+    f = failure_of(log);
+    ok(f.kind == WP_FAILURE_LOST && strcmp(f.host, "wpn2") == 0, "mpiexec, exit code 9 (SIGKILL): lost, wpn2");
+    snprintf(log, sizeof log, "%s=   PID 200 RUNNING AT wpn2\n=   EXIT CODE: 139\n", map);
+    ok(failure_of(log).kind == WP_FAILURE_OWN, "mpiexec, exit code 139 (SIGSEGV): the run's own");
+    snprintf(log, sizeof log, "%swavepipe run: --config x.cfg:3: unknown key 'lyers'\n", map);
+    f = failure_of(log);
+    ok(f.kind == WP_FAILURE_NONE && f.reason[0] == '\0', "bad input: no lost rank named");
+}
+
+/* Whether and how a point is submitted again after a loss (recovery.h). */
+static void recovery_decisions(void)
+{
+    const struct wp_recovery_policy replan = {1, 2, 3}, none = {0, 1, 3};
+    const char *usable[] = {"wpn1", "wpn2", "wpn3"};
+    struct wp_point_failure lost = {WP_FAILURE_LOST, "wpn2", "task 2 on wpn2: Killed (srun)"};
+    struct wp_point_failure own = {WP_FAILURE_OWN, "wpn1", "task 1 on wpn1: Segmentation fault (srun)"};
+    struct wp_point_failure bad = {WP_FAILURE_NONE, "", ""};
+    struct wp_recovery_chain chain = {0};
+    struct wp_recovery_decision d;
+    wp_recovery_decide(&replan, &lost, &chain, 3, usable, 3, &d);
+    ok(d.resubmit && d.nodes == 2 && strcmp(d.exclude, "wpn2") == 0,
+       "a lost node on 3 of 3: again on the 2 left, wpn2 excluded (%s)", d.why);
+    wp_recovery_decide(&replan, &lost, &chain, 2, usable, 3, &d);
+    ok(d.resubmit && d.nodes == 2 && strcmp(d.exclude, "wpn2") == 0, "on 2 of 3: the same size without it (%d)",
+       d.nodes);
+    wp_recovery_decide(&none, &lost, &chain, 3, usable, 3, &d);
+    ok(!d.resubmit && strstr(d.why, "\"none\""), "recover = none: nothing (%s)", d.why);
+    wp_recovery_decide(&replan, &own, &chain, 3, usable, 3, &d);
+    ok(!d.resubmit && strstr(d.why, "own fault") && strstr(d.why, "Segmentation"), "a crash of the run: nothing (%s)",
+       d.why);
+    wp_recovery_decide(&replan, &bad, &chain, 3, usable, 3, &d);
+    ok(!d.resubmit && strstr(d.why, "no lost rank"), "bad input (no loss in the log): nothing (%s)", d.why);
+    wp_recovery_decide(&replan, &lost, &chain, 3, usable, 2, &d);
+    ok(!d.resubmit && strstr(d.why, "min_nodes = 2"), "1 node left, min_nodes 2: nothing (%s)", d.why);
+
+    /* the chain: appended whole, read back; a node lost twice stays out */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/recoveries.txt", dir);
+    remove(path);
+    struct wp_err err = {""};
+    wp_recovery_decide(&replan, &lost, &chain, 3, usable, 3, &d);
+    ok(wp_recovery_append(path, &chain, "101", &lost, &d, &err) == 0, "the first recovery appended (%s)", err.msg);
+    ok(wp_recovery_chain_read(path, &chain, &err) == 0 && chain.n == 1 && strcmp(chain.entries[0].lost, "wpn2") == 0 &&
+           chain.entries[0].nodes == 2 && strcmp(chain.entries[0].job, "101") == 0,
+       "and read back: job 101 lost wpn2, again on 2 nodes (%s)", err.msg);
+    struct wp_point_failure other = {WP_FAILURE_LOST, "wpn3", "wpn3 silent (ranks 4 5) (watchdog)"};
+    wp_recovery_decide(&replan, &other, &chain, 2, usable, 3, &d);
+    ok(d.resubmit && strcmp(d.exclude, "wpn3") == 0 && d.nodes == 2,
+       "another node lost once: only it excluded, wpn2 (lost once) may serve again (%s, %d nodes)", d.exclude, d.nodes);
+    wp_recovery_append(path, &chain, "102", &other, &d, &err);
+    wp_recovery_chain_read(path, &chain, &err);
+    wp_recovery_decide(&replan, &lost, &chain, 2, usable, 3, &d);
+    ok(d.resubmit && strcmp(d.exclude, "wpn2") == 0 && d.nodes == 2,
+       "wpn2 lost a second time: out; wpn3, lost once, back: again on wpn1 and wpn3 (%s)", d.why);
+    const char *four[] = {"wpn1", "wpn2", "wpn3", "wpn4"};
+    wp_recovery_append(path, &chain, "103", &lost, &d, &err);
+    wp_recovery_chain_read(path, &chain, &err);
+    wp_recovery_decide(&replan, &other, &chain, 2, four, 4, &d);
+    ok(!d.resubmit && strstr(d.why, "max_recoveries = 3"), "three recoveries: no fourth (%s)", d.why);
+    FILE *fp = fopen(path, "a");
+    fputs("recovery=x job=1\n", fp);
+    fclose(fp);
+    ok(wp_recovery_chain_read(path, &chain, &err) != 0 && strstr(err.msg, "recoveries.txt:4:"),
+       "a broken line: file:line (%s)", err.msg);
 }
 
 static void failure_reasons(void)
@@ -225,6 +334,26 @@ int main(void)
     }
     free(p);
 
+    /* recovery settings: read, defaults, and refused where Slurm cannot resubmit */
+    err.msg[0] = '\0';
+    n = expand("recover", "scaling = \"strong\"; global_batch = 8;\nrecover = \"replan\"; min_nodes = 2; "
+               "max_recoveries = 5;\naxes = { nodes = [3]; };\n", &c, &p, &err);
+    ok(n == 1 && c.recovery.replan && c.recovery.min_nodes == 2 && c.recovery.max_recoveries == 5,
+       "recover = replan, min_nodes 2, max_recoveries 5 read (%s)", err.msg);
+    free(p);
+    n = expand("norecover", "scaling = \"strong\"; global_batch = 8;\naxes = { nodes = [3]; };\n", &c, &p, &err);
+    ok(n == 1 && !c.recovery.replan && c.recovery.min_nodes == 1 && c.recovery.max_recoveries == 3,
+       "by default no recovery (min_nodes 1, max_recoveries 3)");
+    free(p);
+    n = expand("recover-mpiexec", "scaling = \"strong\"; global_batch = 8;\nlauncher = \"mpiexec\";\n"
+               "recover = \"replan\";\naxes = { nodes = [1]; };\n", &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "recover-mpiexec.cfg:") && strstr(err.msg, "needs launcher \"srun\""),
+       "recover = replan with mpiexec: refused at file:line (%s)", err.msg);
+    n = expand("recover-bad", "scaling = \"strong\"; global_batch = 8;\nrecover = \"always\";\n"
+               "axes = { nodes = [1]; };\n", &c, &p, &err);
+    ok(n < 0 && strstr(err.msg, "recover-bad.cfg:") && strstr(err.msg, "replan"), "recover = always: refused (%s)",
+       err.msg);
+
     /* the breadth-first kind on the schedule axis takes the chunks axis,
      * as interleaved does, and any micro-batch count */
     err.msg[0] = '\0';
@@ -331,6 +460,8 @@ int main(void)
     }
     free(p);
     failure_reasons();
+    failure_kinds();
+    recovery_decisions();
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         return 1;

@@ -25,6 +25,7 @@ static const char *const scalings[] = {"weak", "strong", NULL};
 static const char *const launchers[] = {"srun", "mpiexec", NULL};
 static const char *const devices[] = {"cpu", "cuda", NULL};
 static const char *const computes[] = {"real", "emulated", NULL}; /* run --compute */
+static const char *const recoveries[] = {"none", "replan", NULL};  /* recovery.h */
 
 static const struct wp_cfg_key slurm_keys[] = {
     WP_KEY("partition", WP_CFG_STRING, 0),
@@ -84,6 +85,9 @@ static const struct wp_cfg_key campaign_keys[] = {
     WP_KEY_RANGE("dilation", WP_CFG_FLOAT, 0, 1, 1000),
     WP_KEY_RANGE("byte_scale", WP_CFG_FLOAT, 0, 1, 1000000),
     WP_KEY("scenario_hook", WP_CFG_STRING, 0),
+    WP_KEY_CHOICE("recover", 0, recoveries),
+    WP_KEY_RANGE("min_nodes", WP_CFG_INT, 0, 1, 100000),
+    WP_KEY_RANGE("max_recoveries", WP_CFG_INT, 0, 0, 1000),
     WP_KEY_GROUP("slurm", WP_CFG_GROUP, 0, slurm_keys),
     WP_KEY_GROUP("axes", WP_CFG_GROUP, 1, axes_keys),
     WP_KEY_END};
@@ -581,6 +585,13 @@ static int campaign_from_cfg(config_t *cfg, const char *path, struct wp_campaign
     }
     wp_strlcpy(c->launcher, wp_cfg_string(root, "launcher", "srun"), sizeof c->launcher);
     wp_strlcpy(c->device, wp_cfg_string(root, "device", "cpu"), sizeof c->device);
+    c->recovery.replan = strcmp(wp_cfg_string(root, "recover", "none"), "replan") == 0;
+    c->recovery.min_nodes = wp_cfg_int(root, "min_nodes", 1);
+    c->recovery.max_recoveries = wp_cfg_int(root, "max_recoveries", 3);
+    if (c->recovery.replan && strcmp(c->launcher, "srun") != 0)
+        return wp_cfg_errorf(err, config_setting_get_member(root, "recover"),
+                             "recover = \"replan\" resubmits through Slurm (sbatch --exclude): it needs launcher "
+                             "\"srun\"");
     if (read_scenarios(root, path, c, err))
         return -1;
     if (read_slurm(config_setting_get_member(root, "slurm"), c, err))

@@ -23,6 +23,9 @@
  *   scenarios = { NAME = ["20 slow 1 2", ...]; };  scenario_hook = "PROGRAM";
  *                        (optional: timed changes, axis scenario; scenarios.h)
  *   launcher = "srun" | "mpiexec"; device = "cpu" | "cuda";
+ *   recover = "replan"; min_nodes = 2; max_recoveries = 3;
+ *                        (optional: after a lost node the point is submitted
+ *                         again without it and re-planned: recovery.h)
  *   slurm = { partition = "wp"; time = "00:10:00"; cpus_per_task = 1; ... };
  *                        (signal_warning_s = 120: run jobs' --signal=B:USR1@120,
  *                         0 none; requeue = true: --requeue, false --no-requeue)
@@ -36,6 +39,7 @@
 #define WP_CAMPAIGN_CAMPAIGN_H
 
 #include "campaign/point.h"
+#include "campaign/recovery.h"
 #include "campaign/scenarios.h"
 #include "util/error.h"
 
@@ -105,6 +109,7 @@ struct wp_campaign {
     char scenario_hook_path[WP_CAMPAIGN_PATH_MAX]; /* run --changes-hook; "" without */
     struct wp_scenarios scenarios;
     struct wp_campaign_slurm slurm;
+    struct wp_recovery_policy recovery; /* recover, min_nodes, max_recoveries */
     int naxes;
     struct wp_campaign_axis axes[WP_CAMPAIGN_MAX_AXES];
     int nzip;

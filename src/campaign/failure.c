@@ -15,11 +15,13 @@ struct stall {
 
 struct findings {
     char srun[256];   /* srun's first "task(s) R: ..." line of the last run, reworded */
+    char srun_host[64], srun_what[64]; /* its host and what ended the task ("Killed") */
     int srun_first;   /* srun aborted the step before the run said anything: a task died first */
     char mpi[256];    /* the first "MPI failed" line */
     int mpi_peer;     /* the rank that line's call waited on, or -1 */
     char hydra[128];  /* "process N on HOST" */
     int hydra_pid;
+    int hydra_exit;   /* the "EXIT CODE: N" after it, or -1 */
     struct stall stalls[MAX_STALLS];
     int nstalls;
     char map_host[64]; /* the map line of hydra's host, for the pid's rank */
@@ -30,6 +32,7 @@ static void forget(struct findings *f)
 {
     memset(f, 0, sizeof *f);
     f->mpi_peer = -1;
+    f->hydra_exit = -1;
 }
 
 /* Whether srun's task list ("3", "2-3", "0,2-3") holds task. */
@@ -83,9 +86,12 @@ static void note_line(struct findings *f, const char *line)
         /* "srun: error: HOST: task R: Killed" */
         snprintf(host, sizeof host, "%.*s", (int)(at - line - 13), line + 13);
         const char *task = at + 2, *colon = strchr(task, ':');
-        if (colon)
+        if (colon) {
             snprintf(f->srun, sizeof f->srun, "%.*s on %.63s:%.120s (srun)", (int)(colon - task), task, host,
                      colon + 1);
+            snprintf(f->srun_host, sizeof f->srun_host, "%s", host);
+            snprintf(f->srun_what, sizeof f->srun_what, "%s", colon + 1 + strspn(colon + 1, " "));
+        }
     } else if (sscanf(line, "wavepipe run: rank %d on %63[^:]: no progress for %lf s waiting on %127[^(]", &rank,
                       host, &waited, what) == 4) {
         if (f->nstalls < MAX_STALLS) {
@@ -113,11 +119,48 @@ static void note_line(struct findings *f, const char *line)
     } else if (!f->hydra[0] && (at = strstr(line, "PID ")) != NULL && strstr(line, " RUNNING AT ")) {
         int pid;
         if (sscanf(at, "PID %d RUNNING AT %63s", &pid, host) == 2) {
+            f->hydra_exit = -1;
             f->hydra_pid = pid;
             snprintf(f->hydra, sizeof f->hydra, "process %d on %s", pid, host);
             snprintf(f->map_host, sizeof f->map_host, "%s", host);
         }
+    } else if (f->hydra[0] && f->hydra_exit < 0 && (at = strstr(line, "EXIT CODE: ")) != NULL) {
+        f->hydra_exit = atoi(at + 11);
     }
+}
+
+/* The host the map puts rank on, into host ("" when it does not). */
+static void host_of_rank(const struct findings *f, int rank, char *host, size_t size)
+{
+    host[0] = '\0';
+    for (const char *line = f->map; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != '\0')) {
+        const char *end = strstr(line, " (rank:pid):");
+        if (strncmp(line, "ranks on ", 9) != 0 || !end || end > line + strcspn(line, "\n"))
+            continue;
+        for (const char *p = end + 12; p < line + strcspn(line, "\n");) {
+            int r, used = 0;
+            if (sscanf(p, " %d:%*d%n", &r, &used) != 1 || used == 0)
+                break;
+            if (r == rank) {
+                snprintf(host, size, "%.*s", (int)(end - line - 9), line + 9);
+                return;
+            }
+            p += used;
+        }
+    }
+}
+
+/* Whether a signal's name (srun's words) or number is a crash of the run
+ * itself rather than a loss: SIGSEGV, SIGABRT, SIGFPE, SIGILL. */
+static int crash_words(const char *what)
+{
+    return strstr(what, "Segmentation fault") || strstr(what, "Aborted") || strstr(what, "Floating point") ||
+           strstr(what, "Illegal instruction");
+}
+static int crash_signal(int code)
+{
+    int sig = code > 128 ? code - 128 : code;
+    return sig == 11 || sig == 6 || sig == 8 || sig == 4;
 }
 
 /* The rank the map gives process pid on host, or -1. */
@@ -183,16 +226,58 @@ static const char *silent_host(const struct findings *f, char *host, size_t host
     return NULL;
 }
 
-int wp_point_failure_reason(const char *run_log_path, char *buf, size_t size)
+/* The failure findings say (failure.h): its reason, kind and host. */
+static void judge(const struct findings *f, struct wp_point_failure *out)
 {
-    buf[0] = '\0';
+    const struct stall *s = silent_peer(f);
+    char host[64], ranks[64];
+    char *buf = out->reason;
+    size_t size = sizeof out->reason;
+    out->kind = WP_FAILURE_LOST;
+    if (f->srun[0]) {
+        snprintf(buf, size, "%s", f->srun);
+        snprintf(out->host, sizeof out->host, "%s", f->srun_host);
+        if (crash_words(f->srun_what))
+            out->kind = WP_FAILURE_OWN;
+    } else if (s) {
+        snprintf(buf, size, "rank %d on %s silent: rank %d on %s waited %.1f s on it (watchdog)", s->peer,
+                 s->peer_host, s->rank, s->host, s->waited_s);
+        snprintf(out->host, sizeof out->host, "%s", s->peer_host);
+    } else if (f->nstalls && silent_host(f, host, sizeof host, ranks, sizeof ranks)) {
+        snprintf(buf, size, "%s silent (ranks %s): rank %d on %s waited %.1f s on %s (watchdog)", host, ranks,
+                 f->stalls[0].rank, f->stalls[0].host, f->stalls[0].waited_s, f->stalls[0].what);
+        snprintf(out->host, sizeof out->host, "%s", host);
+    } else if (f->nstalls) {
+        snprintf(buf, size, "rank %d on %s: no progress for %.1f s on %s (watchdog)", f->stalls[0].rank,
+                 f->stalls[0].host, f->stalls[0].waited_s, f->stalls[0].what);
+    } else if (f->mpi[0]) {
+        snprintf(buf, size, "%s", f->mpi);
+        if (f->mpi_peer >= 0)
+            host_of_rank(f, f->mpi_peer, out->host, sizeof out->host);
+    } else if (f->hydra[0]) {
+        int rank = rank_of_pid(f, f->hydra_pid);
+        if (rank >= 0)
+            snprintf(buf, size, "%s (rank %d) ended badly (mpiexec)", f->hydra, rank);
+        else
+            snprintf(buf, size, "%s ended badly (mpiexec)", f->hydra);
+        snprintf(out->host, sizeof out->host, "%s", f->map_host);
+        if (f->hydra_exit >= 0 && crash_signal(f->hydra_exit))
+            out->kind = WP_FAILURE_OWN;
+    } else {
+        out->kind = WP_FAILURE_NONE;
+    }
+}
+
+void wp_point_failure_read(const char *run_log_path, struct wp_point_failure *out)
+{
+    memset(out, 0, sizeof *out);
     FILE *fp = fopen(run_log_path, "r");
     if (!fp)
-        return 0;
+        return;
     struct findings *f = calloc(1, sizeof *f);
     if (!f) {
         fclose(fp);
-        return 0;
+        return;
     }
     forget(f);
     char line[1024];
@@ -201,28 +286,14 @@ int wp_point_failure_reason(const char *run_log_path, char *buf, size_t size)
         note_line(f, line);
     }
     fclose(fp);
-    const struct stall *s = silent_peer(f);
-    char host[64], ranks[64];
-    if (f->srun[0])
-        snprintf(buf, size, "%s", f->srun);
-    else if (s)
-        snprintf(buf, size, "rank %d on %s silent: rank %d on %s waited %.1f s on it (watchdog)", s->peer,
-                 s->peer_host, s->rank, s->host, s->waited_s);
-    else if (f->nstalls && silent_host(f, host, sizeof host, ranks, sizeof ranks))
-        snprintf(buf, size, "%s silent (ranks %s): rank %d on %s waited %.1f s on %s (watchdog)", host, ranks,
-                 f->stalls[0].rank, f->stalls[0].host, f->stalls[0].waited_s, f->stalls[0].what);
-    else if (f->nstalls)
-        snprintf(buf, size, "rank %d on %s: no progress for %.1f s on %s (watchdog)", f->stalls[0].rank,
-                 f->stalls[0].host, f->stalls[0].waited_s, f->stalls[0].what);
-    else if (f->mpi[0])
-        snprintf(buf, size, "%s", f->mpi);
-    else if (f->hydra[0]) {
-        int rank = rank_of_pid(f, f->hydra_pid);
-        if (rank >= 0)
-            snprintf(buf, size, "%s (rank %d) ended badly (mpiexec)", f->hydra, rank);
-        else
-            snprintf(buf, size, "%s ended badly (mpiexec)", f->hydra);
-    }
+    judge(f, out);
     free(f);
+}
+
+int wp_point_failure_reason(const char *run_log_path, char *buf, size_t size)
+{
+    struct wp_point_failure f;
+    wp_point_failure_read(run_log_path, &f);
+    snprintf(buf, size, "%s", f.reason);
     return buf[0] != '\0';
 }

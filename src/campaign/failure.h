@@ -21,4 +21,21 @@
  * returns 1, or returns 0 (buf "") when the log names no lost rank. */
 int wp_point_failure_reason(const char *run_log_path, char *buf, size_t size);
 
+/* What kind of failure that reason is, for recovery (recovery.h):
+ *  LOST: a rank or node was lost, not the run's doing: a task ended by
+ *        SIGKILL, SIGTERM, SIGHUP or SIGBUS, a rank or node gone silent
+ *        (watchdog), an MPI call that failed on a peer;
+ *  OWN:  the run itself crashed: a task ended by SIGSEGV, SIGABRT, SIGFPE
+ *        or SIGILL (srun's words, or mpiexec's exit code 128 + n or n);
+ *  NONE: the log names no lost rank (a run that failed on bad input, say,
+ *        is the run's own: recovery treats NONE as OWN).
+ * host: the node lost where the log names one ("" otherwise). */
+enum wp_failure_kind { WP_FAILURE_NONE, WP_FAILURE_LOST, WP_FAILURE_OWN };
+struct wp_point_failure {
+    enum wp_failure_kind kind;
+    char host[64];
+    char reason[256];
+};
+void wp_point_failure_read(const char *run_log_path, struct wp_point_failure *out);
+
 #endif
