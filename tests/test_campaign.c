@@ -124,21 +124,23 @@ static void recovery_decisions(void)
     remove(path);
     struct wp_err err = {""};
     wp_recovery_decide(&replan, &lost, &chain, 3, usable, 3, &d);
-    ok(wp_recovery_append(path, &chain, "101", &lost, &d, &err) == 0, "the first recovery appended (%s)", err.msg);
+    ok(wp_recovery_append(path, &chain, "101", "9101", &lost, &d, &err) == 0, "the first recovery appended (%s)",
+       err.msg);
     ok(wp_recovery_chain_read(path, &chain, &err) == 0 && chain.n == 1 && strcmp(chain.entries[0].lost, "wpn2") == 0 &&
-           chain.entries[0].nodes == 2 && strcmp(chain.entries[0].job, "101") == 0,
-       "and read back: job 101 lost wpn2, again on 2 nodes (%s)", err.msg);
+           chain.entries[0].nodes == 2 && strcmp(chain.entries[0].job, "101") == 0 &&
+           strcmp(chain.entries[0].next, "9101") == 0,
+       "and read back: job 101 lost wpn2, again on 2 nodes as job 9101 (%s)", err.msg);
     struct wp_point_failure other = {WP_FAILURE_LOST, "wpn3", "wpn3 silent (ranks 4 5) (watchdog)"};
     wp_recovery_decide(&replan, &other, &chain, 2, usable, 3, &d);
     ok(d.resubmit && strcmp(d.exclude, "wpn3") == 0 && d.nodes == 2,
        "another node lost once: only it excluded, wpn2 (lost once) may serve again (%s, %d nodes)", d.exclude, d.nodes);
-    wp_recovery_append(path, &chain, "102", &other, &d, &err);
+    wp_recovery_append(path, &chain, "102", "9102", &other, &d, &err);
     wp_recovery_chain_read(path, &chain, &err);
     wp_recovery_decide(&replan, &lost, &chain, 2, usable, 3, &d);
     ok(d.resubmit && strcmp(d.exclude, "wpn2") == 0 && d.nodes == 2,
        "wpn2 lost a second time: out; wpn3, lost once, back: again on wpn1 and wpn3 (%s)", d.why);
     const char *four[] = {"wpn1", "wpn2", "wpn3", "wpn4"};
-    wp_recovery_append(path, &chain, "103", &lost, &d, &err);
+    wp_recovery_append(path, &chain, "103", "9103", &lost, &d, &err);
     wp_recovery_chain_read(path, &chain, &err);
     wp_recovery_decide(&replan, &other, &chain, 2, four, 4, &d);
     ok(!d.resubmit && strstr(d.why, "max_recoveries = 3"), "three recoveries: no fourth (%s)", d.why);

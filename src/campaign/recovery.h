@@ -15,12 +15,14 @@
  *    many nodes as it had if the nodes still usable allow, else on those.
  *
  * A recoveries.txt line:
- *   recovery=N job=J lost=HOST nodes=K exclude=H1,H2 reason=TEXT
- * (HOST "-" when the log named none; exclude "-" when none). */
+ *   recovery=N job=J lost=HOST nodes=K exclude=H1,H2 next=J2 reason=TEXT
+ * (HOST "-" when the log named none; exclude "-" when none; next, the job
+ * submitted, "-" when none was). */
 #ifndef WP_CAMPAIGN_RECOVERY_H
 #define WP_CAMPAIGN_RECOVERY_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "campaign/failure.h"
 #include "util/error.h"
@@ -40,6 +42,7 @@ struct wp_recovery_entry {
     char lost[WP_RECOVERY_HOST_MAX]; /* "" when the log named no node */
     int nodes;                       /* the next job's node count */
     char exclude[1024];              /* "" for none */
+    char next[32];                   /* the job submitted ("" when none) */
 };
 
 struct wp_recovery_chain {
@@ -65,8 +68,26 @@ void wp_recovery_decide(const struct wp_recovery_policy *p, const struct wp_poin
                         const struct wp_recovery_chain *c, int nodes_now, const char *const *usable, int nusable,
                         struct wp_recovery_decision *d);
 
-/* Appends a chain line for a decision to resubmit (whole, or nothing). */
-int wp_recovery_append(const char *path, const struct wp_recovery_chain *c, const char *job,
+/* Appends a chain line for a decision to resubmit (whole, or nothing);
+ * next: the job submitted. */
+int wp_recovery_append(const char *path, const struct wp_recovery_chain *c, const char *job, const char *next,
                        const struct wp_point_failure *f, const struct wp_recovery_decision *d, struct wp_err *err);
+
+/* What `wavepipe recover` is asked, in a point's job after its run failed. */
+struct wp_recovery_request {
+    const char *point_dir;
+    const char *job;       /* the failed job's id ("" outside Slurm) */
+    int nodes;             /* the nodes it ran on */
+    const char *partition; /* "" or NULL: every partition */
+    const char *usable;    /* the usable nodes, comma-separated, or NULL: ask sinfo */
+    struct wp_recovery_policy policy;
+    int dry_run;           /* decide and say so; submit and record nothing */
+};
+
+/* Reads the point's run.log and recoveries.txt, decides, says so on out
+ * ("recover: ..."), and when it resubmits: sbatch of the point's job.sbatch
+ * on the decided nodes without the excluded ones, the job added to jobids
+ * and the chain line appended. *resubmitted says whether it did. */
+int wp_recovery_run(const struct wp_recovery_request *rq, FILE *out, int *resubmitted, struct wp_err *err);
 
 #endif

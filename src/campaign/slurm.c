@@ -232,23 +232,10 @@ static void submit_time(const char *id, char *out, size_t size)
     }
 }
 
-int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *dependency, struct wp_slurm_job *job,
-                    struct wp_err *err)
+/* Runs sbatch --parsable with argv's options and script (argv ends with
+ * them, NULL-terminated); the job's id, cluster and submit time into job. */
+static int submit(char *const argv[], const char *script, struct wp_slurm_job *job, struct wp_err *err)
 {
-    char dep[128], dir[4200];
-    char *argv[8];
-    int n = 0;
-    argv[n++] = "sbatch";
-    argv[n++] = "--parsable";
-    if (dependency && *dependency) {
-        snprintf(dep, sizeof dep, "--dependency=%s", dependency);
-        argv[n++] = "--kill-on-invalid-dep=yes";
-        argv[n++] = dep;
-    }
-    snprintf(dir, sizeof dir, "--chdir=%s", chdir_to);
-    argv[n++] = dir;
-    argv[n++] = (char *)script;
-    argv[n] = NULL;
     char *out = NULL, errline[512];
     int rc = wp_slurm_exec(argv, &out, errline, sizeof errline, err);
     if (rc < 0)
@@ -270,6 +257,95 @@ int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *depend
     wp_strlcpy(job->cluster, wp_slurm_cluster_name(), sizeof job->cluster);
     submit_time(job->id, job->submit, sizeof job->submit);
     job->state[0] = job->reason[0] = '\0';
+    return 0;
+}
+
+int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *dependency, struct wp_slurm_job *job,
+                    struct wp_err *err)
+{
+    char dep[128], dir[4200];
+    char *argv[8];
+    int n = 0;
+    argv[n++] = "sbatch";
+    argv[n++] = "--parsable";
+    if (dependency && *dependency) {
+        snprintf(dep, sizeof dep, "--dependency=%s", dependency);
+        argv[n++] = "--kill-on-invalid-dep=yes";
+        argv[n++] = dep;
+    }
+    snprintf(dir, sizeof dir, "--chdir=%s", chdir_to);
+    argv[n++] = dir;
+    argv[n++] = (char *)script;
+    argv[n] = NULL;
+    return submit(argv, script, job, err);
+}
+
+int wp_slurm_sbatch_resized(const char *script, const char *chdir_to, int nodes, const char *exclude,
+                            struct wp_slurm_job *job, struct wp_err *err)
+{
+    char dir[4200], nodes_opt[32], exclude_opt[1100];
+    char *argv[8];
+    int n = 0;
+    argv[n++] = "sbatch";
+    argv[n++] = "--parsable";
+    snprintf(nodes_opt, sizeof nodes_opt, "--nodes=%d", nodes);
+    argv[n++] = nodes_opt;
+    if (exclude && *exclude) {
+        snprintf(exclude_opt, sizeof exclude_opt, "--exclude=%s", exclude);
+        argv[n++] = exclude_opt;
+    }
+    snprintf(dir, sizeof dir, "--chdir=%s", chdir_to);
+    argv[n++] = dir;
+    argv[n++] = (char *)script;
+    argv[n] = NULL;
+    return submit(argv, script, job, err);
+}
+
+int wp_slurm_usable_nodes(const char *partition, char ***names, int *n, struct wp_err *err)
+{
+    char part[128];
+    char *argv[10];
+    int k = 0;
+    argv[k++] = "sinfo";
+    argv[k++] = "--noheader";
+    argv[k++] = "--Node";
+    argv[k++] = "--states=idle,allocated,mixed,completing";
+    argv[k++] = "--format=%N";
+    if (partition && *partition) {
+        snprintf(part, sizeof part, "--partition=%s", partition);
+        argv[k++] = part;
+    }
+    argv[k] = NULL;
+    char *out = NULL, errline[512];
+    int rc = wp_slurm_exec(argv, &out, errline, sizeof errline, err);
+    if (rc < 0)
+        return -1;
+    if (rc != 0) {
+        free(out);
+        return wp_errorf(err, "sinfo failed (exit status %d): %s", rc, errline);
+    }
+    *names = NULL;
+    *n = 0;
+    int cap = 0;
+    for (char *line = out ? strtok(out, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        line[strcspn(line, " ")] = '\0';
+        int seen = !*line; /* a node in two partitions is listed twice */
+        for (int i = 0; i < *n && !seen; i++)
+            seen = strcmp((*names)[i], line) == 0;
+        if (seen)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **grown = realloc(*names, (size_t)cap * sizeof *grown);
+            if (!grown)
+                break;
+            *names = grown;
+        }
+        if (!((*names)[*n] = strdup(line)))
+            break;
+        (*n)++;
+    }
+    free(out);
     return 0;
 }
 

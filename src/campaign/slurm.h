@@ -47,6 +47,17 @@ const char *wp_slurm_cluster_name(void);
 int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *dependency, struct wp_slurm_job *job,
                     struct wp_err *err);
 
+/* sbatch --parsable --nodes=NODES [--exclude=LIST] --chdir=DIR SCRIPT: a
+ * point submitted again on other nodes (recovery.h); the command line's
+ * --nodes overrides the script's #SBATCH line. */
+int wp_slurm_sbatch_resized(const char *script, const char *chdir_to, int nodes, const char *exclude,
+                            struct wp_slurm_job *job, struct wp_err *err);
+
+/* The nodes of partition ("" or NULL: every partition) that Slurm can
+ * allocate (idle, allocated, mixed, completing: not down or drained), each
+ * once, into *names (malloc'ed strings and array, *n of them). */
+int wp_slurm_usable_nodes(const char *partition, char ***names, int *n, struct wp_err *err);
+
 /* scancel JOBID. */
 int wp_slurm_cancel(const char *id, struct wp_err *err);
 

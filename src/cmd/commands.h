@@ -21,6 +21,7 @@ int wp_cmd_sbp(int argc, char **argv);
 int wp_cmd_run(int argc, char **argv);
 int wp_cmd_sweep(int argc, char **argv);
 int wp_cmd_status(int argc, char **argv);
+int wp_cmd_recover(int argc, char **argv);
 int wp_cmd_harvest(int argc, char **argv);
 
 #endif

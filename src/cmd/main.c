@@ -25,6 +25,8 @@ static const struct wp_command commands[] = {
     {"run", "train GPT-2 over MPI ranks by interpreting a schedule's action lists", wp_cmd_run},
     {"sweep", "render (and submit with sbatch) every point of a campaign", wp_cmd_sweep},
     {"status", "show each point of a campaign: pending, running, done, failed", wp_cmd_status},
+    {"recover", "after a lost node: a campaign point submitted again without it (job scripts run it)",
+     wp_cmd_recover},
     {"harvest", "gather a campaign's results into one CSV, scaling efficiencies and plots", wp_cmd_harvest},
 };
 
