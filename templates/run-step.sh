@@ -40,7 +40,10 @@ run_step() {
 # finish_step STATUS: DONE when the run ended with its summary; after a
 # stop (exit 75) on the time-limit warning, the job requeues itself (when
 # the campaign says requeue) and resumes from its checkpoint when it runs
-# again; otherwise FAILED with the exit status and what to do.
+# again; after a failure, where the campaign says recover = "replan",
+# `wavepipe recover` submits the point again without a lost node (it says
+# why or why not in run.log; nothing for the run's own fault); otherwise
+# FAILED with the exit status and what to do.
 finish_step() {
     local status=$1
     if [ "$status" -eq 0 ] && grep -q '^summary:' run.log; then
@@ -55,6 +58,12 @@ finish_step() {
         echo "scontrol requeue failed" >> run.log
     fi
     [ "$status" -ne 0 ] || status=1
+    local point_nodes=@NODES@
+    if [ @RECOVER@ = 1 ] && [ "$status" -ne 75 ] && [ -n "${SLURM_JOB_ID:-}" ] &&
+       "$wavepipe" recover . --nodes "${SLURM_JOB_NUM_NODES:-$point_nodes}" --job "$SLURM_JOB_ID" \
+           --min-nodes @MIN_NODES@ --max-recoveries @MAX_RECOVERIES@ --partition @PARTITION@ >> run.log 2>&1; then
+        exit "$status" # a new job of the point is queued: neither DONE nor FAILED
+    fi
     if [ "$status" -eq 75 ]; then
         echo "exit status 75 (job ${SLURM_JOB_ID:-?}): stopped by SIG${stop_signal:-TERM} after a checkpoint;" \
              "a requeued job resumes, or wavepipe sweep --submit" > FAILED

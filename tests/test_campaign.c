@@ -342,6 +342,14 @@ int main(void)
                "max_recoveries = 5;\naxes = { nodes = [3]; };\n", &c, &p, &err);
     ok(n == 1 && c.recovery.replan && c.recovery.min_nodes == 2 && c.recovery.max_recoveries == 5,
        "recover = replan, min_nodes 2, max_recoveries 5 read (%s)", err.msg);
+    if (n == 1) { /* what the run step's finish_step passes to wavepipe recover */
+        struct wp_render_input in = {&c, &p[0], "/r/t/p000", "/w", "run"};
+        char *text = NULL;
+        if (wp_render_text("@RECOVER@ @MIN_NODES@ @MAX_RECOVERIES@ @PARTITION@\n", "rec.sbatch", &in, &text, &err) ==
+            0)
+            is_str(text, "'1' '2' '5' ''\n", "the recovery placeholders");
+        free(text);
+    }
     free(p);
     n = expand("norecover", "scaling = \"strong\"; global_batch = 8;\naxes = { nodes = [3]; };\n", &c, &p, &err);
     ok(n == 1 && !c.recovery.replan && c.recovery.min_nodes == 1 && c.recovery.max_recoveries == 3,

@@ -233,6 +233,7 @@ static int placeholder(struct buf *b, const char *name, const struct wp_render_i
     else if (strcmp(name, "SCHEDULE") == 0) value = p->schedule;
     else if (strcmp(name, "DEVICE") == 0) value = c->device;
     else if (strcmp(name, "MODEL") == 0) value = "model.cfg";
+    else if (strcmp(name, "PARTITION") == 0) value = c->slurm.partition;
     else {
         int iv;
         if (strcmp(name, "NODES") == 0) iv = p->nodes;
@@ -242,6 +243,9 @@ static int placeholder(struct buf *b, const char *name, const struct wp_render_i
         else if (strcmp(name, "SAVE_EVERY") == 0) iv = c->save_every;
         else if (strcmp(name, "KEEP") == 0) iv = c->keep_checkpoints;
         else if (strcmp(name, "REQUEUE") == 0) iv = c->slurm.requeue;
+        else if (strcmp(name, "RECOVER") == 0) iv = c->recovery.replan;
+        else if (strcmp(name, "MIN_NODES") == 0) iv = c->recovery.min_nodes;
+        else if (strcmp(name, "MAX_RECOVERIES") == 0) iv = c->recovery.max_recoveries;
         else if (strcmp(name, "REPETITION") == 0) iv = p->point.repetition;
         else return -1;
         snprintf(v, sizeof v, "%d", iv);
