@@ -59,6 +59,11 @@ expect_contains "$out/again.txt" "p001-1f1b-k1-w1-n2-r0                    faile
 [ ! -e "$d1/FAILED" ] && pass "its FAILED file is gone" || fail "FAILED still there"
 "$WAVEPIPE" status "$camp" --results "$out/results" --no-slurm > "$out/status2.txt" 2>&1
 expect_contains "$out/status2.txt" "8 pending, 0 running, 1 done, 0 failed" "status counts the DONE point"
+# a point recovered after a lost node (wavepipe recover's chain): status shows it
+echo "recovery=1 job=12 lost=wpn2 nodes=1 exclude=wpn2 next=13 reason=task 1 on wpn2: Killed (srun)" > "$d1/recoveries.txt"
+"$WAVEPIPE" status "$camp" --results "$out/results" --no-slurm > "$out/status3.txt" 2>&1
+expect_contains "$out/status3.txt" "recovered 1 time: job 12 lost wpn2, again on 1 node without wpn2 as job 13" \
+    "status: the point's chain of recoveries"
 
 # injection attempts: rejected, nothing written
 i=0

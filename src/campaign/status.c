@@ -4,10 +4,12 @@
 #include "campaign/status.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "campaign/failure.h"
+#include "campaign/recovery.h"
 #include "util/strutil.h"
 
 const char *wp_point_state_name(enum wp_point_state state)
@@ -134,6 +136,30 @@ static int state_in_slurm(const char *dir, struct wp_slurm_job *jobs, int n, str
     return 0;
 }
 
+/* The point's chain of recoveries (recovery.h), newest last: "recovered
+ * twice: job 12 lost wpn2, again on 2 nodes as job 13; ...". */
+static void recoveries(const char *dir, struct wp_point_report *r)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/recoveries.txt", dir);
+    struct wp_recovery_chain *c = malloc(sizeof *c);
+    struct wp_err ignored;
+    if (!c || wp_recovery_chain_read(path, c, &ignored) || c->n == 0) {
+        free(c);
+        return;
+    }
+    char text[600];
+    int len = snprintf(text, sizeof text, "recovered %d time%s:", c->n, c->n == 1 ? "" : "s");
+    for (int i = 0; i < c->n && len > 0 && (size_t)len < sizeof text; i++) {
+        const struct wp_recovery_entry *e = &c->entries[i];
+        len += snprintf(text + len, sizeof text - (size_t)len, "%s job %s lost %s, again on %d node%s%s%s as job %s",
+                        i ? ";" : "", e->job, e->lost[0] ? e->lost : "a rank", e->nodes, e->nodes == 1 ? "" : "s",
+                        e->exclude[0] ? " without " : "", e->exclude, e->next[0] ? e->next : "-");
+    }
+    append(r->detail, sizeof r->detail, text);
+    free(c);
+}
+
 int wp_point_status(const char *dir, int ask_slurm, struct wp_point_report *r, struct wp_err *err)
 {
     char path[4300];
@@ -170,5 +196,6 @@ int wp_point_status(const char *dir, int ask_slurm, struct wp_point_report *r, s
     snprintf(path, sizeof path, "%s/run.log", dir);
     if (r->state == WP_POINT_FAILED && wp_point_failure_reason(path, reason, sizeof reason))
         append(r->detail, sizeof r->detail, reason);
+    recoveries(dir, r);
     return rc;
 }
