@@ -83,7 +83,7 @@ expect_status 0 $? "wavepipe run --config jobs/models/gpt-tiny.cfg: the installe
 # the man pages, as man finds them under the prefix
 for page in wavepipe wavepipe-topo wavepipe-probe wavepipe-calibrate wavepipe-profile wavepipe-plan \
             wavepipe-schedule wavepipe-sbp wavepipe-simulate wavepipe-run wavepipe-sweep wavepipe-status \
-            wavepipe-harvest; do
+            wavepipe-recover wavepipe-harvest; do
     [ -f "$prefix/share/man/man1/$page.1" ] || fail "not installed: share/man/man1/$page.1"
 done
 MANWIDTH=200 man -M "$prefix/share/man" wavepipe-plan > man-plan.txt 2> man-plan.err
