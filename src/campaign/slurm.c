@@ -232,6 +232,21 @@ static void submit_time(const char *id, char *out, size_t size)
     }
 }
 
+/* wp_slurm_exec, an exit status other than 0 an error naming the program. */
+static int exec_ok(char *const argv[], char **out, struct wp_err *err)
+{
+    char errline[512];
+    int rc = wp_slurm_exec(argv, out, errline, sizeof errline, err);
+    if (rc < 0)
+        return -1;
+    if (rc != 0) {
+        free(*out);
+        *out = NULL;
+        return wp_errorf(err, "%s failed (exit status %d): %s", argv[0], rc, errline);
+    }
+    return 0;
+}
+
 /* Runs sbatch --parsable with argv's options and script (argv ends with
  * them, NULL-terminated); the job's id, cluster and submit time into job. */
 static int submit(char *const argv[], const char *script, struct wp_slurm_job *job, struct wp_err *err)
@@ -260,19 +275,17 @@ static int submit(char *const argv[], const char *script, struct wp_slurm_job *j
     return 0;
 }
 
-int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *dependency, struct wp_slurm_job *job,
-                    struct wp_err *err)
+/* sbatch --parsable OPTS.. --chdir=DIR SCRIPT (nopts options). */
+static int sbatch_with(char *const *opts, int nopts, const char *script, const char *chdir_to,
+                       struct wp_slurm_job *job, struct wp_err *err)
 {
-    char dep[128], dir[4200];
+    char dir[4200];
     char *argv[8];
     int n = 0;
     argv[n++] = "sbatch";
     argv[n++] = "--parsable";
-    if (dependency && *dependency) {
-        snprintf(dep, sizeof dep, "--dependency=%s", dependency);
-        argv[n++] = "--kill-on-invalid-dep=yes";
-        argv[n++] = dep;
-    }
+    for (int i = 0; i < nopts && n < 5; i++)
+        argv[n++] = opts[i];
     snprintf(dir, sizeof dir, "--chdir=%s", chdir_to);
     argv[n++] = dir;
     argv[n++] = (char *)script;
@@ -280,25 +293,33 @@ int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *depend
     return submit(argv, script, job, err);
 }
 
+int wp_slurm_sbatch(const char *script, const char *chdir_to, const char *dependency, struct wp_slurm_job *job,
+                    struct wp_err *err)
+{
+    char dep[128];
+    char *opts[2];
+    int n = 0;
+    if (dependency && *dependency) {
+        snprintf(dep, sizeof dep, "--dependency=%s", dependency);
+        opts[n++] = "--kill-on-invalid-dep=yes";
+        opts[n++] = dep;
+    }
+    return sbatch_with(opts, n, script, chdir_to, job, err);
+}
+
 int wp_slurm_sbatch_resized(const char *script, const char *chdir_to, int nodes, const char *exclude,
                             struct wp_slurm_job *job, struct wp_err *err)
 {
-    char dir[4200], nodes_opt[32], exclude_opt[1100];
-    char *argv[8];
+    char nodes_opt[32], exclude_opt[1100];
+    char *opts[2];
     int n = 0;
-    argv[n++] = "sbatch";
-    argv[n++] = "--parsable";
     snprintf(nodes_opt, sizeof nodes_opt, "--nodes=%d", nodes);
-    argv[n++] = nodes_opt;
+    opts[n++] = nodes_opt;
     if (exclude && *exclude) {
         snprintf(exclude_opt, sizeof exclude_opt, "--exclude=%s", exclude);
-        argv[n++] = exclude_opt;
+        opts[n++] = exclude_opt;
     }
-    snprintf(dir, sizeof dir, "--chdir=%s", chdir_to);
-    argv[n++] = dir;
-    argv[n++] = (char *)script;
-    argv[n] = NULL;
-    return submit(argv, script, job, err);
+    return sbatch_with(opts, n, script, chdir_to, job, err);
 }
 
 int wp_slurm_usable_nodes(const char *partition, char ***names, int *n, struct wp_err *err)
@@ -316,14 +337,9 @@ int wp_slurm_usable_nodes(const char *partition, char ***names, int *n, struct w
         argv[k++] = part;
     }
     argv[k] = NULL;
-    char *out = NULL, errline[512];
-    int rc = wp_slurm_exec(argv, &out, errline, sizeof errline, err);
-    if (rc < 0)
+    char *out = NULL;
+    if (exec_ok(argv, &out, err))
         return -1;
-    if (rc != 0) {
-        free(out);
-        return wp_errorf(err, "sinfo failed (exit status %d): %s", rc, errline);
-    }
     *names = NULL;
     *n = 0;
     int cap = 0;
@@ -368,14 +384,9 @@ int wp_slurm_states(struct wp_slurm_job *jobs, int n, int *have_sacct, struct wp
         return 0;
     const char *cluster = wp_slurm_cluster_name();
     char *squeue[] = {"squeue", "--noheader", "--format=%i|%T|%r|%V", NULL};
-    char *out = NULL, errline[512];
-    int rc = wp_slurm_exec(squeue, &out, errline, sizeof errline, err);
-    if (rc < 0)
+    char *out = NULL;
+    if (exec_ok(squeue, &out, err))
         return -1;
-    if (rc != 0) {
-        free(out);
-        return wp_errorf(err, "squeue failed (exit status %d): %s", rc, errline);
-    }
     match_lines(out ? out : "", jobs, n, cluster, 1);
     free(out);
     int missing = 0;
@@ -398,8 +409,8 @@ int wp_slurm_states(struct wp_slurm_job *jobs, int n, int *have_sacct, struct wp
     char *sacct[] = {"sacct", "--noheader", "--parsable2", "--allocations", "--format=JobID,State,Submit,Cluster",
                      "--jobs", list, NULL};
     struct wp_err ignored;
-    rc = wp_slurm_exec(sacct, &out, errline, sizeof errline, &ignored);
-    if (rc == 0) {
+    out = NULL;
+    if (exec_ok(sacct, &out, &ignored) == 0) {
         *have_sacct = 1;
         match_lines(out ? out : "", jobs, n, cluster, 0);
     }
