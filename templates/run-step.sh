@@ -37,6 +37,44 @@ run_step() {
     return "$status"
 }
 
+# replan_step: in a job of a recovered point (recover = "replan") that has
+# other nodes than the point had, a plan for the nodes it has, whose file
+# replaces the point's schedule options in run_args (an array the template
+# made of @@RUN_ARGS@@): the allocation described (CPU ranks: `wavepipe
+# calibrate` across its nodes, each rank an emulated GPU of `wavepipe topo
+# --gpus-per-node`; GPUs: `wavepipe probe`), the layer table (the point's
+# table where compute is emulated, else `wavepipe profile` on this node's
+# kernels, kept as layers.cfg), then `wavepipe plan` with the point's global
+# batch on every device. The run resumes the newest checkpoint on that
+# plan; where a step fails, run.log says so and the run keeps the point's
+# options (the checkpoint's blocks split evenly over its stages).
+replan_step() {
+    local now=${SLURM_JOB_NUM_NODES:-} was=@NODES@ per_node=@RANKS_PER_NODE@ table=@LAYER_TABLE@ tag
+    [ @RECOVER@ = 1 ] && [ -s recoveries.txt ] && [ -n "$now" ] && [ "$now" -ne "$was" ] || return 0
+    tag=n$now
+    echo "replan: $now nodes instead of $was: a plan for them" >> run.log
+    if [ @DEVICE@ = cuda ]; then
+        srun --mpi=pmix --ntasks-per-node=1 "$wavepipe" probe --quiet --out "cluster-$tag.cfg" >> run.log 2>&1
+    else
+        srun --mpi=pmi2 "$wavepipe" calibrate --min-bytes 4KiB --max-bytes 1MiB --repeat 3 \
+            --out "calibrated-$tag.cfg" > "calibrate-$tag.log" 2>&1 &&
+            "$wavepipe" topo --cluster "calibrated-$tag.cfg" --gpus-per-node "$per_node" --quiet \
+                --out "cluster-$tag.cfg" >> run.log 2>&1
+    fi || { echo "replan: describing the allocation failed; the point's own options instead" >> run.log; return 0; }
+    if [ -z "$table" ]; then
+        table=layers.cfg
+        [ -s "$table" ] || "$wavepipe" profile --model @MODEL@ --device @DEVICE@ -o "$table" > profile.log 2>&1 ||
+            { echo "replan: profiling failed (profile.log); the point's own options instead" >> run.log; return 0; }
+    fi
+    if "$wavepipe" plan --layers "$table" --cluster "cluster-$tag.cfg" --global-batch @GLOBAL_BATCH@ \
+           --devices $((now * per_node)) --tensor 1x1 --out "plan-$tag.cfg" > "plan-$tag.txt" 2>&1; then
+        run_args=(--plan "plan-$tag.cfg" @RUN_ARGS_BASE@)
+        echo "replan: plan-$tag.cfg ($(grep -m 1 -E '^(stage|plan)' "plan-$tag.txt" | cut -c1-120))" >> run.log
+    else
+        echo "replan: wavepipe plan failed (plan-$tag.txt); the point's own options instead" >> run.log
+    fi
+}
+
 # finish_step STATUS: DONE when the run ended with its summary; after a
 # stop (exit 75) on the time-limit warning, the job requeues itself (when
 # the campaign says requeue) and resumes from its checkpoint when it runs

@@ -371,7 +371,8 @@ expect_status 0 $? "harvest of a campaign of adaptive runs and their static twin
 csv="$w/harvest.csv"
 expect_status "schedule,adapt,scenario,nodes,repetition" "$(head -n 1 "$csv" | cut -d, -f1-5)" \
     "the scenario axis is a column like any other"
-expect_status "partition_last,samples_per_s_mean,adapt_vs_static" "$(head -n 1 "$csv" | awk -F, '{ print $(NF-2) "," $(NF-1) "," $NF }')" \
+expect_status "partition_last,samples_per_s_mean,adapt_vs_static,shape_changes,shape_last" \
+    "$(head -n 1 "$csv" | awk -F, '{ print $(NF-4) "," $(NF-3) "," $(NF-2) "," $(NF-1) "," $NF }')" \
     "the new columns come last, after the older ones"
 # by hand, from the rows above (iterations 1-5): samples / (times + pauses)
 mean() { echo "$@" | awk '{ t = 0; for (i = 1; i <= NF; i++) t += $i; printf "%.4f", 16 * 5 / t }'; }
@@ -442,6 +443,23 @@ for f in "$steady.dat" "$steady.gp" "$slow.dat" "$slow.gp"; do
     cmp -s "$f" "$out/wfirst/plots/${f#"$pl"/}" || { same=0; fail "without gnuplot ${f#"$pl"/} differs or is missing"; }
 done
 [ "$same" = 1 ] && pass "without gnuplot the per-iteration data and scripts are still written, the same"
+
+# a point recovered on fewer nodes (issue 34): the first job's rows 0-4 on 3
+# nodes, the second job's 3-7 (resumed from step 3) on 2; harvest counts the
+# change of shape, names the last one and marks it on a per-iteration plot
+r="$out/results/recovered"
+point "$r/p00" p00 weak 0 1f1b 3
+{ echo "$HEADER"; for i in 0 1 2 3 4; do row 1f1b 3 $i 250 0.3; done; for i in 3 4 5 6 7; do row 1f1b 2 $i 170 0.3; done; } \
+    > "$r/p00/results.csv"
+summary 1f1b 2 0.300 0.1000 > "$r/p00/run.log"
+echo 0 > "$r/p00/DONE"
+"$WAVEPIPE" harvest "$r" > "$out/r.out" 2> "$out/r.err"
+expect_status 0 $? "harvest of a recovered point"
+csv="$r/harvest.csv"
+expect_status "1|8 ranks on 2 nodes in 8 stages (replicas 1:1:1:1)" "$(col p00 shape_changes)|$(col p00 shape_last)" \
+    "one change of shape, the last shape named"
+expect_contains "$r/plots/shape_p00.dat" "# shape changes" "the per-iteration data marks the change"
+expect_contains "$r/plots/shape_p00.gp" "8 ranks on 2 nodes" "and the plot names the new shape"
 
 mkdir -p "$out/results/empty/p0"
 "$WAVEPIPE" harvest "$out/results/empty" > /dev/null 2> "$out/e.err"

@@ -88,6 +88,21 @@ grep -q "lost=$node nodes=2 exclude=$node next=[0-9]" "$a/recoveries.txt" 2>/dev
     pass "the chain names $node and the new job" || { fail "recoveries.txt"; cat "$a/recoveries.txt" 2>/dev/null; }
 grep -Eq "^resumed from ckpt after (5|10|15|20|25|30|35) steps" "$a/run.log" &&
     pass "the new job resumed from a checkpoint" || { fail "resumed from a checkpoint"; show "$a/run.log"; }
+grep -q "^replan: plan-n2.cfg (plan for model (18 layers, profile batch [0-9]*) on [a-z0-9]*: 2 nodes x 2 emulated GPU" \
+    "$a/run.log" && grep -q "^plan plan-n2.cfg: " "$a/run.log" &&
+    pass "the new job planned for its 2 nodes x 2 ranks (wavepipe plan) and ran that plan" ||
+    { fail "a new plan for the nodes left"; show "$a/run.log"; }
+# the loss trajectory continues: the last loss against one rank's uninterrupted run
+"$MPIEXEC" -n 1 "$WAVEPIPE" run --config "$WP_SRCDIR/jobs/models/gpt-tiny.cfg" --schedule 1f1b --micro-batches 4 \
+    --global-batch 8 --steps "$steps" > "$work/reference.log" 2>&1
+ref=$(grep '^step' "$work/reference.log" | tail -n 1 | awk '{print $4}' | tr -d ,)
+got=$(awk -F, -v last=$((steps - 1)) 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "loss") c = i; if ($i == "iteration") it = i }; next }
+    $it == last { l = $c } END { print l }' "$a/results.csv" 2>/dev/null)
+echo "# last loss: $got, one rank uninterrupted: $ref"
+awk -v a="$got" -v b="$ref" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 1e-4 * b) }' &&
+    pass "the last loss equals one rank's uninterrupted run within 1e-4 ($got, $ref)" ||
+    fail "the last loss against one rank's uninterrupted run: $got, $ref"
+
 "$WAVEPIPE" status "$campaign" --results "$results" --no-slurm > "$work/status.txt" 2>&1
 grep -q "recovered 1 time: job [0-9]* lost $node, again on 2 nodes without $node as job [0-9]" "$work/status.txt" &&
     pass "status shows the recovery" || { fail "status shows the recovery"; show "$work/status.txt"; }
@@ -108,6 +123,12 @@ then
 else
     fail "results.csv whole with every iteration"
 fi
+"$WAVEPIPE" harvest "$camp" > "$work/harvest.out" 2>&1
+shape=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "shape_changes") c = i; if ($i == "shape_last") l = i }; next }
+    { print $c "|" $l }' "$camp/harvest.csv" 2>/dev/null)
+case $shape in "1|4 ranks on 2 nodes in "*) true ;; *) false ;; esac && [ -s "$camp/plots/shape_$(basename "$a").dat" ] &&
+    pass "harvest: one change of shape (the plan in force: $shape), marked on plots/shape_$(basename "$a")" ||
+    { fail "harvest shows the change of shape ($shape)"; tail -n 5 "$work/harvest.out"; }
 ip -n "$node" link set eth0 up
 down_node=
 

@@ -24,13 +24,15 @@
  * first line starts with "timestamp,"); pause_s and partition came with
  * --adapt (issue 12), and an older file without them is read alike, their
  * harvested columns left empty; k (every header has it) only marks plan
- * changes, so a file without it is read alike too. Whatever else a header
+ * changes, so a file without it is read alike too; ranks, nodes, stages and
+ * replicas (every header has them) mark changes of shape (a point recovered
+ * on fewer nodes, issue 34), likewise optional. Whatever else a header
  * holds (compute, layer_table, stage_compute_s, ...) is counted, not read. */
 enum { C_GLOBAL_BATCH, C_ITERATION, C_ITER_TIME, C_SAMPLES, C_TOKENS, C_BUBBLE, C_PEAK, C_LOSS, C_REQUIRED,
-       C_PAUSE = C_REQUIRED, C_PARTITION, C_K, C_COLUMNS };
+       C_PAUSE = C_REQUIRED, C_PARTITION, C_K, C_RANKS, C_NODES, C_STAGES, C_REPLICAS, C_COLUMNS };
 static const char *const column_names[C_COLUMNS] = {
     "global_batch", "iteration", "iter_time_s", "samples_per_s", "tokens_per_s", "bubble_ratio",
-    "peak_activation_bytes", "loss", "pause_s", "partition", "k"};
+    "peak_activation_bytes", "loss", "pause_s", "partition", "k", "ranks", "nodes", "stages", "replicas"};
 #define RESULTS_FIELDS_MAX 64
 
 /* a results.csv header: its field count and where each column is (-1: absent) */
@@ -48,6 +50,7 @@ struct row {
     double pause_s;      /* NAN without the column */
     char partition[256]; /* "" without the column */
     long k;              /* the schedule's k; -1 without the column */
+    char shape[160];     /* "6 ranks on 3 nodes in 6 stages (replicas 1:1:..)" ("" without the columns) */
 };
 
 struct rows {
@@ -114,6 +117,25 @@ static int parse_header(char *line, struct layout *lo)
     for (int c = 0; c < C_REQUIRED; c++)
         if (lo->at[c] < 0)
             return -1;
+    return 0;
+}
+
+/* The row's shape from its ranks, nodes, stages and replicas ("" when the
+ * header lacks one of them); -1 with why when a value is not counts. */
+static int parse_shape(char **f, const struct layout *lo, struct row *r, char *why, size_t whysize)
+{
+    r->shape[0] = '\0';
+    for (int c = C_RANKS; c <= C_REPLICAS; c++) {
+        if (lo->at[c] < 0)
+            return 0;
+        const char *v = f[lo->at[c]];
+        if (!*v || strspn(v, "0123456789:") != strlen(v) || strlen(v) > 64) {
+            snprintf(why, whysize, "%s '%.40s' is not a count", column_names[c], v);
+            return -1;
+        }
+    }
+    snprintf(r->shape, sizeof r->shape, "%s ranks on %s nodes in %s stages (replicas %.64s)", f[lo->at[C_RANKS]],
+             f[lo->at[C_NODES]], f[lo->at[C_STAGES]], f[lo->at[C_REPLICAS]]);
     return 0;
 }
 
@@ -187,7 +209,7 @@ static int parse_row(char **f, const struct layout *lo, struct row *r, char *why
             return -1;
         }
     }
-    return 0;
+    return parse_shape(f, lo, r, why, whysize);
 }
 
 static int rows_push(struct rows *rs, const struct row *r)
@@ -413,7 +435,11 @@ static int summarize_kept(struct wp_harvest_run *run, const struct row *kept, si
         run->per_iteration[i].samples_per_s = kept[i].samples_per_s;
         run->per_iteration[i].plan_changed =
             prev && (prev->k != kept[i].k || strcmp(prev->partition, kept[i].partition) != 0);
+        run->per_iteration[i].shape_changed = prev && strcmp(prev->shape, kept[i].shape) != 0;
+        run->shape_changes += run->per_iteration[i].shape_changed;
+        wp_strlcpy(run->per_iteration[i].shape, kept[i].shape, sizeof run->per_iteration[i].shape);
     }
+    wp_strlcpy(run->shape_last, kept[k - 1].shape, sizeof run->shape_last);
     run->iterations = (int)k;
     run->loss_last = kept[k - 1].loss;
     run->global_batch = kept[k - 1].global_batch;
@@ -845,7 +871,7 @@ void wp_harvest_write_csv(FILE *fp, const struct wp_harvest *h)
         fprintf(fp, ",%s_median,%s_min,%s_max", figures[f], figures[f], figures[f]);
     fprintf(fp, ",peak_activation_bytes_max,loss_last,predicted_iter_time_s,predicted_samples_per_s,"
                 "predicted_bubble_ratio,weak_efficiency,strong_speedup,strong_efficiency,pause_s_total,"
-                "partition_last,samples_per_s_mean,adapt_vs_static\n");
+                "partition_last,samples_per_s_mean,adapt_vs_static,shape_changes,shape_last\n");
     for (int i = 0; i < h->nruns; i++) {
         const struct wp_harvest_run *r = &h->runs[i];
         for (int a = 0; a < h->naxes; a++) {
@@ -877,6 +903,8 @@ void wp_harvest_write_csv(FILE *fp, const struct wp_harvest *h)
         csv_text(fp, r->partition_last);
         csv_num(fp, "%.4f", r->samples_per_s_mean);
         csv_num(fp, "%.4f", r->adapt_vs_static);
+        fprintf(fp, ",%d,", r->shape_changes);
+        csv_text(fp, r->shape_last);
         fputc('\n', fp);
     }
 }

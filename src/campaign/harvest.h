@@ -55,6 +55,8 @@ struct wp_harvest_iteration {
     long iteration;
     double samples_per_s;
     int plan_changed; /* its k or partition differs from the previous row's (warm-up rows count) */
+    int shape_changed; /* its ranks, nodes, stages or replicas differ from the previous row's */
+    char shape[160];  /* "4 ranks on 2 nodes in 1 stages (replicas 4)" ("" without the columns) */
 };
 
 struct wp_harvest_run {
@@ -74,6 +76,8 @@ struct wp_harvest_run {
     double weak_efficiency, strong_speedup, strong_efficiency; /* NAN when not applicable */
     double pause_s_total;         /* the kept iterations' pauses to move layers (NAN: no pause_s column) */
     char partition_last[256];     /* units per stage of the last kept iteration ("": no partition column) */
+    int shape_changes;            /* kept iterations whose shape differs from the row before (a recovery) */
+    char shape_last[160];         /* the last kept iteration's shape ("" without the columns) */
     double samples_per_s_mean;    /* sum(global_batch) / sum(iter_time_s + pause_s) over the kept iterations */
     double adapt_vs_static;       /* samples_per_s_mean over its static twins' mean (NAN: not adaptive, no twin) */
     struct wp_harvest_iteration *per_iteration; /* the kept iterations, ascending; `iterations` of them */

@@ -2,7 +2,8 @@
  * the values of the axes other than nodes that vary over the campaign;
  * each script draws SVG and PNG into temporary names that are renamed
  * when gnuplot succeeds (gnuplot.h); the per-iteration plots of adaptive
- * runs are plots_adapt.c's. */
+ * runs are plots_adapt.c's, those of points whose shape changed
+ * plots_shape.c's. */
 #include "campaign/plots.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 #include "campaign/gnuplot.h"
 #include "campaign/plots_adapt.h"
+#include "campaign/plots_shape.h"
 #include "util/atomic_file.h"
 
 /* one point of a series: the runs (repetitions) at one node count */
@@ -302,18 +304,24 @@ int wp_plots_write(const char *plots_dir, const struct wp_harvest *h, FILE *log,
         if (kind != PLOT_PREDICTED || npred)
             rc = write_script(plots_dir, (enum plot_kind)kind, s, ns, h, err);
     free_series(s, ns);
-    struct wp_plots_adapt adapt = {0};
+    struct wp_plots_adapt adapt = {0}, shape = {0};
     if (rc == 0)
         rc = wp_plots_adapt_write(plots_dir, h, &adapt, err);
-    if (rc)
+    if (rc == 0)
+        rc = wp_plots_shape_write(plots_dir, h, &shape, err);
+    if (rc) {
+        wp_plots_adapt_free(&adapt);
         return -1;
+    }
     if (!npred)
         fprintf(log, "%s: no run has a prediction (run.log summary) — predicted plot not drawn\n", plots_dir);
     int status = 0;
-    for (int p = 0; p < 3 + adapt.nplots; p++) {
+    for (int p = 0; p < 3 + adapt.nplots + shape.nplots; p++) {
         if (p == PLOT_PREDICTED && !npred)
             continue;
-        int g = wp_gnuplot_draw(plots_dir, p < 3 ? plot_names[p] : adapt.name[p - 3], log);
+        const char *name = p < 3 ? plot_names[p] : p < 3 + adapt.nplots ? adapt.name[p - 3]
+                                                                          : shape.name[p - 3 - adapt.nplots];
+        int g = wp_gnuplot_draw(plots_dir, name, log);
         if (g == 127) {
             fprintf(log, "gnuplot is not installed (or $WP_GNUPLOT not found) — plots not drawn; scripts and data "
                          "are in %s\n",
@@ -325,5 +333,6 @@ int wp_plots_write(const char *plots_dir, const struct wp_harvest *h, FILE *log,
             status = 1;
     }
     wp_plots_adapt_free(&adapt);
+    wp_plots_adapt_free(&shape);
     return status;
 }

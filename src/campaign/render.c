@@ -127,9 +127,10 @@ static void sbatch_lines(struct buf *b, const struct wp_render_input *in)
         putf(b, "#SBATCH %s\n", s->extra[i]);
 }
 
-static void run_args(struct buf *b, const struct wp_render_input *in)
+/* The point's schedule: kind, its parameters, micro-batches, global batch
+ * (what a plan file gives instead: run --plan refuses them). */
+static void schedule_args(struct buf *b, const struct wp_render_input *in)
 {
-    const struct wp_campaign *c = in->campaign;
     const struct wp_campaign_point *p = in->point;
     put_opt(b, "--schedule", p->schedule);
     if (strcmp(p->schedule, "kfkb") == 0)
@@ -142,6 +143,15 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
         put_opt_int(b, "--data-parallel", p->data_parallel);
     if (wp_point_axis(&p->point, "policy"))
         put_opt(b, "--policy", p->policy);
+    put_opt_int(b, "--micro-batches", p->micro_batches);
+    put_opt_int(b, "--global-batch", p->global_batch);
+}
+
+/* The rest of the point's run options. */
+static void base_args(struct buf *b, const struct wp_render_input *in)
+{
+    const struct wp_campaign *c = in->campaign;
+    const struct wp_campaign_point *p = in->point;
     if (wp_point_axis(&p->point, "precision"))
         put_opt(b, "--precision", p->precision);
     if (strcmp(p->adapt, "none") != 0) {
@@ -153,8 +163,6 @@ static void run_args(struct buf *b, const struct wp_render_input *in)
         snprintf(log, sizeof log, "%s/adapt.csv", in->point_dir);
         put_opt(b, "--adapt-log", log);
     }
-    put_opt_int(b, "--micro-batches", p->micro_batches);
-    put_opt_int(b, "--global-batch", p->global_batch);
     if (c->watchdog_s)
         put_opt_int(b, "--watchdog-s", c->watchdog_s);
     put_opt_int(b, "--steps", c->steps);
@@ -222,7 +230,12 @@ static int placeholder(struct buf *b, const char *name, const struct wp_render_i
         return 0;
     }
     if (strcmp(name, "RUN_ARGS") == 0) {
-        run_args(b, in);
+        schedule_args(b, in);
+        base_args(b, in);
+        return 0;
+    }
+    if (strcmp(name, "RUN_ARGS_BASE") == 0) {
+        base_args(b, in);
         return 0;
     }
     if (strcmp(name, "WAVEPIPE") == 0) value = in->wavepipe;
@@ -234,6 +247,7 @@ static int placeholder(struct buf *b, const char *name, const struct wp_render_i
     else if (strcmp(name, "DEVICE") == 0) value = c->device;
     else if (strcmp(name, "MODEL") == 0) value = "model.cfg";
     else if (strcmp(name, "PARTITION") == 0) value = c->slurm.partition;
+    else if (strcmp(name, "LAYER_TABLE") == 0) value = c->layer_table_path; /* "" unless emulated */
     else {
         int iv;
         if (strcmp(name, "NODES") == 0) iv = p->nodes;
@@ -247,6 +261,7 @@ static int placeholder(struct buf *b, const char *name, const struct wp_render_i
         else if (strcmp(name, "MIN_NODES") == 0) iv = c->recovery.min_nodes;
         else if (strcmp(name, "MAX_RECOVERIES") == 0) iv = c->recovery.max_recoveries;
         else if (strcmp(name, "REPETITION") == 0) iv = p->point.repetition;
+        else if (strcmp(name, "GLOBAL_BATCH") == 0) iv = p->global_batch;
         else return -1;
         snprintf(v, sizeof v, "%d", iv);
         value = v;
