@@ -145,7 +145,7 @@ static void recovery_decisions(void)
     wp_recovery_decide(&replan, &other, &chain, 2, four, 4, &d);
     ok(!d.resubmit && strstr(d.why, "max_recoveries = 3"), "three recoveries: no fourth (%s)", d.why);
     FILE *fp = fopen(path, "a");
-    fputs("recovery=x job=1\n", fp);
+    fputs("recovery=4x job=104 lost=wpn1 nodes=2 exclude=- next=- reason=r\n", fp);
     fclose(fp);
     ok(wp_recovery_chain_read(path, &chain, &err) != 0 && strstr(err.msg, "recoveries.txt:4:"),
        "a broken line: file:line (%s)", err.msg);

@@ -35,10 +35,10 @@ static int parse_line(const char *path, int lineno, const char *line, struct wp_
         return wp_errorf(err, "%s:%d: not a recovery line (recovery=N job=J lost=HOST nodes=K exclude=H,.. "
                               "next=J2 reason=TEXT)",
                          path, lineno);
-    char *end;
-    e->index = (int)strtol(index, &end, 10);
-    e->nodes = (int)strtol(nodes, &end, 10);
-    if (e->index < 1 || e->nodes < 1 || *end)
+    char *end_index, *end_nodes;
+    e->index = (int)strtol(index, &end_index, 10);
+    e->nodes = (int)strtol(nodes, &end_nodes, 10);
+    if (e->index < 1 || e->nodes < 1 || *end_index || *end_nodes)
         return wp_errorf(err, "%s:%d: recovery and nodes must be whole numbers from 1", path, lineno);
     if (strcmp(e->lost, "-") == 0)
         e->lost[0] = '\0';
