@@ -84,46 +84,61 @@ double wp_makespan_bound(const struct wp_schedule *s, const struct wp_rank_work 
     return bound;
 }
 
-/* The chain of op (F or B) below stage st for micro-batch mb: the passes of
- * stages 0 .. st-1 and a hop for every boundary whose ranks differ. */
-static double chain_below(const struct wp_schedule *s, const double *pass_s, double tc, int st, int mb)
+/* Per stage copy c (Chimera's two; one elsewhere) and stage st, the chain
+ * below st: the passes of stages 0 .. st-1 (pass_s) and tc for every
+ * boundary whose two stages' copies run on different ranks, into
+ * below[c * (S + 1) + st]; once per schedule, so each action looks its
+ * chain up. */
+static void chains_below(const struct wp_schedule *s, const double *pass_s, double tc, int ncopies, double *below)
 {
-    double t = 0;
-    for (int q = 0; q < st; q++)
-        t += pass_s[q] + (wp_stage_rank(s, q, mb, 0) != wp_stage_rank(s, q + 1, mb, 0) ? tc : 0);
-    return t;
+    int S = s->nstages;
+    for (int c = 0; c < ncopies; c++) {
+        double *row = below + (size_t)c * (size_t)(S + 1);
+        row[0] = 0;
+        for (int q = 0; q < S; q++) {
+            int here = s->place[q].ranks[c < s->place[q].ncopies ? c : 0];
+            int next = q + 1 < S ? s->place[q + 1].ranks[c < s->place[q + 1].ncopies ? c : 0] : here;
+            row[q + 1] = row[q] + pass_s[q] + (here != next ? tc : 0);
+        }
+    }
 }
 
 void wp_makespan_bound_hops(const struct wp_schedule *s, const struct wp_cost_model *c, struct wp_hop_bound *out)
 {
     *out = (struct wp_hop_bound){0, -1, 0, 0, 0};
-    int S = s->nstages;
+    int S = s->nstages, ncopies = 1;
     if (c->cluster || c->stage_f || c->boundary_s)
         return;
-    for (int st = 0; st < S; st++)
+    for (int st = 0; st < S; st++) {
         if (s->place[st].nreplicas != 1)
             return;
-    double *f = malloc((size_t)(2 * S) * sizeof *f), *b = f ? f + S : NULL;
+        ncopies = s->place[st].ncopies > ncopies ? s->place[st].ncopies : ncopies;
+    }
+    size_t row = (size_t)(S + 1) * (size_t)ncopies;
+    double *f = malloc((2 * (size_t)S + 2 * row) * sizeof *f);
     if (!f)
         return;
+    double *b = f + S, *fbelow = b + S, *bbelow = fbelow + row;
     double whole_b = s->split_backward ? c->tb : c->tb + c->tw;
     for (int st = 0; st < S; st++) {
         f[st] = c->tf * wp_stage_weight(s, st);
         b[st] = whole_b * wp_stage_weight(s, st);
     }
+    chains_below(s, f, c->tc, ncopies, fbelow);
+    chains_below(s, b, c->tc, ncopies, bbelow);
     for (int r = 0; r < s->nranks; r++) {
         const struct wp_action_list *l = &s->lists[r];
         double head = -1, tail = -1, busy = 0;
         for (int i = 0; i < l->count; i++) {
             const struct wp_action *a = &l->actions[i];
-            int st = (int)a->stage, mb = (int)a->microbatch;
+            int st = (int)a->stage;
+            size_t at = (size_t)(a->microbatch >= 0 ? s->mb_copy[a->microbatch] : 0) * (size_t)(S + 1) + (size_t)st;
             if (a->op == WP_OP_F) {
                 busy += f[st];
-                double h = chain_below(s, f, c->tc, st, mb);
-                head = head < 0 || h < head ? h : head;
+                head = head < 0 || fbelow[at] < head ? fbelow[at] : head;
             } else if (a->op == WP_OP_B) {
                 busy += b[st];
-                double t = s->split_backward ? 0 : chain_below(s, b, c->tc, st, mb);
+                double t = s->split_backward ? 0 : bbelow[at];
                 tail = tail < 0 || t < tail ? t : tail;
             } else if (a->op == WP_OP_W) {
                 busy += c->tw * wp_stage_weight(s, st);
