@@ -129,24 +129,46 @@ static void note_line(struct findings *f, const char *line)
     }
 }
 
+/* One line of the start's map ("ranks on HOST (rank:pid): 0:4711 1:4712"),
+ * ending at '\n' or the text's end: its host into host and its ranks into
+ * ranks (at most max); the rank count, or -1 when the line is not one. */
+static int map_line(const char *line, char *host, size_t host_size, int *ranks, int max)
+{
+    size_t len = strcspn(line, "\n");
+    const char *end = strstr(line, " (rank:pid):");
+    if (strncmp(line, "ranks on ", 9) != 0 || !end || end > line + len)
+        return -1;
+    snprintf(host, host_size, "%.*s", (int)(end - line - 9), line + 9);
+    int n = 0;
+    for (const char *p = end + 12; p < line + len && n < max;) {
+        int used = 0;
+        if (sscanf(p, " %d:%*d%n", &ranks[n], &used) != 1 || used == 0)
+            break;
+        n++;
+        p += used;
+    }
+    return n;
+}
+
+/* The map's lines one after another. */
+#define FOR_MAP_LINES(line, map) \
+    for (const char *line = (map); *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != '\0'))
+
+enum { MAP_RANKS_MAX = 1024 };
+
 /* The host the map puts rank on, into host ("" when it does not). */
 static void host_of_rank(const struct findings *f, int rank, char *host, size_t size)
 {
+    int ranks[MAP_RANKS_MAX];
+    char h[64];
     host[0] = '\0';
-    for (const char *line = f->map; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != '\0')) {
-        const char *end = strstr(line, " (rank:pid):");
-        if (strncmp(line, "ranks on ", 9) != 0 || !end || end > line + strcspn(line, "\n"))
-            continue;
-        for (const char *p = end + 12; p < line + strcspn(line, "\n");) {
-            int r, used = 0;
-            if (sscanf(p, " %d:%*d%n", &r, &used) != 1 || used == 0)
-                break;
-            if (r == rank) {
-                snprintf(host, size, "%.*s", (int)(end - line - 9), line + 9);
+    FOR_MAP_LINES(line, f->map) {
+        int n = map_line(line, h, sizeof h, ranks, MAP_RANKS_MAX);
+        for (int i = 0; i < n; i++)
+            if (ranks[i] == rank) {
+                snprintf(host, size, "%s", h);
                 return;
             }
-            p += used;
-        }
     }
 }
 
@@ -201,25 +223,20 @@ static const struct stall *silent_peer(const struct findings *f)
 static const char *silent_host(const struct findings *f, char *host, size_t host_size, char *ranks,
                                size_t ranks_size)
 {
-    for (const char *line = f->map; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != '\0')) {
-        const char *end = strstr(line, " (rank:pid):");
-        if (strncmp(line, "ranks on ", 9) != 0 || !end)
+    int r[MAP_RANKS_MAX];
+    FOR_MAP_LINES(line, f->map) {
+        int n = map_line(line, host, host_size, r, MAP_RANKS_MAX);
+        if (n < 0)
             continue;
-        snprintf(host, host_size, "%.*s", (int)(end - line - 9), line + 9);
         int spoke = 0;
         for (int i = 0; i < f->nstalls && !spoke; i++)
             spoke = strcmp(f->stalls[i].host, host) == 0;
         if (spoke)
             continue;
         ranks[0] = '\0';
-        size_t len = strcspn(line, "\n");
-        for (const char *p = end + 12; p < line + len;) {
-            int rank, used = 0;
-            if (sscanf(p, " %d:%*d%n", &rank, &used) != 1 || used == 0)
-                break;
+        for (int i = 0; i < n; i++) {
             size_t at = strlen(ranks);
-            snprintf(ranks + at, ranks_size - at, "%s%d", at ? " " : "", rank);
-            p += used;
+            snprintf(ranks + at, ranks_size - at, "%s%d", at ? " " : "", r[i]);
         }
         return host;
     }
